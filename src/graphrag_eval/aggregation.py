@@ -1,0 +1,280 @@
+"""Aggregates over per-question results (SPEC §4.5), with the seed's structure and keys.
+
+::
+
+    per_template:
+      <template_id>:
+        number_of_error_samples, number_of_success_samples, number_of_missing_samples
+        <numeric key>: {sum, mean, median, min, max}
+        <label key>: {<label>: count}
+        steps: {total, once_per_sample, empty_results, errors}   (counts by step name)
+        coverage: {<key>: {scored, failed, skipped}}
+    micro:  the same over all questions
+    macro:  {<numeric key>: {mean}}   the mean of the per-template means
+
+Which keys are aggregated, and how, comes from the metrics' declarations
+(:class:`~graphrag_eval.metrics.base.OutputKey`), so metrics added later need no change
+here. A numeric key no metric declares (a custom output in results read from a file, say) is
+aggregated numerically too, rather than dropped.
+
+``coverage`` counts questions: for each key, how many were scored, failed (an error key of
+its metric is present) or skipped (the metric did not apply, or the response was an error),
+so a mean is never read without its denominator. For keys written on steps, a question counts
+as scored when any of its steps has the key.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from graphrag_eval.config import ConfigSource, load_config
+from graphrag_eval.errors import InputError
+from graphrag_eval.files import JSONL_SUFFIXES, BrokenLine, iter_jsonl, read_document
+from graphrag_eval.metrics.base import Aggregation, OutputKey, declared_outputs
+
+__all__ = ["compute_aggregates", "is_empty_output", "load_results"]
+
+# Result keys that are identity, copies of inputs or bookkeeping: never aggregated.
+_NOT_METRICS = frozenset(
+    {
+        "template_id",
+        "question_id",
+        "question_text",
+        "reference_answer",
+        "reference_steps",
+        "status",
+        "error",
+        "actual_answer",
+        "actual_steps",
+        "input_errors",
+        "missing_response",
+    }
+)
+
+
+def compute_aggregates(
+    evaluation_results: Sequence[Mapping[str, Any]], config: ConfigSource = None
+) -> dict[str, Any]:
+    """Aggregate per-question results per template (``per_template``), over all questions
+    (``micro``) and as the mean of template means (``macro``)."""
+    settings = load_config(config)
+    zero_errors = settings.aggregation.error_samples == "zero"
+    declared = declared_outputs()
+    keys = _collect_keys(evaluation_results, declared)
+    zeroable = _zeroable_keys(evaluation_results, keys)
+
+    by_template: dict[str, list[Mapping[str, Any]]] = {}
+    for result in evaluation_results:
+        by_template.setdefault(str(result.get("template_id")), []).append(result)
+
+    per_template = {
+        template_id: _aggregate(items, keys, zeroable if zero_errors else {})
+        for template_id, items in by_template.items()
+    }
+    micro = _aggregate(evaluation_results, keys, zeroable if zero_errors else {})
+    macro: dict[str, dict[str, float]] = {}
+    for key, (spec, _) in keys.items():
+        if spec.aggregation is not Aggregation.NUMERIC:
+            continue
+        means = [stats[key]["mean"] for stats in per_template.values() if key in stats]
+        if means:
+            macro[key] = {"mean": statistics.fmean(means)}
+    return {"per_template": per_template, "micro": micro, "macro": macro}
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _collect_keys(
+    results: Iterable[Mapping[str, Any]], declared: Mapping[str, tuple[OutputKey, bool]]
+) -> dict[str, tuple[OutputKey, bool]]:
+    """Aggregated keys in a stable order: declared keys that occur (or must always appear),
+    then undeclared numeric item keys in order of first appearance."""
+    present: set[str] = set()
+    undeclared: dict[str, None] = {}
+    for result in results:
+        for key, value in result.items():
+            if key in declared:
+                present.add(key)
+            elif key not in _NOT_METRICS and not key.endswith("_error") and _is_number(value):
+                undeclared[key] = None
+        for step in result.get("actual_steps") or ():
+            if isinstance(step, Mapping):
+                present.update(key for key in step if key in declared and declared[key][1])
+    keys = {
+        name: entry
+        for name, entry in declared.items()
+        if entry[0].aggregation is not Aggregation.NONE and (name in present or entry[0].always)
+    }
+    for name in undeclared:
+        keys[name] = (OutputKey(name, error_keys=(f"{name}_error",)), False)
+    return keys
+
+
+def _zeroable_keys(
+    results: Sequence[Mapping[str, Any]], keys: Mapping[str, tuple[OutputKey, bool]]
+) -> dict[str, OutputKey]:
+    """Keys an error sample would have had: declared zeroable and present on some success."""
+    zeroable = {}
+    for name, (spec, on_steps) in keys.items():
+        if (
+            spec.zero_for_error_samples
+            and not on_steps
+            and any(result.get("status") != "error" and name in result for result in results)
+        ):
+            zeroable[name] = spec
+    return zeroable
+
+
+def _aggregate(
+    items: Sequence[Mapping[str, Any]],
+    keys: Mapping[str, tuple[OutputKey, bool]],
+    zeroable: Mapping[str, OutputKey],
+) -> dict[str, Any]:
+    successes = [item for item in items if item.get("status") != "error"]
+    errors = [item for item in items if item.get("status") == "error"]
+    out: dict[str, Any] = {
+        "number_of_error_samples": len(errors),
+        "number_of_success_samples": len(successes),
+        "number_of_missing_samples": sum(1 for item in errors if item.get("missing_response")),
+    }
+    values: dict[str, list[Any]] = {name: [] for name in keys}
+    coverage = {name: {"scored": 0, "failed": 0, "skipped": 0} for name in keys}
+    for item in successes:
+        steps = [s for s in item.get("actual_steps") or () if isinstance(s, Mapping)]
+        for name, (spec, on_steps) in keys.items():
+            sources = steps if on_steps else [item]
+            found = [source[name] for source in sources if name in source]
+            values[name].extend(found)
+            if found:
+                coverage[name]["scored"] += 1
+            elif any(key in source for source in sources for key in spec.error_keys):
+                coverage[name]["failed"] += 1
+            else:
+                coverage[name]["skipped"] += 1
+    for item in errors:
+        for name in keys:
+            zero = zeroable.get(name)
+            if zero is not None and all(field in item for field in zero.requires):
+                values[name].append(0)
+                coverage[name]["scored"] += 1
+            else:
+                coverage[name]["skipped"] += 1
+
+    for name, (spec, _) in keys.items():
+        if spec.aggregation is Aggregation.LABEL:
+            if values[name]:
+                out[name] = dict(Counter(str(value) for value in values[name]))
+            continue
+        numbers = [value for value in values[name] if _is_number(value)]
+        if numbers:
+            out[name] = _statistics(numbers)
+        elif spec.always:
+            out[name] = {"sum": 0, "mean": 0, "median": 0, "min": 0, "max": 0}
+    out["steps"] = _step_counts(successes)
+    out["coverage"] = coverage
+    return out
+
+
+def _statistics(numbers: Sequence[int | float]) -> dict[str, int | float]:
+    return {
+        "sum": sum(numbers),
+        "mean": statistics.fmean(numbers),
+        "median": statistics.median(numbers),
+        "min": min(numbers),
+        "max": max(numbers),
+    }
+
+
+def _step_counts(items: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
+    total: Counter[str] = Counter()
+    once: Counter[str] = Counter()
+    empty: Counter[str] = Counter()
+    errors: Counter[str] = Counter()
+    for item in items:
+        names: set[str] = set()
+        for step in item.get("actual_steps") or ():
+            if not isinstance(step, Mapping) or not isinstance(step.get("name"), str):
+                continue
+            name = step["name"]
+            total[name] += 1
+            names.add(name)
+            if step.get("status") == "error":
+                errors[name] += 1
+            elif step.get("status") == "success" and is_empty_output(step.get("output")):
+                empty[name] += 1
+        once.update(names)
+    return {
+        "total": dict(total),
+        "once_per_sample": dict(once),
+        "empty_results": dict(empty),
+        "errors": dict(errors),
+    }
+
+
+def is_empty_output(output: Any) -> bool:
+    """Whether a successful step returned nothing: no output, blank text, an empty JSON list
+    or object, or SPARQL results JSON without bindings."""
+    if output is None:
+        return True
+    if isinstance(output, str):
+        if not output.strip():
+            return True
+        if output.lstrip()[:1] not in ("[", "{"):
+            return False
+        try:
+            output = json.loads(output)
+        except json.JSONDecodeError:
+            return False
+    if isinstance(output, list | tuple):
+        return len(output) == 0
+    if isinstance(output, Mapping):
+        if not output:
+            return True
+        results = output.get("results")
+        if isinstance(results, Mapping) and isinstance(results.get("bindings"), list):
+            return not results["bindings"]
+    return False
+
+
+def load_results(path: str | Path) -> list[dict[str, Any]]:
+    """Read per-question results saved by ``graphrag-eval evaluate`` (JSONL, JSON or YAML).
+
+    Raises :class:`InputError` naming the file and line or item when they cannot be used.
+    """
+    path = Path(path)
+    label = str(path)
+    records: list[tuple[str, Any]]
+    try:
+        if path.suffix.lower() in JSONL_SUFFIXES:
+            records = []
+            for number, value in iter_jsonl(path):
+                if isinstance(value, BrokenLine):
+                    raise InputError(str(value), file=label, item=f"line {number}")
+                records.append((f"line {number}", value))
+        else:
+            data = read_document(path)
+            if not isinstance(data, list):
+                raise InputError("expected a list of results", file=label)
+            records = [(f"results[{index}]", value) for index, value in enumerate(data)]
+    except FileNotFoundError:
+        raise InputError("file not found", file=label) from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InputError(str(exc), file=label) from None
+    results = []
+    for where, value in records:
+        if not isinstance(value, dict):
+            raise InputError("expected a result mapping", file=label, item=where)
+        for field in ("template_id", "question_id", "status"):
+            if field not in value:
+                raise InputError(
+                    "missing (is this a results file?)", file=label, item=where, field=field
+                )
+        results.append(value)
+    return results

@@ -1,0 +1,63 @@
+"""The exception tree of graphrag-eval.
+
+User errors are messages, bugs are tracebacks: every exception below describes a problem the
+user can fix, and its ``str()`` is one line that names the file, the item and the field.
+The command line prints that line and exits 2.
+
+::
+
+    GraphragEvalError
+    ├── InputError      a reference dataset or responses file that cannot be used as a whole
+    └── ConfigError     an invalid configuration (unknown key, wrong type, bad value)
+
+Problems confined to one response or one step are not exceptions: they become error fields
+on that item or step (see :mod:`graphrag_eval.inputs`), so one bad item never aborts a run.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ConfigError", "GraphragEvalError", "InputError", "locate"]
+
+
+def locate(file: str | None, item: str | None = None, field: str | None = None) -> str:
+    """Join a location into the prefix of a one-line message: ``file: item: field``."""
+    return ": ".join(part for part in (file, item, field) if part)
+
+
+class GraphragEvalError(Exception):
+    """Root of every error graphrag-eval raises on purpose."""
+
+
+class InputError(GraphragEvalError):
+    """A reference dataset or responses file that cannot be evaluated.
+
+    ``file`` is the path (or ``<reference>``/``<responses>`` for in-memory data), ``item`` the
+    template or question (or line number) concerned, ``field`` the offending field path.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        item: str | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.file = file
+        self.item = item
+        self.field = field
+        self.message = message
+        prefix = locate(file, item, field)
+        super().__init__(f"{prefix}: {message}" if prefix else message)
+
+
+class ConfigError(GraphragEvalError):
+    """An invalid configuration: ``file`` is the config path (or ``<config>``), ``field``
+    the key."""
+
+    def __init__(self, message: str, *, file: str | None = None, field: str | None = None) -> None:
+        self.file = file
+        self.field = field
+        self.message = message
+        prefix = locate(file, None, field)
+        super().__init__(f"{prefix}: {message}" if prefix else message)

@@ -1,0 +1,267 @@
+"""Running an evaluation: inputs -> per-item step matching and metrics -> result dicts.
+
+:func:`arun_evaluation` is the async entry point and :func:`run_evaluation` its synchronous
+twin, safe both in a plain script and inside a running event loop (a Jupyter cell), where it
+runs the evaluation on a private loop in a worker thread instead of patching the caller's.
+
+:func:`evaluate` is what both (and the command line) use: it returns the results together
+with the run's :class:`~graphrag_eval.inputs.Diagnostics`, and can report each finished item
+(for checkpointing and progress).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from graphrag_eval.config import ConfigSource, EvaluationConfig, load_config
+from graphrag_eval.inputs import (
+    Diagnostics,
+    Notice,
+    ReferenceQuestion,
+    Response,
+    ResponseSet,
+    load_reference,
+    load_responses,
+    parse_reference,
+    parse_responses,
+)
+from graphrag_eval.metrics.base import (
+    Failed,
+    ItemContext,
+    ItemMetric,
+    Metric,
+    Outcome,
+    StepMetric,
+    metrics_for,
+)
+from graphrag_eval.results import error_result, missing_result, success_result
+from graphrag_eval.steps.matching import StepsOutcome, evaluate_steps
+from graphrag_eval.steps.rules import check_reference_step, match_score
+
+__all__ = [
+    "EvaluationRun",
+    "arun_evaluation",
+    "evaluate",
+    "prepare_reference",
+    "prepare_responses",
+    "run_evaluation",
+]
+
+logger = logging.getLogger("graphrag_eval")
+
+ReferenceSource = str | Path | Sequence[Any]
+ResponsesSource = str | Path | Mapping[str, Any] | Sequence[Any] | ResponseSet
+ItemCallback = Callable[[dict[str, Any]], None]
+
+_T = TypeVar("_T")
+
+
+@dataclass(slots=True)
+class EvaluationRun:
+    """Results in reference order, plus everything that was reported along the way."""
+
+    results: list[dict[str, Any]]
+    diagnostics: Diagnostics
+    config: EvaluationConfig
+
+
+def prepare_reference(
+    reference: ReferenceSource, diagnostics: Diagnostics | None = None
+) -> list[ReferenceQuestion]:
+    """Load (if a path) and validate a reference dataset; raises ``InputError``."""
+    if isinstance(reference, list) and reference and isinstance(reference[0], ReferenceQuestion):
+        return reference
+    if isinstance(reference, str | Path):
+        return parse_reference(
+            load_reference(reference),
+            source=str(reference),
+            check_step=check_reference_step,
+            diagnostics=diagnostics,
+        )
+    return parse_reference(reference, check_step=check_reference_step, diagnostics=diagnostics)
+
+
+def prepare_responses(responses: ResponsesSource) -> ResponseSet:
+    """Load (if a path) and validate responses; only an unreadable file raises."""
+    if isinstance(responses, ResponseSet):
+        return responses
+    if isinstance(responses, str | Path):
+        return load_responses(responses)
+    return parse_responses(responses)
+
+
+def check_coverage(questions: Sequence[ReferenceQuestion], responses: ResponseSet) -> list[Notice]:
+    """Notices for questions without a response and responses for unknown questions."""
+    known = {question.id for question in questions}
+    notices = [
+        Notice(
+            "missing_response",
+            "no response for this question",
+            file=responses.source,
+            item=f"question '{question.id}'",
+        )
+        for question in questions
+        if question.id not in responses.responses
+    ]
+    notices.extend(
+        Notice(
+            "unknown_response",
+            "response for a question not in the reference; ignored",
+            file=responses.source,
+            item=f"question '{qid}'",
+        )
+        for qid in responses.responses
+        if qid not in known
+    )
+    return notices
+
+
+async def evaluate(
+    reference: ReferenceSource,
+    responses: ResponsesSource,
+    config: ConfigSource = None,
+    *,
+    on_item: ItemCallback | None = None,
+    skip: Mapping[str, dict[str, Any]] | None = None,
+    max_concurrent_items: int = 64,
+) -> EvaluationRun:
+    """Evaluate every reference question; one bad item never stops the others.
+
+    ``on_item`` is called with each result as soon as it is final. ``skip`` maps question ids
+    to results already computed (they are returned as they are, not re-evaluated).
+    """
+    settings = load_config(config)
+    diagnostics = Diagnostics()
+    questions = prepare_reference(reference, diagnostics)
+    response_set = prepare_responses(responses)
+    diagnostics.extend(response_set.notices)
+    diagnostics.extend(check_coverage(questions, response_set))
+    metrics = metrics_for(settings)
+    done = dict(skip or {})
+    slots = asyncio.Semaphore(max(1, max_concurrent_items))
+
+    async def run_one(question: ReferenceQuestion) -> dict[str, Any]:
+        if question.id in done:
+            return done[question.id]
+        async with slots:
+            result = await evaluate_item(
+                question, response_set.responses.get(question.id), metrics, settings
+            )
+        if on_item is not None:
+            on_item(result)
+        return result
+
+    results = await asyncio.gather(*(run_one(question) for question in questions))
+    return EvaluationRun(results=list(results), diagnostics=diagnostics, config=settings)
+
+
+async def evaluate_item(
+    question: ReferenceQuestion,
+    response: Response | None,
+    metrics: Sequence[Metric],
+    config: EvaluationConfig,
+) -> dict[str, Any]:
+    """Evaluate one question against its response (``None`` when it has none)."""
+    if response is None:
+        return missing_result(question)
+    if response.is_error:
+        return error_result(question, response)
+    steps: StepsOutcome | None = None
+    steps_failure: str | None = None
+    if question.reference_steps:
+        try:
+            steps = evaluate_steps(
+                question.reference_steps,
+                response.actual_steps or (),
+                match_score,
+                config.steps.score_mode,
+            )
+        except Exception as exc:  # a bug must cost one item, not the run
+            logger.exception("step matching failed for question %r", question.id)
+            steps_failure = f"internal error while matching steps: {exc!r}"
+    context = ItemContext(question=question, response=response, config=config, steps=steps)
+
+    item_metrics = [m for m in metrics if isinstance(m, ItemMetric)]
+    step_jobs = [
+        (metric, step)
+        for metric in metrics
+        if isinstance(metric, StepMetric)
+        for step in response.actual_steps or ()
+        if metric.applies_to(context, step)
+    ]
+    outcomes = await asyncio.gather(
+        *(_safely(metric, question.id, metric.score(context)) for metric in item_metrics),
+        *(
+            _safely(metric, question.id, metric.score_step(context, step))
+            for metric, step in step_jobs
+        ),
+    )
+    item_outcomes: list[tuple[ItemMetric, Outcome]] = []
+    for metric, outcome in zip(item_metrics, outcomes[: len(item_metrics)], strict=True):
+        if steps_failure is not None and metric.name == "steps_score":
+            outcome = Failed(steps_failure)
+        item_outcomes.append((metric, outcome))
+    step_outcomes: dict[int, list[tuple[StepMetric, Outcome]]] = {}
+    for (step_metric, step), outcome in zip(step_jobs, outcomes[len(item_metrics) :], strict=True):
+        step_outcomes.setdefault(step.index, []).append((step_metric, outcome))
+    return success_result(question, response, steps, item_outcomes, step_outcomes)
+
+
+async def _safely(metric: Metric, question_id: str, work: Awaitable[Outcome]) -> Outcome:
+    """Run a metric; an exception in it (a bug) becomes that metric's failure on this item."""
+    try:
+        return await work
+    except Exception as exc:
+        logger.exception("metric %s failed on question %r", metric.name, question_id)
+        return Failed(f"internal error in {metric.name}: {exc!r}")
+
+
+async def arun_evaluation(
+    reference_qas: ReferenceSource,
+    chat_responses: ResponsesSource,
+    config: ConfigSource = None,
+) -> list[dict[str, Any]]:
+    """Evaluate responses against the reference dataset; one result per reference question.
+
+    ``reference_qas`` is a list of templates (or a path to a YAML/JSON file);
+    ``chat_responses`` maps question ids to responses (or is a list of responses, or a path);
+    ``config`` is a path, a dict or an :class:`EvaluationConfig`. Problems found in the
+    responses are logged as warnings on the ``graphrag_eval`` logger and recorded on the
+    items concerned. Raises ``InputError``/``ConfigError`` for an unusable reference or
+    config.
+    """
+    run = await evaluate(reference_qas, chat_responses, config)
+    for notice in run.diagnostics.notices:
+        logger.warning("%s", notice)
+    return run.results
+
+
+def run_evaluation(
+    reference_qas: ReferenceSource,
+    chat_responses: ResponsesSource,
+    config: ConfigSource = None,
+) -> list[dict[str, Any]]:
+    """Synchronous :func:`arun_evaluation`; works in scripts and inside a running event loop."""
+    return run_sync(lambda: arun_evaluation(reference_qas, chat_responses, config))
+
+
+def run_sync(make: Callable[[], Awaitable[_T]]) -> _T:
+    """Run a coroutine to completion from synchronous code, whether or not a loop runs here."""
+
+    async def main() -> _T:
+        return await make()
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(main())
+    # Called from inside a running loop (a notebook cell): that loop is busy running the
+    # caller, so run ours on a private loop in a worker thread and wait for it.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, main()).result()

@@ -1,0 +1,114 @@
+"""Reading and writing the YAML, JSON and JSONL documents graphrag-eval works with.
+
+Parse errors become ``ValueError`` with a one-line message that carries the line (and column)
+number; callers add the file name and raise their own error kind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+import yaml
+
+__all__ = [
+    "JSONL_SUFFIXES",
+    "BrokenLine",
+    "dump_yaml",
+    "iter_jsonl",
+    "read_document",
+    "write_json_lines",
+    "write_text_atomic",
+]
+
+JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
+
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def read_document(path: Path) -> Any:
+    """Parse a whole YAML or JSON file (chosen by suffix; YAML also reads JSON)."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix.lower() == ".json":
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(
+                f"line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}"
+            ) from None
+    try:
+        return yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ValueError(f"{where}invalid YAML: {problem}") from None
+
+
+class BrokenLine(ValueError):
+    """A JSONL line that is not valid JSON; ``text`` keeps the line for diagnosis."""
+
+    def __init__(self, message: str, text: str) -> None:
+        super().__init__(message)
+        self.text = text
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line_number, value)`` for each non-blank line; a broken line yields a
+    :class:`BrokenLine` as its value. A broken line never stops the iteration: the caller
+    decides what it costs."""
+    with path.open(encoding="utf-8") as stream:
+        for number, line in enumerate(stream, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield number, json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield number, BrokenLine(f"invalid JSON at column {exc.colno}: {exc.msg}", line)
+
+
+class _BlockStyleDumper(_Dumper):  # type: ignore[misc,valid-type]
+    """Writes multi-line strings as ``|`` blocks, as the seed's examples show them."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    if "\n" in value and not any(ch in value for ch in "\r\t") and value == value.rstrip(" "):
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
+
+
+_BlockStyleDumper.add_representer(str, _represent_str)
+
+
+def dump_yaml(data: Any, stream: IO[str] | None = None) -> str | None:
+    """Dump ``data`` as block-style YAML, keeping key order and unicode."""
+    return yaml.dump(
+        data,
+        stream,
+        Dumper=_BlockStyleDumper,
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=False,
+        width=100,
+    )
+
+
+def write_json_lines(stream: IO[str], records: Iterable[Mapping[str, Any]]) -> None:
+    """Write one compact JSON document per line."""
+    for record in records:
+        stream.write(json.dumps(record, ensure_ascii=False))
+        stream.write("\n")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` so that readers never see a half-written file."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("w", encoding="utf-8") as stream:
+        stream.write(text)
+        stream.flush()
+        os.fsync(stream.fileno())
+    tmp.replace(path)

@@ -1,0 +1,1 @@
+"""Metrics: the interface and registry (:mod:`.base`) and the built-in metrics."""

@@ -1,0 +1,206 @@
+"""The metric interface, outcomes as values, and the metric registry.
+
+A metric looks at one item (the reference question, the response, and the step matching
+computed for it) and returns an :data:`Outcome`: :class:`Scored` with the output keys it
+produced, :class:`Skipped` when its inputs are missing, or :class:`Failed` with an error.
+Failures are values, never exceptions and never NaN; they become ``<metric>_error`` keys
+only at the output edge (:mod:`graphrag_eval.results`).
+
+There are two kinds: an :class:`ItemMetric` scores the item as a whole (``steps_score``,
+later the answer metrics); a :class:`StepMetric` scores individual actual steps (the
+``retrieval_context_*`` metrics) and its keys are written on those steps.
+
+Each metric declares its output keys with :class:`OutputKey`: how the key aggregates
+(numeric statistics, label counts, or not at all), which error keys report its failure, and
+whether an error sample counts as 0 under ``aggregation.error_samples: zero``. The
+aggregator reads these declarations; it keeps no list of metric names of its own.
+"""
+
+from __future__ import annotations
+
+import enum
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from graphrag_eval.config import EvaluationConfig
+from graphrag_eval.inputs import ActualStep, ReferenceQuestion, Response
+from graphrag_eval.steps.matching import StepsOutcome
+
+__all__ = [
+    "Aggregation",
+    "Failed",
+    "ItemContext",
+    "ItemMetric",
+    "Metric",
+    "Outcome",
+    "OutputKey",
+    "Placement",
+    "Scored",
+    "Skipped",
+    "StepMetric",
+    "declared_outputs",
+    "metrics_for",
+    "register_metric",
+    "registered_metrics",
+]
+
+
+class Aggregation(enum.Enum):
+    """How a key's values are aggregated per template and overall."""
+
+    NUMERIC = "numeric"
+    """sum, mean, median, min and max of the values."""
+    LABEL = "label"
+    """a ``{label: count}`` map."""
+    NONE = "none"
+    """not aggregated (reasons, intermediate counts)."""
+
+
+class Placement(enum.Enum):
+    """Where an item metric's keys go in a result, relative to the copied ``actual_steps``."""
+
+    BEFORE_STEPS = "before_steps"
+    AFTER_STEPS = "after_steps"
+
+
+@dataclass(frozen=True, slots=True)
+class OutputKey:
+    """One key a metric writes, and how it is aggregated."""
+
+    name: str
+    aggregation: Aggregation = Aggregation.NUMERIC
+    error_keys: tuple[str, ...] = ()
+    """Keys whose presence means this key's metric failed (for ``coverage``)."""
+    zero_for_error_samples: bool = False
+    """Under ``aggregation.error_samples: zero``, an error sample that would have had this key
+    (it has every field of ``requires`` and some successful item has the key) counts as 0."""
+    requires: tuple[str, ...] = ()
+    """Result fields an item must have for this key to apply, e.g. ``reference_steps``."""
+    always: bool = False
+    """Aggregated even when no item has it (zeros), like token counts."""
+    headline: bool = False
+    """Shown first in summaries (the one number of its metric people look at)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """The metric produced these output keys (a score and its companions: reason, cost...)."""
+
+    values: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """The metric does not apply: its inputs are missing. Nothing is written."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """The metric applied but could not be computed; written as its error keys."""
+
+    error: str
+
+
+Outcome = Scored | Skipped | Failed
+
+
+@dataclass(frozen=True, slots=True)
+class ItemContext:
+    """Everything a metric may look at for one item."""
+
+    question: ReferenceQuestion
+    response: Response
+    config: EvaluationConfig
+    steps: StepsOutcome | None = None
+    """The step matching, when the item has reference steps and the response is usable."""
+    services: Mapping[str, Any] = field(default_factory=dict)
+    """Shared services (judge, embedder) for metrics that need them."""
+
+
+class Metric(ABC):
+    """What every metric declares."""
+
+    name: ClassVar[str]
+    """Unique name, used in config (``metrics:``) and for error reporting."""
+    outputs: ClassVar[tuple[OutputKey, ...]]
+    """The keys it writes, in output order."""
+    error_keys: ClassVar[tuple[str, ...]]
+    """The keys a :class:`Failed` outcome is written to."""
+
+    def enabled(self, config: EvaluationConfig) -> bool:
+        """Whether the metric runs under ``config``; enabled by default."""
+        return True
+
+
+class ItemMetric(Metric):
+    """A metric of the item as a whole; its keys go on the item."""
+
+    placement: ClassVar[Placement] = Placement.AFTER_STEPS
+
+    @abstractmethod
+    async def score(self, context: ItemContext) -> Outcome:
+        """Score one item."""
+
+
+class StepMetric(Metric):
+    """A metric of individual actual steps; its keys go on each step it scored."""
+
+    @abstractmethod
+    def applies_to(self, context: ItemContext, step: ActualStep) -> bool:
+        """Whether ``step`` is one this metric scores."""
+
+    @abstractmethod
+    async def score_step(self, context: ItemContext, step: ActualStep) -> Outcome:
+        """Score one actual step of the item."""
+
+
+_REGISTRY: dict[str, Metric] = {}
+
+
+def register_metric(metric: Metric) -> Metric:
+    """Register (or replace, by name) a metric. Registration order is output order; the
+    built-in metrics come first."""
+    _load_builtins()
+    _REGISTRY[metric.name] = metric
+    return metric
+
+
+def registered_metrics() -> tuple[Metric, ...]:
+    """All registered metrics, in registration order."""
+    _load_builtins()
+    return tuple(_REGISTRY.values())
+
+
+def metrics_for(config: EvaluationConfig) -> tuple[Metric, ...]:
+    """The registered metrics that are enabled under ``config``."""
+    return tuple(metric for metric in registered_metrics() if metric.enabled(config))
+
+
+def declared_outputs(metrics: Iterable[Metric] | None = None) -> dict[str, tuple[OutputKey, bool]]:
+    """``key -> (declaration, is step-level)`` for every key the metrics write."""
+    declared: dict[str, tuple[OutputKey, bool]] = {}
+    for metric in registered_metrics() if metrics is None else metrics:
+        for output in metric.outputs:
+            declared[output.name] = (output, isinstance(metric, StepMetric))
+    return declared
+
+
+_BUILTINS_LOADED = False
+
+
+def _load_builtins() -> None:
+    """Register the built-in metrics, once, in their output order."""
+    global _BUILTINS_LOADED
+    if _BUILTINS_LOADED:
+        return
+    _BUILTINS_LOADED = True
+    from graphrag_eval.metrics.retrieval_context import RetrievalContext
+    from graphrag_eval.metrics.steps_score import StepsScore
+    from graphrag_eval.metrics.usage import Usage
+
+    for metric in (StepsScore(), RetrievalContext(), Usage()):
+        _REGISTRY[metric.name] = metric

@@ -1,0 +1,36 @@
+"""``steps_score``: how well the actual steps reproduce the reference steps (SPEC §4.1)."""
+
+from __future__ import annotations
+
+from graphrag_eval.metrics.base import (
+    ItemContext,
+    ItemMetric,
+    Outcome,
+    OutputKey,
+    Scored,
+    Skipped,
+)
+
+
+class StepsScore(ItemMetric):
+    """Sum of the match scores of the matched reference steps over the group size; the
+    matching itself (``ItemContext.steps``) is computed once per item by the runner."""
+
+    name = "steps_score"
+    outputs = (
+        OutputKey(
+            "steps_score",
+            error_keys=("steps_score_error",),
+            zero_for_error_samples=True,
+            requires=("reference_steps",),
+            headline=True,
+        ),
+    )
+    error_keys = ("steps_score_error",)
+
+    async def score(self, context: ItemContext) -> Outcome:
+        if not context.question.reference_steps:
+            return Skipped("the question has no reference steps")
+        if context.steps is None:
+            return Skipped("the steps were not matched")
+        return Scored({"steps_score": context.steps.score})

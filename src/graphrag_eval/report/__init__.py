@@ -1,0 +1,1 @@
+"""Presenting results: the terminal summary (:mod:`.console`)."""

@@ -1,0 +1,296 @@
+"""The registry of step match rules (SPEC §4.2).
+
+A rule says whether it applies to a (reference step, actual step) pair and scores the pair in
+[0, 1]. Rules are tried by ascending ``priority``; the first that applies decides. A pair no
+rule applies to cannot match (in practice: steps of different names). New tools register
+their own rule with :func:`register_step_rule`, without touching the matcher.
+
+A rule may also check a reference step on its own when the dataset is loaded
+(``check_reference``): a broken reference (unparsable JSON output, say) is then reported
+before anything runs, and the step never matches.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from graphrag_eval.inputs import ActualStep, ReferenceStep
+from graphrag_eval.steps.retrieval import context_key, parse_contexts, recall_at_k
+from graphrag_eval.steps.sparql import compare_sparql_results, parse_sparql_results
+from graphrag_eval.steps.timeseries import (
+    check_data_points_reference,
+    data_points_match,
+    time_series_match,
+)
+
+__all__ = [
+    "JSON_MEDIA_TYPE",
+    "SPARQL_JSON_MEDIA_TYPE",
+    "StepRule",
+    "check_reference_step",
+    "match_score",
+    "register_step_rule",
+    "step_rules",
+]
+
+SPARQL_JSON_MEDIA_TYPE = "application/sparql-results+json"
+JSON_MEDIA_TYPE = "application/json"
+
+
+@dataclass(frozen=True, slots=True)
+class StepRule:
+    """A named way of scoring a reference step against an actual step."""
+
+    name: str
+    priority: int
+    applies: Callable[[ReferenceStep, ActualStep], bool]
+    score: Callable[[ReferenceStep, ActualStep], float]
+    check_reference: Callable[[ReferenceStep], str | None] | None = None
+
+
+_RULES: list[StepRule] = []
+
+
+def register_step_rule(rule: StepRule) -> StepRule:
+    """Add (or replace, by name) a step rule. Returns the rule, so it can decorate."""
+    _RULES[:] = [existing for existing in _RULES if existing.name != rule.name]
+    _RULES.append(rule)
+    _RULES.sort(key=lambda r: r.priority)
+    return rule
+
+
+def step_rules() -> tuple[StepRule, ...]:
+    """The registered rules in the order they are tried."""
+    return tuple(_RULES)
+
+
+def match_score(reference: ReferenceStep, actual: ActualStep) -> float:
+    """Score of one reference step against one actual step: 0 unless the actual step
+    succeeded, the reference is sound and a rule applies; otherwise the rule's score. An
+    actual output a rule cannot read scores 0."""
+    if not actual.succeeded or reference.problem is not None:
+        return 0.0
+    for rule in _RULES:
+        if rule.applies(reference, actual):
+            try:
+                return float(rule.score(reference, actual))
+            except (ValueError, TypeError):
+                return 0.0
+    return 0.0
+
+
+def check_reference_step(step: ReferenceStep) -> str | None:
+    """The first problem any rule finds in a reference step on its own, or ``None``."""
+    for rule in _RULES:
+        if rule.check_reference is not None:
+            problem = rule.check_reference(step)
+            if problem is not None:
+                return problem
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# The built-in rules, in the spec's order
+
+
+def _both(name: str) -> Callable[[ReferenceStep, ActualStep], bool]:
+    return lambda ref, act: ref.name == name and act.name == name
+
+
+def _is_sparql_reference(ref: ReferenceStep) -> bool:
+    return ref.name == "sparql_query" and ref.output_media_type == SPARQL_JSON_MEDIA_TYPE
+
+
+def _check_sparql(ref: ReferenceStep) -> str | None:
+    if not _is_sparql_reference(ref):
+        return None
+    try:
+        parsed = parse_sparql_results(ref.output)
+    except ValueError as exc:
+        return f"the output is not SPARQL results JSON: {exc}"
+    if not parsed.is_ask and ref.required_columns is not None:
+        missing = [c for c in ref.required_columns if c not in parsed.columns]
+        if missing:
+            return f"required_columns {', '.join(missing)} not among the output's head.vars"
+    return None
+
+
+register_step_rule(
+    StepRule(
+        name="sparql_results",
+        priority=10,
+        applies=lambda ref, act: _is_sparql_reference(ref) and act.name == "sparql_query",
+        score=lambda ref, act: compare_sparql_results(
+            ref.output,
+            act.output,
+            ref.required_columns,
+            ordered=ref.ordered,
+            ignore_duplicates=ref.ignore_duplicates,
+        ),
+        check_reference=_check_sparql,
+    )
+)
+
+
+def _retrieval_k(act: ActualStep, retrieved_count: int) -> int:
+    args = act.args if isinstance(act.args, Mapping) else {}
+    k = args.get("k")
+    if isinstance(k, int) and not isinstance(k, bool):
+        return k
+    if isinstance(k, str) and k.strip().isdigit():
+        return int(k)
+    return retrieved_count
+
+
+def _score_retrieval(ref: ReferenceStep, act: ActualStep) -> float:
+    relevant = [context_key(c) for c in parse_contexts(ref.output)]
+    retrieved = [context_key(c) for c in parse_contexts(act.output)]
+    return recall_at_k(relevant, retrieved, _retrieval_k(act, len(retrieved)))
+
+
+def _check_retrieval(ref: ReferenceStep) -> str | None:
+    if ref.name != "retrieval" or ref.output is None:
+        return None
+    try:
+        parse_contexts(ref.output)
+    except ValueError as exc:
+        return f"the output is not a list of contexts: {exc}"
+    return None
+
+
+register_step_rule(
+    StepRule(
+        name="retrieval_recall_at_k",
+        priority=20,
+        applies=lambda ref, act: _both("retrieval")(ref, act) and ref.output is not None,
+        score=_score_retrieval,
+        check_reference=_check_retrieval,
+    )
+)
+
+register_step_rule(
+    StepRule(
+        name="retrieve_time_series",
+        priority=30,
+        applies=_both("retrieve_time_series"),
+        score=lambda ref, act: float(time_series_match(ref.args, act.args)),
+    )
+)
+
+
+def _check_data_points(ref: ReferenceStep) -> str | None:
+    if ref.name != "retrieve_data_points":
+        return None
+    return check_data_points_reference(ref.args)
+
+
+register_step_rule(
+    StepRule(
+        name="retrieve_data_points",
+        priority=40,
+        applies=_both("retrieve_data_points"),
+        score=lambda ref, act: float(
+            data_points_match(ref.args, act.args, act.execution_timestamp)
+        ),
+        check_reference=_check_data_points,
+    )
+)
+
+
+_ANGLE_BRACKETS = re.compile(r"^\s*<(.*)>\s*$")
+
+
+def _reference_iri(ref: ReferenceStep) -> str:
+    text = str(ref.output).strip()
+    match = _ANGLE_BRACKETS.match(text)
+    return match.group(1) if match else text
+
+
+def _score_iri_discovery(ref: ReferenceStep, act: ActualStep) -> float:
+    iri = _reference_iri(ref)
+    if act.name == "sparql_query":
+        return float(isinstance(act.output, str) and iri in act.output)
+    document = act.output
+    if isinstance(document, str):
+        document = json.loads(document)
+    if not isinstance(document, Mapping):
+        return 0.0
+    results = document.get("results")
+    bindings = results.get("bindings") if isinstance(results, Mapping) else None
+    for binding in bindings if isinstance(bindings, list) else []:
+        if not isinstance(binding, Mapping):
+            continue
+        for term in binding.values():
+            if isinstance(term, Mapping) and term.get("type") == "uri" and term.get("value") == iri:
+                return 1.0
+    return 0.0
+
+
+def _check_iri_discovery(ref: ReferenceStep) -> str | None:
+    if ref.name != "iri_discovery":
+        return None
+    if not isinstance(ref.output, str) or not _reference_iri(ref):
+        return "an iri_discovery step's output must be one IRI"
+    return None
+
+
+register_step_rule(
+    StepRule(
+        name="iri_discovery",
+        priority=50,
+        applies=lambda ref, act: (
+            ref.name == "iri_discovery" and act.name in ("autocomplete_search", "sparql_query")
+        ),
+        score=_score_iri_discovery,
+        check_reference=_check_iri_discovery,
+    )
+)
+
+
+_NO_JSON = object()
+
+
+def _as_json(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return _NO_JSON
+    return value
+
+
+def _check_json(ref: ReferenceStep) -> str | None:
+    if ref.output_media_type != JSON_MEDIA_TYPE or ref.name == "iri_discovery":
+        return None
+    if _as_json(ref.output) is _NO_JSON:
+        return "the output is not valid JSON"
+    return None
+
+
+def _score_json(ref: ReferenceStep, act: ActualStep) -> float:
+    actual = _as_json(act.output)
+    return float(actual is not _NO_JSON and _as_json(ref.output) == actual)
+
+
+register_step_rule(
+    StepRule(
+        name="json_output",
+        priority=60,
+        applies=lambda ref, act: ref.output_media_type == JSON_MEDIA_TYPE and ref.name == act.name,
+        score=_score_json,
+        check_reference=_check_json,
+    )
+)
+
+register_step_rule(
+    StepRule(
+        name="identical_output",
+        priority=70,
+        applies=lambda ref, act: ref.name == act.name,
+        score=lambda ref, act: float(ref.output == act.output),
+    )
+)
