@@ -56,7 +56,7 @@ def _stderr() -> Console:
 
 
 def _stdout() -> Console:
-    return Console(highlight=False)
+    return Console(highlight=False, soft_wrap=True)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -329,11 +329,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     try:
-        cli.main(args=args, prog_name="graphrag-eval", standalone_mode=False)
+        # Without standalone mode click returns the code of ``ctx.exit(code)`` (and of
+        # --help/--version) instead of calling sys.exit; commands themselves return None.
+        code = cli.main(args=args, prog_name="graphrag-eval", standalone_mode=False)
     except GraphragEvalError as exc:
         return _fail(str(exc), debug)
-    except click.exceptions.Exit as exc:
-        return int(exc.exit_code)
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
@@ -342,7 +342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except OSError as exc:  # unwritable output directory, full disk, ...
         return _fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "), debug)
-    return EXIT_OK
+    return code if isinstance(code, int) else EXIT_OK
 
 
 def answer_correctness_main(argv: Sequence[str] | None = None) -> int:

@@ -260,6 +260,10 @@ def run_sync(make: Callable[[], Awaitable[_T]]) -> _T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
+        in_a_loop = False
+    else:
+        in_a_loop = True
+    if not in_a_loop:
         return asyncio.run(main())
     # Called from inside a running loop (a notebook cell): that loop is busy running the
     # caller, so run ours on a private loop in a worker thread and wait for it.

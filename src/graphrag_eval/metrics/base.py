@@ -18,6 +18,7 @@ aggregator reads these declarations; it keeps no list of metric names of its own
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
@@ -44,6 +45,7 @@ __all__ = [
     "metrics_for",
     "register_metric",
     "registered_metrics",
+    "unregister_metric",
 ]
 
 
@@ -72,7 +74,8 @@ class OutputKey:
     name: str
     aggregation: Aggregation = Aggregation.NUMERIC
     error_keys: tuple[str, ...] = ()
-    """Keys whose presence means this key's metric failed (for ``coverage``)."""
+    """Keys whose presence means this key's metric failed (for ``coverage``); by default the
+    metric's own ``error_keys``."""
     zero_for_error_samples: bool = False
     """Under ``aggregation.error_samples: zero``, an error sample that would have had this key
     (it has every field of ``requires`` and some successful item has the key) counts as 0."""
@@ -169,6 +172,12 @@ def register_metric(metric: Metric) -> Metric:
     return metric
 
 
+def unregister_metric(name: str) -> None:
+    """Remove a registered metric by name (no error if absent)."""
+    _load_builtins()
+    _REGISTRY.pop(name, None)
+
+
 def registered_metrics() -> tuple[Metric, ...]:
     """All registered metrics, in registration order."""
     _load_builtins()
@@ -185,6 +194,8 @@ def declared_outputs(metrics: Iterable[Metric] | None = None) -> dict[str, tuple
     declared: dict[str, tuple[OutputKey, bool]] = {}
     for metric in registered_metrics() if metrics is None else metrics:
         for output in metric.outputs:
+            if not output.error_keys:
+                output = dataclasses.replace(output, error_keys=metric.error_keys)
             declared[output.name] = (output, isinstance(metric, StepMetric))
     return declared
 

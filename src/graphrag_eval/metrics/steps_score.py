@@ -20,7 +20,6 @@ class StepsScore(ItemMetric):
     outputs = (
         OutputKey(
             "steps_score",
-            error_keys=("steps_score_error",),
             zero_for_error_samples=True,
             requires=("reference_steps",),
             headline=True,

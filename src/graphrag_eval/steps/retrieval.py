@@ -52,7 +52,7 @@ def recall_at_k(relevant: Collection[Hashable], retrieved: Sequence[Hashable], k
     if not relevant_items:
         return 0.0
     considered = set(relevant_items) if isinstance(relevant, Set) else set(relevant_items[:k])
-    top_k = set(_unique(retrieved)[:k])
+    top_k = set(list(retrieved)[:k])  # a repeated item still takes one of the k places
     return len(considered & top_k) / min(k, len(relevant_items))
 
 
@@ -68,8 +68,10 @@ def average_precision(relevant: Collection[Hashable], retrieved: Sequence[Hashab
         return 0.0
     hits = 0
     total = 0.0
-    for rank, item in enumerate(_unique(retrieved), start=1):
-        if item in relevant_set:
+    seen: set[Hashable] = set()
+    for rank, item in enumerate(retrieved, start=1):
+        if item in relevant_set and item not in seen:  # a repeat is not a new hit
+            seen.add(item)
             hits += 1
             total += hits / rank
     return total / len(relevant_set)

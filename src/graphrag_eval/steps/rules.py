@@ -35,6 +35,7 @@ __all__ = [
     "match_score",
     "register_step_rule",
     "step_rules",
+    "unregister_step_rule",
 ]
 
 SPARQL_JSON_MEDIA_TYPE = "application/sparql-results+json"
@@ -61,6 +62,11 @@ def register_step_rule(rule: StepRule) -> StepRule:
     _RULES.append(rule)
     _RULES.sort(key=lambda r: r.priority)
     return rule
+
+
+def unregister_step_rule(name: str) -> None:
+    """Remove a step rule by name (no error if absent)."""
+    _RULES[:] = [existing for existing in _RULES if existing.name != name]
 
 
 def step_rules() -> tuple[StepRule, ...]:

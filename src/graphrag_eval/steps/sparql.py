@@ -16,17 +16,23 @@ with early checks replaces the factorial enumeration.
 
 Cells are compared as whole typed values: URIs, blank nodes and plain literals by their
 value; xsd integer types as integers; xsd decimal/float/double as numbers equal within
-``ABS_TOLERANCE`` (integer 1 equals decimal 1.0); xsd:boolean as a boolean; other datatypes
-by lexical value; an unbound variable as ``None``, equal only to ``None``.
+``ABS_TOLERANCE`` (integer 1 equals decimal 1.0; infinities equal only themselves, NaN by
+lexical form); xsd:boolean as a boolean; other datatypes by lexical value; an unbound variable
+as ``None``, equal only to ``None``. Tolerant equality is made hashable by replacing numbers with
+representatives taken from the reference only, so the values in extra actual columns never
+influence the comparison.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Final
 
@@ -141,7 +147,7 @@ def _parse_document(document: Mapping[str, Any]) -> SparqlResults:
                 names.update(dict.fromkeys(binding))
         variables = tuple(names)
     elif isinstance(declared, list) and all(isinstance(v, str) for v in declared):
-        variables = tuple(declared)
+        variables = tuple(dict.fromkeys(declared))  # a repeated name is one column
     else:
         raise ValueError("'head.vars' is not a list of names")
     cells: dict[str, list[Cell]] = {var: [] for var in variables}
@@ -168,6 +174,8 @@ def _cell(term: Any) -> Cell:
     datatype = term.get("datatype")
     if datatype is None:
         return value
+    if not isinstance(datatype, str):
+        raise ValueError("an RDF term's 'datatype' is not a string")
     if datatype in _INTEGER_TYPES:
         try:
             return int(value.strip())
@@ -248,10 +256,10 @@ def compare_sparql_results(
         return int(ref.row_count == act.row_count and len(act.vars) >= len(required))
     if len(act.vars) < len(required):
         return 0
-    if not required:
-        return 1
     if not ignore_duplicates and ref.row_count != act.row_count:
         return 0  # sequences and multisets must have as many rows
+    if not required:
+        return 1
 
     ref_columns = [ref.columns[name] for name in required]
     act_columns = [act.columns[name] for name in act.vars]
@@ -336,29 +344,42 @@ def _canonical_numbers(
     """Replace numbers that are equal within tolerance by one representative.
 
     Tolerant equality does not hash; after this step plain ``==`` and hashing give the
-    tolerant comparison. Values are sorted and consecutive values within tolerance are joined
-    (so no two tolerant-equal values end up apart). Only needed when a non-integer is present.
+    tolerant comparison. The reference's numbers are sorted and consecutive values within
+    tolerance are joined into a group (so no two tolerant-equal reference values end up
+    apart); each actual number then takes the representative of the nearest reference number
+    within tolerance, if any. Representatives come from the reference alone, so one actual
+    cell's value never changes how another is compared (extra actual columns stay inert).
+    Only needed when a non-integer is present.
     """
-    numbers: set[int | float] = set()
-    has_real = False
-    for column in (*ref_columns, *act_columns):
-        for cell in column:
-            if type(cell) is float:
-                has_real = True
-                numbers.add(cell)
-            elif type(cell) is int:
-                numbers.add(cell)
-    if not has_real:
+    ref_set = _numbers(ref_columns)
+    if not ref_set:
         return ref_columns, act_columns
-    ordered_numbers = sorted(numbers)
+    act_set = _numbers(act_columns)
+    if not any(type(number) is float for number in itertools.chain(ref_set, act_set)):
+        return ref_columns, act_columns  # integers are exact
+    ref_numbers = sorted(ref_set)
     mapping: dict[int | float, int | float] = {}
-    representative = previous = ordered_numbers[0]
-    for number in ordered_numbers[1:]:
+    representative = previous = ref_numbers[0]
+    representatives: list[int | float] = [representative]
+    for number in ref_numbers[1:]:
         if _close(previous, number):
             mapping[number] = representative
         else:
             representative = number
+        representatives.append(representative)
         previous = number
+    for number in act_set:
+        if number in ref_set:
+            continue  # equal to a reference number: shares its mapping
+        position = bisect_left(ref_numbers, number)
+        near = [
+            index
+            for index in (position - 1, position)
+            if 0 <= index < len(ref_numbers) and _close(ref_numbers[index], number)
+        ]
+        if near:
+            nearest = min(near, key=lambda index: _difference(ref_numbers[index], number))
+            mapping[number] = representatives[nearest]
     if not mapping:
         return ref_columns, act_columns
 
@@ -373,8 +394,42 @@ def _canonical_numbers(
     return [remap(c) for c in ref_columns], [remap(c) for c in act_columns]
 
 
+def _numbers(columns: list[tuple[Cell, ...]]) -> set[int | float]:
+    return {
+        cell for column in columns for cell in column if type(cell) is float or type(cell) is int
+    }
+
+
+def _difference(a: int | float, b: int | float) -> float | Fraction:
+    try:
+        return abs(a - b)
+    except OverflowError:  # an integer beyond the float range against a float
+        return abs(Fraction(a) - Fraction(b))
+
+
 def _close(a: int | float, b: int | float) -> bool:
+    try:
+        difference = abs(a - b)
+    except OverflowError:  # an integer beyond the float range against a float
+        return _close_exactly(a, b)
+    if difference <= ABS_TOLERANCE:
+        return True
     if type(a) is int and type(b) is int:
-        return a == b  # integers are exact
-    difference = abs(a - b)
-    return difference <= ABS_TOLERANCE or difference <= REL_TOLERANCE * max(abs(a), abs(b))
+        return False  # integers are exact
+    if math.isinf(difference) or math.isnan(difference):
+        return a == b  # an infinity equals only itself
+    try:
+        return difference <= REL_TOLERANCE * max(abs(a), abs(b))
+    except OverflowError:
+        return _close_exactly(a, b)
+
+
+def _close_exactly(a: int | float, b: int | float) -> bool:
+    """:func:`_close` in exact rational arithmetic, for integers beyond the float range."""
+    if (type(a) is float and math.isinf(a)) or (type(b) is float and math.isinf(b)):
+        return a == b
+    exact_a, exact_b = Fraction(a), Fraction(b)
+    difference = abs(exact_a - exact_b)
+    return difference <= Fraction(ABS_TOLERANCE) or difference <= Fraction(REL_TOLERANCE) * max(
+        abs(exact_a), abs(exact_b)
+    )

@@ -1,0 +1,339 @@
+"""The command line: outputs, exit codes, one-line errors (SPEC §9)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from graphrag_eval.cli import answer_correctness_main, main
+
+from builders import dataset, question, response, sparql, sparql_ref, step
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def write(path: Path, data: object) -> Path:
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> tuple[Path, Path]:
+    reference = write(
+        tmp_path / "ref.json",
+        dataset(
+            question("q1", [[sparql_ref(sparql(["a"], [["x"]]))]]),
+            question("q2", [[sparql_ref(sparql(["a"], [["y"]]))]]),
+        ),
+    )
+    responses = tmp_path / "responses.jsonl"
+    responses.write_text(
+        json.dumps(
+            response("q1", [step("sparql_query", sparql(["a"], [["x"]]), "s")], input_tokens=5)
+        )
+        + "\n"
+        + json.dumps(response("q2", [step("sparql_query", sparql(["a"], [["z"]]), "s")]))
+        + "\n"
+    )
+    return reference, responses
+
+
+def test_evaluate_writes_results_aggregates_and_run_summary(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, small: tuple[Path, Path]
+) -> None:
+    out = tmp_path / "out"
+    code, stdout, _ = run(capsys, "evaluate", str(small[0]), str(small[1]), "-o", str(out))
+    assert code == 0
+    lines = (out / "results.jsonl").read_text().splitlines()
+    results = [json.loads(line) for line in lines]
+    assert [r["question_id"] for r in results] == ["q1", "q2"]
+    assert [r["steps_score"] for r in results] == [1.0, 0.0]
+    aggregates = yaml.safe_load((out / "aggregates.yaml").read_text())
+    assert aggregates["micro"]["steps_score"]["mean"] == 0.5
+    summary = yaml.safe_load((out / "run.yaml").read_text())
+    assert summary["questions"] == 2
+    assert summary["config"]["steps"]["score_mode"] == "last_group"
+    assert not (out / "results.yaml").exists()
+    assert "steps_score" in stdout
+    assert "2 questions evaluated" in stdout
+
+
+def test_evaluate_yaml_on_request(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, small: tuple[Path, Path]
+) -> None:
+    out = tmp_path / "out"
+    code, _, _ = run(capsys, "evaluate", *map(str, small), "-o", str(out), "--yaml", "-q")
+    assert code == 0
+    from_yaml = yaml.safe_load((out / "results.yaml").read_text())
+    from_jsonl = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert from_yaml == from_jsonl
+
+
+def test_evaluate_with_config(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, small: tuple[Path, Path]
+) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text("steps:\n  score_mode: all_groups\n")
+    out = tmp_path / "out"
+    code, _, _ = run(capsys, "evaluate", *map(str, small), "-c", str(config), "-o", str(out), "-q")
+    assert code == 0
+    assert (
+        yaml.safe_load((out / "run.yaml").read_text())["config"]["steps"]["score_mode"]
+        == "all_groups"
+    )
+
+
+def test_problems_are_summarised_and_recorded(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, small: tuple[Path, Path]
+) -> None:
+    responses = tmp_path / "partial.jsonl"
+    responses.write_text(small[1].read_text().splitlines()[0] + "\n{broken\n")
+    out = tmp_path / "out"
+    code, stdout, _ = run(capsys, "evaluate", str(small[0]), str(responses), "-o", str(out))
+    assert code == 0
+    assert "2 input problem(s)" in stdout
+    assert "malformed response: 1" in stdout and "missing response: 1" in stdout
+    summary = yaml.safe_load((out / "run.yaml").read_text())
+    assert summary["input_problems"] == {"malformed_response": 1, "missing_response": 1}
+    assert summary["missing_responses"] == 1
+    assert any("line 2: invalid JSON" in notice for notice in summary["notices"])
+
+
+@pytest.mark.parametrize(
+    ("make_reference", "expected"),
+    [
+        (lambda p: write(p, {"not": "a list"}), "expected a list of templates, got a mapping"),
+        (
+            lambda p: write(p, dataset({"id": "q1"})),
+            "question 'q1': question_text: missing or not a non-empty string",
+        ),
+    ],
+)
+def test_bad_reference_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    small: tuple[Path, Path],
+    make_reference: object,
+    expected: str,
+) -> None:
+    reference = make_reference(tmp_path / "bad.json")  # type: ignore[operator]
+    code, stdout, stderr = run(
+        capsys, "evaluate", str(reference), str(small[1]), "-o", str(tmp_path / "out")
+    )
+    assert code == 2
+    assert stderr == f"graphrag-eval: error: {reference}: {expected}\n"
+    assert "Traceback" not in stderr
+    assert stdout == ""
+
+
+def test_bad_config_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, small: tuple[Path, Path]
+) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text("steps:\n  scoremode: all_groups\n")
+    code, _, stderr = run(
+        capsys, "evaluate", *map(str, small), "-c", str(config), "-o", str(tmp_path / "out")
+    )
+    assert code == 2
+    assert stderr.startswith(f"graphrag-eval: error: {config}: steps.scoremode: unknown key")
+    assert stderr.count("\n") == 1
+
+
+def test_missing_file_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, stderr = run(
+        capsys, "evaluate", str(tmp_path / "nope.yaml"), "r.jsonl", "-o", str(tmp_path / "out")
+    )
+    assert code == 2
+    assert stderr == f"graphrag-eval: error: {tmp_path / 'nope.yaml'}: file not found\n"
+
+
+def test_debug_shows_the_traceback(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, stderr = run(capsys, "--debug", "evaluate", str(tmp_path / "nope.yaml"), "r.jsonl")
+    assert code == 2
+    assert "Traceback" in stderr
+    assert stderr.rstrip().endswith("file not found")
+
+
+def test_usage_error_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, stderr = run(capsys, "evaluate", "only-one-argument.yaml")
+    assert code == 2
+    assert "Missing argument 'RESPONSES'" in stderr
+
+
+def test_unwritable_output_directory(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, small: tuple[Path, Path]
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code, _, stderr = run(capsys, "evaluate", *map(str, small), "-o", str(blocker / "out"))
+    assert code == 2
+    assert stderr.startswith("graphrag-eval: error: ")
+    assert "Traceback" not in stderr
+
+
+def test_aggregate_command(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, small: tuple[Path, Path]
+) -> None:
+    out = tmp_path / "out"
+    assert run(capsys, "evaluate", *map(str, small), "-o", str(out), "-q")[0] == 0
+    code, stdout, _ = run(capsys, "aggregate", str(out / "results.jsonl"))
+    assert code == 0
+    assert yaml.safe_load(stdout) == yaml.safe_load((out / "aggregates.yaml").read_text())
+    code, stdout, _ = run(capsys, "aggregate", str(out / "results.jsonl"), "--format", "json")
+    assert json.loads(stdout)["micro"]["steps_score"]["mean"] == 0.5
+    target = tmp_path / "agg.yaml"
+    assert run(capsys, "aggregate", str(out / "results.jsonl"), "-o", str(target))[0] == 0
+    assert yaml.safe_load(target.read_text())["micro"]["number_of_success_samples"] == 2
+
+
+def test_aggregate_applies_the_config(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    results = tmp_path / "results.jsonl"
+    results.write_text(
+        json.dumps(
+            {
+                "template_id": "t",
+                "question_id": "a",
+                "status": "success",
+                "steps_score": 1.0,
+                "reference_steps": [[]],
+            }
+        )
+        + "\n"
+        + json.dumps(
+            {
+                "template_id": "t",
+                "question_id": "b",
+                "status": "error",
+                "error": "x",
+                "reference_steps": [[]],
+            }
+        )
+        + "\n"
+    )
+    config = tmp_path / "config.yaml"
+    config.write_text("aggregation:\n  error_samples: zero\n")
+    code, stdout, _ = run(capsys, "aggregate", str(results), "-c", str(config))
+    assert code == 0
+    assert yaml.safe_load(stdout)["micro"]["steps_score"]["mean"] == 0.5
+
+
+def test_aggregate_bad_results_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    results = tmp_path / "results.jsonl"
+    results.write_text('{"question_id": "a"}\n')
+    code, _, stderr = run(capsys, "aggregate", str(results))
+    assert code == 2
+    assert stderr == (
+        f"graphrag-eval: error: {results}: line 1: template_id: missing (is this a results file?)\n"
+    )
+
+
+def test_validate_clean_inputs(
+    capsys: pytest.CaptureFixture[str], small: tuple[Path, Path]
+) -> None:
+    code, stdout, _ = run(capsys, "validate", *map(str, small))
+    assert code == 0
+    assert "2 questions in 1 templates" in stdout
+    assert "2 responses, 2 for reference questions" in stdout
+    assert "no problems found" in stdout
+
+
+def test_validate_lists_response_problems_and_strict_fails(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, small: tuple[Path, Path]
+) -> None:
+    responses = tmp_path / "r.jsonl"
+    responses.write_text(
+        json.dumps(response("q1", [{"name": "sparql_query"}]))
+        + "\n"
+        + json.dumps(response("q9"))
+        + "\n"
+    )
+    code, stdout, _ = run(capsys, "validate", str(small[0]), str(responses))
+    assert code == 0
+    assert "actual_steps[0].status: missing" in stdout
+    assert "question 'q9': response for a question not in the reference" in stdout
+    assert "question 'q2': no response for this question" in stdout
+    assert run(capsys, "validate", str(small[0]), str(responses), "--strict")[0] == 2
+
+
+def test_validate_bad_reference_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, small: tuple[Path, Path]
+) -> None:
+    reference = write(tmp_path / "ref.json", dataset(question("q1"), question("q1")))
+    code, _, stderr = run(capsys, "validate", str(reference), str(small[1]))
+    assert code == 2
+    assert "duplicate question id" in stderr
+
+
+@pytest.mark.parametrize("command", ["evaluate", "aggregate", "validate"])
+def test_every_command_has_help_with_an_example(
+    capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    code, stdout, _ = run(capsys, command, "--help")
+    assert code == 0
+    assert "Example:" in stdout
+    assert f"graphrag-eval {command}" in stdout
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    code, stdout, _ = run(capsys, "--version")
+    assert code == 0
+    assert stdout.startswith("graphrag-eval, version ")
+
+
+def test_progress_bar_can_be_forced(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, small: tuple[Path, Path]
+) -> None:
+    code, _, _ = run(
+        capsys, "evaluate", *map(str, small), "-o", str(tmp_path / "o"), "--progress", "-q"
+    )
+    assert code == 0
+
+
+def test_answer_correctness_says_what_it_needs(capsys: pytest.CaptureFixture[str]) -> None:
+    code = answer_correctness_main(["-i", "in.tsv", "-o", "out.tsv"])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "'llm' extra" in captured.err
+    assert answer_correctness_main(["--help"]) == 0
+    assert "usage: answer-correctness -i IN.tsv -o OUT.tsv" in capsys.readouterr().out
+
+
+def test_console_script_end_to_end(tmp_path: Path) -> None:
+    """The installed ``graphrag-eval`` entry point, as a user runs it."""
+    executable = shutil.which("graphrag-eval", path=str(Path(sys.executable).parent))
+    assert executable is not None, "the package must be installed (pip install -e .)"
+    ok = subprocess.run(
+        [
+            executable,
+            "evaluate",
+            str(EXAMPLES / "reference.yaml"),
+            str(EXAMPLES / "responses.jsonl"),
+            "-o",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert (tmp_path / "out" / "aggregates.yaml").exists()
+    bad = subprocess.run(
+        [executable, "validate", str(tmp_path / "none.yaml"), "x.jsonl"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert bad.returncode == 2
+    assert bad.stderr == f"graphrag-eval: error: {tmp_path / 'none.yaml'}: file not found\n"

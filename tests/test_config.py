@@ -1,0 +1,82 @@
+"""Config loading: a path, a dict or the object; unknown keys and bad values are errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graphrag_eval import ConfigError, EvaluationConfig, load_config
+
+
+def test_defaults() -> None:
+    config = load_config(None)
+    assert config.steps.score_mode == "last_group"
+    assert config.aggregation.error_samples == "exclude"
+    assert config.retrieval_context.similarity_threshold == 0.5
+
+
+def test_dict_path_and_object_are_equivalent(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text("steps:\n  score_mode: all_groups\n")
+    from_dict = load_config({"steps": {"score_mode": "all_groups"}})
+    from_path = load_config(path)
+    from_str = load_config(str(path))
+    assert from_dict == from_path == from_str
+    assert load_config(from_dict) is from_dict
+
+
+def test_empty_file_gives_defaults(tmp_path: Path) -> None:
+    path = tmp_path / "empty.yaml"
+    path.write_text("")
+    assert load_config(path) == EvaluationConfig()
+
+
+def test_unknown_key_names_file_and_key_with_a_suggestion(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text("steps:\n  score_mod: all_groups\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: steps.score_mod: unknown key")
+    assert "did you mean 'score_mode'" in message
+    assert "\n" not in message
+
+
+def test_unknown_section_lists_known_sections() -> None:
+    with pytest.raises(ConfigError, match=r"<config>: metrix: unknown key"):
+        load_config({"metrix": ["all"]})
+
+
+def test_bad_value_shows_the_value() -> None:
+    with pytest.raises(ConfigError, match=r"steps.score_mode: .*'last'"):
+        load_config({"steps": {"score_mode": "last"}})
+
+
+def test_threshold_out_of_range() -> None:
+    with pytest.raises(ConfigError, match=r"retrieval_context.similarity_threshold"):
+        load_config({"retrieval_context": {"similarity_threshold": 1.5}})
+
+
+def test_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text("steps:\n  score_mode: [unclosed\n")
+    with pytest.raises(ConfigError, match=r"config.yaml: line \d+, column \d+: invalid YAML"):
+        load_config(path)
+
+
+def test_missing_file() -> None:
+    with pytest.raises(ConfigError, match=r"nope\.yaml: file not found"):
+        load_config("nope.yaml")
+
+
+def test_file_that_is_not_a_mapping(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text("- steps\n")
+    with pytest.raises(ConfigError, match="expected a mapping of sections, got a list"):
+        load_config(path)
+
+
+def test_neither_path_nor_mapping() -> None:
+    with pytest.raises(ConfigError, match="expected a path, a dict or an EvaluationConfig"):
+        load_config(42)  # type: ignore[arg-type]

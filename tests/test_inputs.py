@@ -1,0 +1,303 @@
+"""Loading and validating reference datasets and responses (SPEC §3)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphrag_eval import InputError, load_reference, load_responses
+from graphrag_eval.evaluation import prepare_reference
+from graphrag_eval.inputs import Diagnostics, parse_reference, parse_responses
+from graphrag_eval.steps.rules import check_reference_step
+
+from builders import dataset, question, ref_step, response, sparql, sparql_ref, step
+
+# ---------------------------------------------------------------- reference: structural errors
+
+
+def _error(data: Any) -> str:
+    with pytest.raises(InputError) as caught:
+        parse_reference(data, source="ref.yaml")
+    message = str(caught.value)
+    assert "\n" not in message
+    return message
+
+
+def test_reference_must_be_a_list() -> None:
+    assert _error({"template_id": "t"}) == "ref.yaml: expected a list of templates, got a mapping"
+
+
+def test_template_without_id() -> None:
+    assert (
+        _error([{"questions": []}])
+        == "ref.yaml: templates[0]: template_id: missing or not a string"
+    )
+
+
+def test_template_without_questions() -> None:
+    message = _error([{"template_id": "t1"}])
+    assert (
+        message == "ref.yaml: template 't1': questions: expected a list of questions, got nothing"
+    )
+
+
+def test_question_without_id() -> None:
+    message = _error(dataset({"question_text": "why?"}))
+    assert message == "ref.yaml: template 't1', questions[0]: id: missing or not a string"
+
+
+def test_question_without_text() -> None:
+    message = _error(dataset({"id": "q1"}))
+    assert message == "ref.yaml: question 'q1': question_text: missing or not a non-empty string"
+
+
+def test_duplicate_question_ids_across_templates() -> None:
+    data = dataset(question("q1")) + dataset(question("q1"), template_id="t2")
+    assert (
+        _error(data) == "ref.yaml: question 'q1': id: duplicate question id (also in template 't1')"
+    )
+
+
+def test_duplicate_template_ids() -> None:
+    data = dataset(question("q1")) + dataset(question("q2"))
+    assert _error(data) == "ref.yaml: template 't1': template_id: duplicate template_id"
+
+
+def test_flat_step_list_gets_a_hint() -> None:
+    data = dataset({"id": "q1", "question_text": "x?", "reference_steps": [ref_step("a")]})
+    message = _error(data)
+    assert message.startswith("ref.yaml: question 'q1': reference_steps[0]: expected a group")
+    assert "list of lists" in message
+
+
+def test_step_without_name_is_located() -> None:
+    data = dataset(question("q1", [[ref_step("a"), {"output": "x"}]]))
+    assert _error(data) == "ref.yaml: question 'q1': reference_steps[0][1].name: missing"
+
+
+def test_step_field_of_wrong_type_is_located() -> None:
+    data = dataset(question("q1", [[ref_step("sparql_query", required_columns="abc")]]))
+    message = _error(data)
+    assert message.startswith("ref.yaml: question 'q1': reference_steps[0][0].required_columns: ")
+    assert "'abc'" in message
+
+
+def test_reference_answer_must_be_text() -> None:
+    data = dataset({"id": "q1", "question_text": "x?", "reference_answer": ["a"]})
+    assert (
+        _error(data) == "ref.yaml: question 'q1': reference_answer: expected a string, got a list"
+    )
+
+
+def test_numeric_ids_become_strings() -> None:
+    questions = parse_reference(dataset({"id": 7, "question_text": "x?", "reference_answer": 3}))
+    assert questions[0].id == "7"
+    assert questions[0].reference_answer == "3"
+
+
+# ---------------------------------------------------------------- reference: data problems
+
+
+def test_unparsable_sparql_output_is_a_notice_and_the_step_cannot_match() -> None:
+    diagnostics = Diagnostics()
+    data = dataset(question("q1", [[sparql_ref("{not json")]]))
+    questions = parse_reference(
+        data, source="ref.yaml", check_step=check_reference_step, diagnostics=diagnostics
+    )
+    broken = questions[0].reference_steps[0][0]  # type: ignore[index]
+    assert broken.problem is not None and "not SPARQL results JSON" in broken.problem
+    [notice] = diagnostics.notices
+    assert notice.kind == "reference_data"
+    assert str(notice).startswith("ref.yaml: question 'q1': reference_steps[0][0].output: ")
+
+
+def test_required_column_missing_from_reference_vars_is_a_notice() -> None:
+    diagnostics = Diagnostics()
+    data = dataset(question("q1", [[sparql_ref(sparql(["a"], [["x"]]), required_columns=["b"])]]))
+    parse_reference(data, check_step=check_reference_step, diagnostics=diagnostics)
+    assert "required_columns b" in diagnostics.notices[0].message
+
+
+def test_unknown_reference_fields_are_reported_once_with_a_count() -> None:
+    diagnostics = Diagnostics()
+    data = dataset(
+        {"id": "q1", "question_text": "a?", "reference_anwser": "x"},
+        {"id": "q2", "question_text": "b?", "reference_anwser": "y"},
+    )
+    parse_reference(data, diagnostics=diagnostics)
+    [notice] = diagnostics.notices
+    assert notice.kind == "unused_field"
+    assert notice.field == "question.reference_anwser"
+    assert "2 times" in notice.message
+
+
+# ---------------------------------------------------------------- reference files
+
+
+def test_yaml_syntax_error_names_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "ref.yaml"
+    path.write_text("- template_id: t1\n  questions: [\n")
+    with pytest.raises(InputError, match=r"ref.yaml: line \d+, column \d+: invalid YAML"):
+        load_reference(path)
+
+
+def test_json_syntax_error_names_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "ref.json"
+    path.write_text('[{"template_id": "t1",\n "questions": [}]')
+    with pytest.raises(InputError, match=r"ref.json: line 2, column \d+: invalid JSON"):
+        load_reference(path)
+
+
+def test_missing_reference_file() -> None:
+    with pytest.raises(InputError, match=r"nope\.yaml: file not found"):
+        load_reference("nope.yaml")
+
+
+def test_reference_file_paths_are_used_in_messages(tmp_path: Path) -> None:
+    path = tmp_path / "ref.json"
+    path.write_text(json.dumps(dataset({"id": "q1"})))
+    with pytest.raises(InputError) as caught:
+        prepare_reference(path)
+    assert str(caught.value) == (
+        f"{path}: question 'q1': question_text: missing or not a non-empty string"
+    )
+
+
+# ---------------------------------------------------------------- responses
+
+
+def test_dict_list_jsonl_and_yaml_forms_agree(tmp_path: Path) -> None:
+    records = [response("q1", actual_answer="a"), response("q2", actual_answer="b")]
+    (tmp_path / "r.json").write_text(json.dumps(records))
+    (tmp_path / "d.json").write_text(json.dumps({r["question_id"]: r for r in records}))
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (tmp_path / "r.yaml").write_text(
+        "- question_id: q1\n  actual_answer: a\n- question_id: q2\n  actual_answer: b\n"
+    )
+    loaded = [load_responses(tmp_path / name) for name in ("r.json", "d.json", "r.jsonl", "r.yaml")]
+    for response_set in loaded:
+        assert sorted(response_set.responses) == ["q1", "q2"]
+        assert response_set.responses["q2"].actual_answer == "b"
+        assert response_set.notices == []
+
+
+def test_dict_key_supplies_a_missing_question_id() -> None:
+    parsed = parse_responses({"q1": {"actual_answer": "a"}})
+    assert parsed.responses["q1"].question_id == "q1"
+
+
+def test_dict_key_wins_over_a_different_question_id_and_it_is_reported() -> None:
+    parsed = parse_responses({"q1": {"question_id": "q9", "actual_answer": "a"}})
+    assert parsed.responses["q1"].problems
+    assert "differs from its key" in parsed.responses["q1"].problems[0]
+
+
+def test_error_record() -> None:
+    parsed = parse_responses([{"question_id": "q1", "status": "error", "error": "boom"}])
+    assert parsed.responses["q1"].is_error
+    assert parsed.responses["q1"].error == "boom"
+
+
+def test_malformed_field_is_dropped_and_reported_the_rest_kept() -> None:
+    parsed = parse_responses(
+        [response("q1", input_tokens="many", output_tokens=5, actual_answer="a")],
+        source="resp.json",
+    )
+    item = parsed.responses["q1"]
+    assert item.input_tokens is None
+    assert item.output_tokens == 5
+    assert item.actual_answer == "a"
+    assert item.problems[0].startswith("resp.json: responses[0] (question 'q1'): input_tokens: ")
+    assert parsed.notices[0].kind == "malformed_response"
+
+
+def test_negative_elapsed_is_malformed() -> None:
+    parsed = parse_responses([response("q1", elapsed_sec=-1)])
+    assert parsed.responses["q1"].elapsed_sec is None
+    assert "elapsed_sec" in parsed.responses["q1"].problems[0]
+
+
+def test_malformed_step_is_kept_with_its_problem() -> None:
+    parsed = parse_responses(
+        [response("q1", [{"name": "sparql_query", "output": "x"}])], source="resp.json"
+    )
+    [bad] = parsed.responses["q1"].actual_steps  # type: ignore[misc]
+    assert not bad.succeeded
+    assert bad.problem == "actual_steps[0].status: missing"
+    notice = parsed.notices[0]
+    assert notice.kind == "malformed_step"
+    assert str(notice).startswith("resp.json: responses[0] (question 'q1'): actual_steps[0].status")
+
+
+def test_step_that_is_not_a_mapping() -> None:
+    parsed = parse_responses([response("q1", ["sparql_query"])])
+    [bad] = parsed.responses["q1"].actual_steps  # type: ignore[misc]
+    assert bad.problem == "actual_steps[0]: expected a step mapping, got a str"
+
+
+def test_response_without_question_id_in_a_list_is_reported_and_skipped() -> None:
+    parsed = parse_responses([{"actual_answer": "a"}, response("q2")], source="resp.json")
+    assert list(parsed.responses) == ["q2"]
+    assert str(parsed.notices[0]) == "resp.json: responses[0]: question_id: missing"
+
+
+def test_response_that_is_not_a_mapping_in_a_dict_becomes_an_error_item() -> None:
+    parsed = parse_responses({"q1": "oops"}, source="resp.json")
+    assert parsed.responses["q1"].is_error
+    assert "expected a response mapping, got a str" in (parsed.responses["q1"].error or "")
+
+
+def test_duplicate_responses_keep_the_later_and_say_so() -> None:
+    parsed = parse_responses(
+        [response("q1", actual_answer="first"), response("q1", actual_answer="second")]
+    )
+    assert parsed.responses["q1"].actual_answer == "second"
+    assert parsed.notices[0].kind == "duplicate_response"
+
+
+def test_unused_response_fields_are_counted() -> None:
+    parsed = parse_responses([response("q1", timestamp=1), response("q2", timestamp=2)])
+    [notice] = parsed.notices
+    assert notice.kind == "unused_field"
+    assert notice.field == "timestamp"
+    assert "2 responses" in notice.message
+
+
+def test_broken_jsonl_line_with_readable_id_becomes_that_items_error(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text(
+        json.dumps(response("q1"))
+        + "\n"
+        + '{"question_id": "q2", "actual_answer": "cut off\n'
+        + json.dumps(response("q3"))
+        + "\n"
+    )
+    parsed = load_responses(path)
+    assert sorted(parsed.responses) == ["q1", "q2", "q3"]
+    broken = parsed.responses["q2"]
+    assert broken.is_error
+    assert broken.error is not None and "line 2" in broken.error and "invalid JSON" in broken.error
+    assert str(parsed.notices[0]).startswith(f"{path}: line 2 (question 'q2'): invalid JSON")
+
+
+def test_broken_jsonl_line_without_id_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text("{{{\n" + json.dumps(response("q1")) + "\n\n")
+    parsed = load_responses(path)
+    assert list(parsed.responses) == ["q1"]
+    assert str(parsed.notices[0]).startswith(f"{path}: line 1: invalid JSON")
+
+
+def test_responses_of_the_wrong_shape_raise() -> None:
+    with pytest.raises(InputError, match="expected a mapping of question id to response"):
+        parse_responses("nope")
+
+
+def test_parsing_never_mutates_the_input() -> None:
+    data = {"q1": {"actual_steps": [step("sparql_query", sparql(["a"], [["x"]]))]}}
+    snapshot = json.loads(json.dumps(data))
+    parse_responses(data)
+    assert data == snapshot

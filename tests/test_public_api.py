@@ -1,0 +1,65 @@
+"""The public surface: a change to it must be deliberate (httpx's test_exported_members)."""
+
+from __future__ import annotations
+
+import inspect
+
+import graphrag_eval
+
+EXPECTED = {
+    "ConfigError",
+    "EvaluationConfig",
+    "GraphragEvalError",
+    "InputError",
+    "__version__",
+    "arun_evaluation",
+    "average_precision",
+    "compute_aggregates",
+    "load_config",
+    "load_reference",
+    "load_responses",
+    "load_results",
+    "recall_at_k",
+    "run_evaluation",
+}
+
+
+def test_all_is_exactly_the_public_surface() -> None:
+    assert set(graphrag_eval.__all__) == EXPECTED
+
+
+def test_every_exported_name_exists() -> None:
+    for name in graphrag_eval.__all__:
+        assert hasattr(graphrag_eval, name), name
+
+
+def test_no_other_public_module_attributes() -> None:
+    public = {
+        name
+        for name, value in vars(graphrag_eval).items()
+        if not name.startswith("_") and not inspect.ismodule(value)
+    }
+    assert public <= EXPECTED | {"annotations"}
+
+
+def test_seed_signatures() -> None:
+    run = inspect.signature(graphrag_eval.run_evaluation)
+    assert list(run.parameters) == ["reference_qas", "chat_responses", "config"]
+    assert run.parameters["config"].default is None
+    aggregates = inspect.signature(graphrag_eval.compute_aggregates)
+    assert list(aggregates.parameters) == ["evaluation_results", "config"]
+    assert list(inspect.signature(graphrag_eval.recall_at_k).parameters) == [
+        "relevant",
+        "retrieved",
+        "k",
+    ]
+    assert list(inspect.signature(graphrag_eval.average_precision).parameters) == [
+        "relevant",
+        "retrieved",
+    ]
+    assert inspect.iscoroutinefunction(graphrag_eval.arun_evaluation)
+
+
+def test_errors_form_one_tree() -> None:
+    assert issubclass(graphrag_eval.InputError, graphrag_eval.GraphragEvalError)
+    assert issubclass(graphrag_eval.ConfigError, graphrag_eval.GraphragEvalError)
