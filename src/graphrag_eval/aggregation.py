@@ -29,6 +29,7 @@ import json
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -63,20 +64,23 @@ def compute_aggregates(
     """Aggregate per-question results per template (``per_template``), over all questions
     (``micro``) and as the mean of template means (``macro``)."""
     settings = load_config(config)
-    zero_errors = settings.aggregation.error_samples == "zero"
     declared = declared_outputs()
     keys = _collect_keys(evaluation_results, declared)
-    zeroable = _zeroable_keys(evaluation_results, keys)
-
-    by_template: dict[str, list[Mapping[str, Any]]] = {}
-    for result in evaluation_results:
-        by_template.setdefault(str(result.get("template_id")), []).append(result)
+    zeroable = (
+        _zeroable_keys(evaluation_results, keys)
+        if settings.aggregation.error_samples == "zero"
+        else {}
+    )
+    # What each question contributes is worked out once, then summed per template and overall.
+    facts = [_facts(result, keys, zeroable) for result in evaluation_results]
+    by_template: dict[str, list[_Facts]] = {}
+    for result, item in zip(evaluation_results, facts, strict=True):
+        by_template.setdefault(str(result.get("template_id")), []).append(item)
 
     per_template = {
-        template_id: _aggregate(items, keys, zeroable if zero_errors else {})
-        for template_id, items in by_template.items()
+        template_id: _aggregate(items, keys) for template_id, items in by_template.items()
     }
-    micro = _aggregate(evaluation_results, keys, zeroable if zero_errors else {})
+    micro = _aggregate(facts, keys)
     macro: dict[str, dict[str, float]] = {}
     for key, (spec, _) in keys.items():
         if spec.aggregation is not Aggregation.NUMERIC:
@@ -132,52 +136,104 @@ def _zeroable_keys(
     return zeroable
 
 
-def _aggregate(
-    items: Sequence[Mapping[str, Any]],
+_SCORED, _FAILED, _SKIPPED = "scored", "failed", "skipped"
+
+
+@dataclass(slots=True)
+class _Facts:
+    """What one question contributes to the aggregates of every group it belongs to."""
+
+    is_error: bool
+    is_missing: bool
+    values: dict[str, list[Any]]
+    coverage: dict[str, str]
+    step_names: list[str]
+    empty_steps: list[str]
+    error_steps: list[str]
+
+
+def _facts(
+    item: Mapping[str, Any],
     keys: Mapping[str, tuple[OutputKey, bool]],
     zeroable: Mapping[str, OutputKey],
-) -> dict[str, Any]:
-    successes = [item for item in items if item.get("status") != "error"]
-    errors = [item for item in items if item.get("status") == "error"]
-    out: dict[str, Any] = {
-        "number_of_error_samples": len(errors),
-        "number_of_success_samples": len(successes),
-        "number_of_missing_samples": sum(1 for item in errors if item.get("missing_response")),
-    }
-    values: dict[str, list[Any]] = {name: [] for name in keys}
-    coverage = {name: {"scored": 0, "failed": 0, "skipped": 0} for name in keys}
-    for item in successes:
-        steps = [s for s in item.get("actual_steps") or () if isinstance(s, Mapping)]
-        for name, (spec, on_steps) in keys.items():
-            sources = steps if on_steps else [item]
-            found = [source[name] for source in sources if name in source]
-            values[name].extend(found)
-            if found:
-                coverage[name]["scored"] += 1
-            elif any(key in source for source in sources for key in spec.error_keys):
-                coverage[name]["failed"] += 1
-            else:
-                coverage[name]["skipped"] += 1
-    for item in errors:
+) -> _Facts:
+    is_error = item.get("status") == "error"
+    values: dict[str, list[Any]] = {}
+    coverage: dict[str, str] = {}
+    names: list[str] = []
+    empty: list[str] = []
+    errors: list[str] = []
+    if is_error:
         for name in keys:
             zero = zeroable.get(name)
             if zero is not None and all(field in item for field in zero.requires):
-                values[name].append(0)
-                coverage[name]["scored"] += 1
+                values[name] = [0]
+                coverage[name] = _SCORED
             else:
-                coverage[name]["skipped"] += 1
-
-    for name, (spec, _) in keys.items():
-        if spec.aggregation is Aggregation.LABEL:
-            if values[name]:
-                out[name] = dict(Counter(str(value) for value in values[name]))
+                coverage[name] = _SKIPPED
+        return _Facts(True, bool(item.get("missing_response")), values, coverage, [], [], [])
+    steps = [s for s in item.get("actual_steps") or () if isinstance(s, Mapping)]
+    for name, (spec, on_steps) in keys.items():
+        sources = steps if on_steps else [item]
+        found = [source[name] for source in sources if name in source]
+        if found:
+            values[name] = found
+            coverage[name] = _SCORED
+        elif any(key in source for source in sources for key in spec.error_keys):
+            coverage[name] = _FAILED
+        else:
+            coverage[name] = _SKIPPED
+    for step in steps:
+        step_name = step.get("name")
+        if not isinstance(step_name, str):
             continue
-        numbers = [value for value in values[name] if _is_number(value)]
+        names.append(step_name)
+        if step.get("status") == "error":
+            errors.append(step_name)
+        elif step.get("status") == "success" and is_empty_output(step.get("output")):
+            empty.append(step_name)
+    return _Facts(False, False, values, coverage, names, empty, errors)
+
+
+def _aggregate(
+    items: Sequence[_Facts], keys: Mapping[str, tuple[OutputKey, bool]]
+) -> dict[str, Any]:
+    errors = [item for item in items if item.is_error]
+    out: dict[str, Any] = {
+        "number_of_error_samples": len(errors),
+        "number_of_success_samples": len(items) - len(errors),
+        "number_of_missing_samples": sum(1 for item in errors if item.is_missing),
+    }
+    coverage = {name: {_SCORED: 0, _FAILED: 0, _SKIPPED: 0} for name in keys}
+    for item in items:
+        for name, status in item.coverage.items():
+            coverage[name][status] += 1
+    for name, (spec, _) in keys.items():
+        values = [value for item in items for value in item.values.get(name, ())]
+        if spec.aggregation is Aggregation.LABEL:
+            if values:
+                out[name] = dict(Counter(str(value) for value in values))
+            continue
+        numbers = [value for value in values if _is_number(value)]
         if numbers:
             out[name] = _statistics(numbers)
         elif spec.always:
             out[name] = {"sum": 0, "mean": 0, "median": 0, "min": 0, "max": 0}
-    out["steps"] = _step_counts(successes)
+    total: Counter[str] = Counter()
+    once: Counter[str] = Counter()
+    empty: Counter[str] = Counter()
+    failed: Counter[str] = Counter()
+    for item in items:
+        total.update(item.step_names)
+        once.update(set(item.step_names))
+        empty.update(item.empty_steps)
+        failed.update(item.error_steps)
+    out["steps"] = {
+        "total": dict(total),
+        "once_per_sample": dict(once),
+        "empty_results": dict(empty),
+        "errors": dict(failed),
+    }
     out["coverage"] = coverage
     return out
 
@@ -189,32 +245,6 @@ def _statistics(numbers: Sequence[int | float]) -> dict[str, int | float]:
         "median": statistics.median(numbers),
         "min": min(numbers),
         "max": max(numbers),
-    }
-
-
-def _step_counts(items: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
-    total: Counter[str] = Counter()
-    once: Counter[str] = Counter()
-    empty: Counter[str] = Counter()
-    errors: Counter[str] = Counter()
-    for item in items:
-        names: set[str] = set()
-        for step in item.get("actual_steps") or ():
-            if not isinstance(step, Mapping) or not isinstance(step.get("name"), str):
-                continue
-            name = step["name"]
-            total[name] += 1
-            names.add(name)
-            if step.get("status") == "error":
-                errors[name] += 1
-            elif step.get("status") == "success" and is_empty_output(step.get("output")):
-                empty[name] += 1
-        once.update(names)
-    return {
-        "total": dict(total),
-        "once_per_sample": dict(once),
-        "empty_results": dict(empty),
-        "errors": dict(errors),
     }
 
 

@@ -153,12 +153,21 @@ async def evaluate(
             result = await evaluate_item(
                 question, response_set.responses.get(question.id), metrics, settings
             )
+        _release(question)
         if on_item is not None:
             on_item(result)
         return result
 
     results = await asyncio.gather(*(run_one(question) for question in questions))
     return EvaluationRun(results=list(results), diagnostics=diagnostics, config=settings)
+
+
+def _release(question: ReferenceQuestion) -> None:
+    """Drop what match rules derived from the question's steps (parsed outputs): the item is
+    done, and a large dataset should not keep every parsed result alive."""
+    for group in question.reference_steps or ():
+        for step in group:
+            step.memo.clear()
 
 
 async def evaluate_item(

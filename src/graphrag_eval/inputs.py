@@ -192,6 +192,9 @@ class ReferenceStep:
     raw: Mapping[str, Any]
     location: str
     problem: str | None = None
+    memo: dict[str, Any] = field(default_factory=dict, repr=False)
+    """Work derived from this step's data (a parsed output), kept by match rules so it is
+    done once; never part of the input."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -472,6 +475,8 @@ class ActualStep:
     execution_timestamp: Any
     raw: Any
     problem: str | None = None
+    memo: dict[str, Any] = field(default_factory=dict, repr=False)
+    """Work derived from this step's output, kept by match rules so it is done once."""
 
     @property
     def succeeded(self) -> bool:

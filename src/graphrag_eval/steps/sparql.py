@@ -25,22 +25,22 @@ influence the comparison.
 
 from __future__ import annotations
 
-import itertools
-import json
 import math
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import lru_cache
 from typing import Any, Final
+
+import msgspec
 
 __all__ = [
     "ABS_TOLERANCE",
     "SparqlResults",
     "compare_sparql_results",
     "parse_sparql_results",
+    "prepare_reference",
 ]
 
 ABS_TOLERANCE: Final = 1e-8
@@ -91,16 +91,44 @@ _TRUE, _FALSE = _Boolean(True), _Boolean(False)
 @dataclass(frozen=True, slots=True)
 class SparqlResults:
     """A parsed SPARQL JSON result: ``boolean`` for ASK, else ``vars`` and one tuple of
-    normalised cells per variable in ``columns``."""
+    normalised cells per variable in ``columns``. ``numbers`` holds each column's numeric
+    cells and ``real_columns`` the columns with a non-integer, so the comparison need not scan
+    the cells again."""
 
     vars: tuple[str, ...]
     columns: Mapping[str, tuple[Cell, ...]]
     row_count: int
     boolean: bool | None = None
+    numbers: Mapping[str, frozenset[int | float]] = field(default_factory=dict, compare=False)
+    real_columns: frozenset[str] = field(default=frozenset(), compare=False)
+    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+    """Work on this result that does not depend on the other side (reference signatures)."""
 
     @property
     def is_ask(self) -> bool:
         return self.boolean is not None
+
+
+class _Term(msgspec.Struct, gc=False):  # holds strings only: no need for the GC to track it
+    value: str
+    datatype: str | None = None
+
+
+class _Results(msgspec.Struct):
+    bindings: list[dict[str, _Term]]
+
+
+class _Head(msgspec.Struct):
+    vars: list[str] | None = None
+
+
+class _Document(msgspec.Struct):
+    head: _Head | None = None
+    results: _Results | None = None
+    boolean: bool | None = None
+
+
+_DECODER = msgspec.json.Decoder(_Document)
 
 
 def parse_sparql_results(value: str | Mapping[str, Any]) -> SparqlResults:
@@ -109,73 +137,69 @@ def parse_sparql_results(value: str | Mapping[str, Any]) -> SparqlResults:
     Raises ``ValueError`` with a short reason when it is not such a document (for example a
     DESCRIBE result in Turtle, or an error message).
     """
-    if isinstance(value, str):
-        return _parse_text(value)
-    if isinstance(value, Mapping):
-        return _parse_document(value)
-    raise ValueError(f"expected SPARQL results JSON text, got {type(value).__name__}")
-
-
-@lru_cache(maxsize=512)
-def _parse_text(text: str) -> SparqlResults:
     try:
-        document = json.loads(text)
-    except json.JSONDecodeError:
+        if isinstance(value, str):
+            document = _DECODER.decode(value)
+        elif isinstance(value, Mapping):
+            document = msgspec.convert(value, _Document)
+        else:
+            raise ValueError(f"expected SPARQL results JSON text, got {type(value).__name__}")
+    except msgspec.DecodeError as exc:
+        if isinstance(exc, msgspec.ValidationError):
+            raise ValueError(f"not SPARQL results JSON: {exc}") from None
         raise ValueError("not JSON (a DESCRIBE/CONSTRUCT result or an error text?)") from None
-    if not isinstance(document, Mapping):
-        raise ValueError("not a SPARQL results JSON object")
-    return _parse_document(document)
+    return _from_document(document)
 
 
-def _parse_document(document: Mapping[str, Any]) -> SparqlResults:
-    head = document.get("head", {})
-    if not isinstance(head, Mapping):
-        raise ValueError("'head' is not an object")
-    if "boolean" in document:
-        if not isinstance(document["boolean"], bool):
-            raise ValueError("'boolean' is not true or false")
-        return SparqlResults(vars=(), columns={}, row_count=0, boolean=document["boolean"])
-    results = document.get("results")
-    if not isinstance(results, Mapping) or not isinstance(results.get("bindings"), list):
+def _from_document(document: _Document) -> SparqlResults:
+    if document.boolean is not None:
+        return SparqlResults(vars=(), columns={}, row_count=0, boolean=document.boolean)
+    if document.results is None:
         raise ValueError("neither 'boolean' nor 'results.bindings' present")
-    bindings: list[Any] = results["bindings"]
-    declared = head.get("vars")
+    bindings = document.results.bindings
+    declared = document.head.vars if document.head is not None else None
     if declared is None:
         names: dict[str, None] = {}
         for binding in bindings:
-            if isinstance(binding, Mapping):
-                names.update(dict.fromkeys(binding))
+            names.update(dict.fromkeys(binding))
         variables = tuple(names)
-    elif isinstance(declared, list) and all(isinstance(v, str) for v in declared):
-        variables = tuple(dict.fromkeys(declared))  # a repeated name is one column
     else:
-        raise ValueError("'head.vars' is not a list of names")
-    cells: dict[str, list[Cell]] = {var: [] for var in variables}
-    pairs = list(cells.items())
-    for row, binding in enumerate(bindings):
-        if not isinstance(binding, Mapping):
-            raise ValueError(f"binding {row} is not an object")
-        for var, column in pairs:
+        variables = tuple(dict.fromkeys(declared))  # a repeated name is one column
+    columns: dict[str, tuple[Cell, ...]] = {}
+    numbers: dict[str, frozenset[int | float]] = {}
+    real_columns: set[str] = set()
+    for var in variables:
+        # This loop runs once per cell: keep the common path (no datatype) inline.
+        column: list[Cell] = []
+        append = column.append
+        found: set[int | float] = set()
+        for binding in bindings:
             term = binding.get(var)
-            column.append(None if term is None else _cell(term))
+            if term is None:
+                append(None)
+            elif term.datatype is None:
+                append(term.value)
+            else:
+                cell = _typed(term.value, term.datatype)
+                append(cell)
+                if type(cell) is int:
+                    found.add(cell)
+                elif type(cell) is float:
+                    found.add(cell)
+                    real_columns.add(var)
+        columns[var] = tuple(column)
+        numbers[var] = frozenset(found)
     return SparqlResults(
         vars=variables,
-        columns={var: tuple(column) for var, column in cells.items()},
+        columns=columns,
         row_count=len(bindings),
+        numbers=numbers,
+        real_columns=frozenset(real_columns),
     )
 
 
-def _cell(term: Any) -> Cell:
-    if not isinstance(term, Mapping):
-        raise ValueError("a bound value is not an RDF term object")
-    value = term.get("value")
-    if not isinstance(value, str):
-        raise ValueError("an RDF term has no string 'value'")
-    datatype = term.get("datatype")
-    if datatype is None:
-        return value
-    if not isinstance(datatype, str):
-        raise ValueError("an RDF term's 'datatype' is not a string")
+def _typed(value: str, datatype: str) -> Cell:
+    """A typed literal as a comparable value (see the module docs)."""
     if datatype in _INTEGER_TYPES:
         try:
             return int(value.strip())
@@ -200,29 +224,21 @@ def _cell(term: Any) -> Cell:
 # Comparison
 
 
-Normalizer = Callable[[Sequence[Any]], Hashable]
+Normalizer = Callable[[Iterable[Any]], Hashable]
 
 
-def _as_sequence(rows: Sequence[Any]) -> Hashable:
-    return tuple(rows)
-
-
-def _as_sequence_without_repeats(rows: Sequence[Any]) -> Hashable:
+def _as_sequence_without_repeats(rows: Iterable[Any]) -> Hashable:
     return tuple(dict.fromkeys(rows))
 
 
-def _as_set(rows: Sequence[Any]) -> Hashable:
-    return frozenset(rows)
-
-
-def _as_multiset(rows: Sequence[Any]) -> Hashable:
+def _as_multiset(rows: Iterable[Any]) -> Hashable:
     return frozenset(Counter(rows).items())
 
 
 def _normalizer(ordered: bool, ignore_duplicates: bool) -> Normalizer:
     if ordered:
-        return _as_sequence_without_repeats if ignore_duplicates else _as_sequence
-    return _as_set if ignore_duplicates else _as_multiset
+        return _as_sequence_without_repeats if ignore_duplicates else tuple
+    return frozenset if ignore_duplicates else _as_multiset
 
 
 def compare_sparql_results(
@@ -261,13 +277,12 @@ def compare_sparql_results(
     if not required:
         return 1
 
-    ref_columns = [ref.columns[name] for name in required]
-    act_columns = [act.columns[name] for name in act.vars]
-    ref_columns, act_columns = _canonical_numbers(ref_columns, act_columns)
     normalize = _normalizer(ordered, ignore_duplicates)
+    ref_side = _reference_side(ref, required, normalize)
+    act_columns = _actual_columns(act, ref_side)
     return int(
         _assignment_exists(
-            ref_columns,
+            ref_side,
             act_columns,
             normalize,
             check_partial=not (ordered and not ignore_duplicates),
@@ -275,73 +290,86 @@ def compare_sparql_results(
     )
 
 
-def _assignment_exists(
-    ref_columns: list[tuple[Cell, ...]],
-    act_columns: list[tuple[Cell, ...]],
-    normalize: Normalizer,
+@dataclass(frozen=True, slots=True)
+class _ReferenceSide:
+    """What the comparison needs of the reference for one (required columns, mode): it does
+    not depend on the actual result, so it is computed once per reference."""
+
+    columns: list[tuple[Cell, ...]]
+    signatures: list[Hashable]
+    numbers: frozenset[int | float]
+    sorted_numbers: list[int | float]
+    representatives: list[int | float]
+    mapping: dict[int | float, int | float]
+    """Reference numbers replaced by their group's representative (equal within tolerance)."""
+    has_real: bool
+    prefix_norms: dict[tuple[int, ...], Hashable] = field(default_factory=dict)
+    """Normalised rows projected on column prefixes, as the search asks for them."""
+
+
+def prepare_reference(
+    reference: SparqlResults,
+    required_columns: Sequence[str] | None = None,
     *,
-    check_partial: bool,
-) -> bool:
-    """Backtracking search for an injective column assignment, pruned by signatures."""
-    by_signature: dict[Hashable, list[int]] = {}
-    for index, column in enumerate(act_columns):
-        by_signature.setdefault(normalize(column), []).append(index)
-    candidates: list[list[int]] = []
-    for column in ref_columns:
-        found = by_signature.get(normalize(column))
-        if not found:
-            return False
-        candidates.append(found)
-    # Identical actual columns are interchangeable: try one of each content at a level.
-    content_ids: dict[tuple[Cell, ...], int] = {}
-    content_of = [content_ids.setdefault(column, len(content_ids)) for column in act_columns]
-    # Most constrained reference columns first.
-    order = sorted(range(len(ref_columns)), key=lambda r: len(candidates[r]))
-    ref_prefix_norms: dict[int, Hashable] = {}
-
-    def ref_norm(depth: int) -> Hashable:
-        if depth not in ref_prefix_norms:
-            columns = [ref_columns[order[d]] for d in range(depth + 1)]
-            ref_prefix_norms[depth] = normalize(list(zip(*columns, strict=True)))
-        return ref_prefix_norms[depth]
-
-    used: list[bool] = [False] * len(act_columns)
-    chosen: list[int] = []
-
-    def search(depth: int) -> bool:
-        if depth == len(order):
-            return True
-        tried_contents: set[int] = set()
-        for act_index in candidates[order[depth]]:
-            if used[act_index] or content_of[act_index] in tried_contents:
-                continue
-            tried_contents.add(content_of[act_index])
-            chosen.append(act_index)
-            if (
-                depth == 0
-                or not check_partial
-                or _prefix_matches([act_columns[a] for a in chosen], ref_norm(depth), normalize)
-            ):
-                used[act_index] = True
-                if search(depth + 1):
-                    return True
-                used[act_index] = False
-            chosen.pop()
-        return False
-
-    return search(0)
+    ordered: bool = False,
+    ignore_duplicates: bool = True,
+) -> None:
+    """Do now the reference's share of :func:`compare_sparql_results` for these settings
+    (number grouping, column signatures); it is kept on ``reference`` for later comparisons."""
+    if reference.is_ask or reference.row_count == 0:
+        return
+    required = tuple(required_columns) if required_columns is not None else reference.vars
+    if all(name in reference.columns for name in required):
+        _reference_side(reference, required, _normalizer(ordered, ignore_duplicates))
 
 
-def _prefix_matches(
-    columns: list[tuple[Cell, ...]], reference_norm: Hashable, normalize: Normalizer
-) -> bool:
-    return normalize(list(zip(*columns, strict=True))) == reference_norm
+def _reference_side(
+    ref: SparqlResults, required: tuple[str, ...], normalize: Normalizer
+) -> _ReferenceSide:
+    key = (required, normalize)
+    cached: _ReferenceSide | None = ref.memo.get(key)
+    if cached is not None:
+        return cached
+    numbers = frozenset().union(*(ref.numbers.get(name, frozenset()) for name in required))
+    sorted_numbers = sorted(numbers)
+    representatives: list[int | float] = []
+    mapping: dict[int | float, int | float] = {}
+    if sorted_numbers:
+        representative = previous = sorted_numbers[0]
+        representatives.append(representative)
+        for number in sorted_numbers[1:]:
+            # Most neighbours are far apart: tell so without the full check (and without
+            # function calls: this runs once per reference number). As previous <= number,
+            # max(|previous|, |number|) is max(number, -previous).
+            try:
+                gap = number - previous
+                larger = number if number > -previous else -previous
+                far = gap > ABS_TOLERANCE and gap > REL_TOLERANCE * larger
+            except OverflowError:
+                far = False
+            if far or not _close(previous, number):
+                representative = number
+            else:
+                mapping[number] = representative
+            representatives.append(representative)
+            previous = number
+    columns = [_remap(ref.columns[name], ref.numbers.get(name), mapping) for name in required]
+    side = _ReferenceSide(
+        columns=columns,
+        signatures=[normalize(column) for column in columns],
+        numbers=numbers,
+        sorted_numbers=sorted_numbers,
+        representatives=representatives,
+        mapping=mapping,
+        has_real=any(name in ref.real_columns for name in required),
+    )
+    ref.memo[key] = side
+    return side
 
 
-def _canonical_numbers(
-    ref_columns: list[tuple[Cell, ...]], act_columns: list[tuple[Cell, ...]]
-) -> tuple[list[tuple[Cell, ...]], list[tuple[Cell, ...]]]:
-    """Replace numbers that are equal within tolerance by one representative.
+def _actual_columns(act: SparqlResults, ref: _ReferenceSide) -> list[tuple[Cell, ...]]:
+    """The actual columns with numbers replaced by the representative of the reference number
+    they equal within tolerance.
 
     Tolerant equality does not hash; after this step plain ``==`` and hashing give the
     tolerant comparison. The reference's numbers are sorted and consecutive values within
@@ -349,55 +377,115 @@ def _canonical_numbers(
     apart); each actual number then takes the representative of the nearest reference number
     within tolerance, if any. Representatives come from the reference alone, so one actual
     cell's value never changes how another is compared (extra actual columns stay inert).
-    Only needed when a non-integer is present.
     """
-    ref_set = _numbers(ref_columns)
-    if not ref_set:
-        return ref_columns, act_columns
-    act_set = _numbers(act_columns)
-    if not any(type(number) is float for number in itertools.chain(ref_set, act_set)):
-        return ref_columns, act_columns  # integers are exact
-    ref_numbers = sorted(ref_set)
-    mapping: dict[int | float, int | float] = {}
-    representative = previous = ref_numbers[0]
-    representatives: list[int | float] = [representative]
-    for number in ref_numbers[1:]:
-        if _close(previous, number):
-            mapping[number] = representative
-        else:
-            representative = number
-        representatives.append(representative)
-        previous = number
-    for number in act_set:
-        if number in ref_set:
-            continue  # equal to a reference number: shares its mapping
-        position = bisect_left(ref_numbers, number)
+    columns = [act.columns[name] for name in act.vars]
+    if not ref.numbers or not (ref.has_real or act.real_columns):
+        return columns  # no numbers to compare, or only integers, which are exact
+    act_numbers = frozenset().union(*act.numbers.values())
+    mapping = {n: ref.mapping[n] for n in act_numbers & ref.mapping.keys()}
+    for number in act_numbers - ref.numbers:
+        position = bisect_left(ref.sorted_numbers, number)
         near = [
             index
             for index in (position - 1, position)
-            if 0 <= index < len(ref_numbers) and _close(ref_numbers[index], number)
+            if 0 <= index < len(ref.sorted_numbers) and _close(ref.sorted_numbers[index], number)
         ]
         if near:
-            nearest = min(near, key=lambda index: _difference(ref_numbers[index], number))
-            mapping[number] = representatives[nearest]
+            nearest = min(near, key=lambda index: _difference(ref.sorted_numbers[index], number))
+            mapping[number] = ref.representatives[nearest]
     if not mapping:
-        return ref_columns, act_columns
-
-    def remap(column: tuple[Cell, ...]) -> tuple[Cell, ...]:
-        if not any(type(cell) in (int, float) and cell in mapping for cell in column):
-            return column
-        return tuple(
-            mapping.get(cell, cell) if type(cell) in (int, float) else cell  # type: ignore[call-overload]
-            for cell in column
-        )
-
-    return [remap(c) for c in ref_columns], [remap(c) for c in act_columns]
+        return columns
+    return [
+        _remap(column, act.numbers.get(name), mapping)
+        for name, column in zip(act.vars, columns, strict=True)
+    ]
 
 
-def _numbers(columns: list[tuple[Cell, ...]]) -> set[int | float]:
-    return {
-        cell for column in columns for cell in column if type(cell) is float or type(cell) is int
-    }
+def _remap(
+    column: tuple[Cell, ...],
+    numbers: frozenset[int | float] | None,
+    mapping: Mapping[int | float, int | float],
+) -> tuple[Cell, ...]:
+    if not numbers or not mapping or numbers.isdisjoint(mapping.keys()):
+        return column
+    return tuple(
+        mapping.get(cell, cell) if type(cell) is int or type(cell) is float else cell
+        for cell in column
+    )
+
+
+def _assignment_exists(
+    ref: _ReferenceSide,
+    act_columns: list[tuple[Cell, ...]],
+    normalize: Normalizer,
+    *,
+    check_partial: bool,
+) -> bool:
+    """Backtracking search for an injective column assignment, pruned by signatures.
+
+    A partial assignment is checked only once the search has had a choice to make: before
+    that, every level had a single candidate, and only the final check can fail.
+    """
+    by_signature: dict[Hashable, list[int]] = {}
+    for index, column in enumerate(act_columns):
+        by_signature.setdefault(normalize(column), []).append(index)
+    candidates: list[list[int]] = []
+    for signature in ref.signatures:
+        found = by_signature.get(signature)
+        if not found:
+            return False
+        candidates.append(found)
+    # Identical actual columns are interchangeable: try one of each content at a level.
+    content_ids: dict[tuple[Cell, ...], int] = {}
+    content_of = [content_ids.setdefault(column, len(content_ids)) for column in act_columns]
+    # Most constrained reference columns first.
+    order = sorted(range(len(ref.columns)), key=lambda r: len(candidates[r]))
+    last = len(order) - 1
+
+    def ref_norm(depth: int) -> Hashable:
+        prefix = tuple(order[: depth + 1])
+        norm = ref.prefix_norms.get(prefix)
+        if norm is None:
+            columns = [ref.columns[r] for r in prefix]
+            norm = ref.prefix_norms[prefix] = normalize(zip(*columns, strict=True))
+        return norm
+
+    used: list[bool] = [False] * len(act_columns)
+    chosen: list[int] = []
+
+    def search(depth: int, branched: bool) -> bool:
+        if depth > last:
+            return True
+        options: list[int] = []
+        contents: set[int] = set()
+        for act_index in candidates[order[depth]]:
+            if not used[act_index] and content_of[act_index] not in contents:
+                contents.add(content_of[act_index])
+                options.append(act_index)
+        branched = branched or len(options) > 1
+        for act_index in options:
+            chosen.append(act_index)
+            fits = (
+                depth == 0  # one column: its signature already says it fits
+                or not check_partial
+                or not (branched or depth == last)
+                or _prefix_matches([act_columns[a] for a in chosen], ref_norm(depth), normalize)
+            )
+            if fits:
+                used[act_index] = True
+                if search(depth + 1, branched):
+                    return True
+                used[act_index] = False
+            chosen.pop()
+        return False
+
+    return search(0, False)
+
+
+def _prefix_matches(
+    columns: list[tuple[Cell, ...]], reference_norm: Hashable, normalize: Normalizer
+) -> bool:
+    return normalize(zip(*columns, strict=True)) == reference_norm
 
 
 def _difference(a: int | float, b: int | float) -> float | Fraction:
