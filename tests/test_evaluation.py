@@ -418,3 +418,38 @@ def test_no_reference_retrieval_step_means_no_context_metrics() -> None:
         },
     )
     assert not any(key.startswith("retrieval_context") for key in result["actual_steps"][0])
+
+
+def test_prepared_reference_can_be_evaluated_again() -> None:
+    # Parsed reference outputs are released after each item; a second run over the same
+    # prepared questions must parse them again and score the same.
+    from graphrag_eval.evaluation import evaluate, prepare_reference
+
+    questions = prepare_reference(SIMPLE_REFERENCE)
+    first = asyncio.run(evaluate(questions, SIMPLE_RESPONSES))
+    second = asyncio.run(evaluate(questions, SIMPLE_RESPONSES))
+    assert [r["steps_score"] for r in first.results] == [1.0, 0.0]
+    assert first.results == second.results
+
+
+def test_one_actual_step_against_several_reference_steps() -> None:
+    reference = dataset(
+        question("q1", [[sparql_ref(sparql(["a"], [["x"]])), sparql_ref(sparql(["b"], [["x"]]))]])
+    )
+    [result] = run_evaluation(
+        reference, {"q1": response("q1", [step("sparql_query", sparql(["c"], [["x"]]), "s")])}
+    )
+    assert result["steps_score"] == 0.5  # the one actual step matches one of the two
+
+
+def test_results_do_not_depend_on_keeping_parsed_references(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Datasets too large to keep their parsed reference outputs are parsed again per item.
+    from graphrag_eval import evaluation
+
+    reference = load_reference(EXAMPLES / "reference.yaml")
+    responses = load_responses(EXAMPLES / "responses.jsonl")
+    kept = run_evaluation(reference, responses)
+    monkeypatch.setattr(evaluation, "PREPARED_OUTPUTS_BUDGET_BYTES", 0)
+    assert run_evaluation(reference, responses) == kept

@@ -71,6 +71,12 @@ class EvaluationRun:
     config: EvaluationConfig
 
 
+PREPARED_OUTPUTS_BUDGET_BYTES = 64 * 2**20
+"""Reference outputs parsed while validating the dataset are kept for scoring (which then only
+parses the actual side) while their text totals at most this much; a larger dataset's are
+dropped after validation and parsed again as each item is scored, to bound memory."""
+
+
 def prepare_reference(
     reference: ReferenceSource, diagnostics: Diagnostics | None = None
 ) -> list[ReferenceQuestion]:
@@ -78,13 +84,31 @@ def prepare_reference(
     if isinstance(reference, list) and reference and isinstance(reference[0], ReferenceQuestion):
         return reference
     if isinstance(reference, str | Path):
-        return parse_reference(
+        questions = parse_reference(
             load_reference(reference),
             source=str(reference),
             check_step=check_reference_step,
             diagnostics=diagnostics,
         )
-    return parse_reference(reference, check_step=check_reference_step, diagnostics=diagnostics)
+    else:
+        questions = parse_reference(
+            reference, check_step=check_reference_step, diagnostics=diagnostics
+        )
+    _bound_prepared_outputs(questions)
+    return questions
+
+
+def _bound_prepared_outputs(questions: Sequence[ReferenceQuestion]) -> None:
+    prepared = [
+        step
+        for question in questions
+        for group in question.reference_steps or ()
+        for step in group
+        if step.memo
+    ]
+    if sum(len(str(step.output)) for step in prepared) > PREPARED_OUTPUTS_BUDGET_BYTES:
+        for step in prepared:
+            step.memo.clear()
 
 
 def prepare_responses(responses: ResponsesSource) -> ResponseSet:
@@ -153,7 +177,7 @@ async def evaluate(
             result = await evaluate_item(
                 question, response_set.responses.get(question.id), metrics, settings
             )
-        _release(question)
+        _release(question, response_set.responses.get(question.id))
         if on_item is not None:
             on_item(result)
         return result
@@ -162,12 +186,14 @@ async def evaluate(
     return EvaluationRun(results=list(results), diagnostics=diagnostics, config=settings)
 
 
-def _release(question: ReferenceQuestion) -> None:
-    """Drop what match rules derived from the question's steps (parsed outputs): the item is
+def _release(question: ReferenceQuestion, response: Response | None) -> None:
+    """Drop what match rules derived from the item's steps (parsed outputs): the item is
     done, and a large dataset should not keep every parsed result alive."""
     for group in question.reference_steps or ():
-        for step in group:
-            step.memo.clear()
+        for reference_step in group:
+            reference_step.memo.clear()
+    for actual_step in (response.actual_steps if response is not None else None) or ():
+        actual_step.memo.clear()
 
 
 async def evaluate_item(

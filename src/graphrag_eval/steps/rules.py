@@ -20,7 +20,12 @@ from typing import Any
 
 from graphrag_eval.inputs import ActualStep, ReferenceStep
 from graphrag_eval.steps.retrieval import context_key, parse_contexts, recall_at_k
-from graphrag_eval.steps.sparql import compare_sparql_results, parse_sparql_results
+from graphrag_eval.steps.sparql import (
+    SparqlResults,
+    compare_sparql_results,
+    parse_sparql_results,
+    prepare_reference,
+)
 from graphrag_eval.steps.timeseries import (
     check_data_points_reference,
     data_points_match,
@@ -111,7 +116,12 @@ def _is_sparql_reference(ref: ReferenceStep) -> bool:
     return ref.name == "sparql_query" and ref.output_media_type == SPARQL_JSON_MEDIA_TYPE
 
 
+_SPARQL = "sparql_results"  # the memo key of a step's parsed SPARQL output
+
+
 def _check_sparql(ref: ReferenceStep) -> str | None:
+    """Parse and prepare the reference result once, when the dataset is loaded; it is kept
+    on the step until the item has been evaluated."""
     if not _is_sparql_reference(ref):
         return None
     try:
@@ -122,7 +132,35 @@ def _check_sparql(ref: ReferenceStep) -> str | None:
         missing = [c for c in ref.required_columns if c not in parsed.columns]
         if missing:
             return f"required_columns {', '.join(missing)} not among the output's head.vars"
+    prepare_reference(
+        parsed,
+        ref.required_columns,
+        ordered=ref.ordered,
+        ignore_duplicates=ref.ignore_duplicates,
+    )
+    ref.memo[_SPARQL] = parsed
     return None
+
+
+def _score_sparql(ref: ReferenceStep, act: ActualStep) -> float:
+    reference: SparqlResults | None = ref.memo.get(_SPARQL)
+    if reference is None:  # checked at load, but released after an earlier evaluation
+        reference = ref.memo[_SPARQL] = parse_sparql_results(ref.output)
+    if _SPARQL not in act.memo:  # one actual step may be compared with several references
+        try:
+            act.memo[_SPARQL] = parse_sparql_results(act.output)
+        except ValueError:
+            act.memo[_SPARQL] = None  # not SPARQL results JSON: scores 0 against any reference
+    actual: SparqlResults | None = act.memo[_SPARQL]
+    if actual is None:
+        return 0.0
+    return compare_sparql_results(
+        reference,
+        actual,
+        ref.required_columns,
+        ordered=ref.ordered,
+        ignore_duplicates=ref.ignore_duplicates,
+    )
 
 
 register_step_rule(
@@ -130,13 +168,7 @@ register_step_rule(
         name="sparql_results",
         priority=10,
         applies=lambda ref, act: _is_sparql_reference(ref) and act.name == "sparql_query",
-        score=lambda ref, act: compare_sparql_results(
-            ref.output,
-            act.output,
-            ref.required_columns,
-            ordered=ref.ordered,
-            ignore_duplicates=ref.ignore_duplicates,
-        ),
+        score=_score_sparql,
         check_reference=_check_sparql,
     )
 )
