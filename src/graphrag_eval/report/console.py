@@ -15,6 +15,7 @@ from graphrag_eval.metrics.usage import USAGE_KEYS
 __all__ = ["format_number", "print_notices", "print_summary"]
 
 _NOTICE_LIMIT = 10
+_WIDE = 110  # terminal columns from which the summary shows median and macro mean too
 
 
 def format_number(value: Any) -> str:
@@ -55,9 +56,16 @@ def print_summary(console: Console, aggregates: Mapping[str, Any]) -> None:
     keys = _metric_keys(micro)
     questions = micro["number_of_success_samples"] + micro["number_of_error_samples"]
 
+    # On a narrow terminal keep the columns that matter most; the rest is in aggregates.yaml.
+    wide = console.width >= _WIDE
+    columns = (
+        ("mean", "median", "min", "max", "macro mean", "scored")
+        if wide
+        else ("mean", "min", "max", "scored")
+    )
     overall = Table(title="Metrics over all questions", title_justify="left")
     overall.add_column("metric", overflow="fold")
-    for column in ("mean", "median", "min", "max", "macro mean", "scored"):
+    for column in columns:
         overall.add_column(column, justify="right")
     for key in keys:
         stats = micro[key]
@@ -65,15 +73,15 @@ def print_summary(console: Console, aggregates: Mapping[str, Any]) -> None:
         scored = f"{counts.get('scored', 0)}/{questions}"
         if counts.get("failed"):
             scored += f" ({counts['failed']} failed)"
-        overall.add_row(
-            key,
-            format_number(stats["mean"]),
-            format_number(stats["median"]),
-            format_number(stats["min"]),
-            format_number(stats["max"]),
-            format_number(macro.get(key, {}).get("mean", "")),
-            scored,
-        )
+        cells = {
+            "mean": format_number(stats["mean"]),
+            "median": format_number(stats["median"]),
+            "min": format_number(stats["min"]),
+            "max": format_number(stats["max"]),
+            "macro mean": format_number(macro.get(key, {}).get("mean", "")),
+            "scored": scored,
+        }
+        overall.add_row(key, *(cells[column] for column in columns))
     console.print(overall)
 
     declared = declared_outputs()
