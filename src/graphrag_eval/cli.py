@@ -37,7 +37,7 @@ from graphrag_eval.evaluation import (
     prepare_responses,
 )
 from graphrag_eval.files import dump_yaml, write_json_lines, write_text_atomic
-from graphrag_eval.inputs import Diagnostics, Notice
+from graphrag_eval.inputs import Diagnostics, Notice, count_kinds
 from graphrag_eval.report.console import print_notices, print_summary
 
 __all__ = ["answer_correctness_main", "cli", "main"]
@@ -204,9 +204,6 @@ def _run_summary(
     notices: Sequence[Notice],
     elapsed_s: float,
 ) -> dict[str, Any]:
-    counts: dict[str, int] = {}
-    for notice in notices:
-        counts[notice.kind] = counts.get(notice.kind, 0) + 1
     return {
         "graphrag_eval_version": __version__,
         "reference": str(reference),
@@ -218,7 +215,7 @@ def _run_summary(
         "error_samples": sum(1 for r in results if r.get("status") == "error"),
         "missing_responses": sum(1 for r in results if r.get("missing_response")),
         "elapsed_sec": round(elapsed_s, 3),
-        "input_problems": counts,
+        "input_problems": count_kinds(notices),
         "notices": [str(notice) for notice in notices],
     }
 

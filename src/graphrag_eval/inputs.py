@@ -17,6 +17,7 @@ results can copy it faithfully.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -37,6 +38,7 @@ __all__ = [
     "ReferenceStep",
     "Response",
     "ResponseSet",
+    "count_kinds",
     "load_reference",
     "load_responses",
     "parse_reference",
@@ -83,9 +85,10 @@ class Diagnostics:
     def extend(self, notices: Iterable[Notice]) -> None:
         self.notices.extend(notices)
 
-    def counts(self) -> dict[str, int]:
-        """Number of notices per kind, in order of first appearance."""
-        return dict(Counter(notice.kind for notice in self.notices))
+
+def count_kinds(notices: Iterable[Notice]) -> dict[str, int]:
+    """Number of notices per kind, in order of first appearance."""
+    return dict(Counter(notice.kind for notice in notices))
 
 
 # --------------------------------------------------------------------------------------------
@@ -443,18 +446,7 @@ def _parse_reference_steps(
 
 
 def _with_problem(step: ReferenceStep, problem: str) -> ReferenceStep:
-    return ReferenceStep(
-        name=step.name,
-        args=step.args,
-        output=step.output,
-        output_media_type=step.output_media_type,
-        ordered=step.ordered,
-        required_columns=step.required_columns,
-        ignore_duplicates=step.ignore_duplicates,
-        raw=step.raw,
-        location=step.location,
-        problem=problem,
-    )
+    return dataclasses.replace(step, problem=problem, memo={})
 
 
 # --------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from graphrag_eval.inputs import Notice
+from graphrag_eval.inputs import Notice, count_kinds
 from graphrag_eval.metrics.base import declared_outputs
 from graphrag_eval.metrics.usage import USAGE_KEYS
 
@@ -106,10 +106,9 @@ def print_notices(console: Console, notices: Sequence[Notice], where: str | None
     """Print the notice counts by kind and the first few notices."""
     if not notices:
         return
-    counts: dict[str, int] = {}
-    for notice in notices:
-        counts[notice.kind] = counts.get(notice.kind, 0) + 1
-    summary = ", ".join(f"{kind.replace('_', ' ')}: {count}" for kind, count in counts.items())
+    summary = ", ".join(
+        f"{kind.replace('_', ' ')}: {count}" for kind, count in count_kinds(notices).items()
+    )
     console.print(f"[yellow]{len(notices)} input problem(s)[/yellow] ({summary})", highlight=False)
     for notice in notices[:_NOTICE_LIMIT]:
         console.print(f"  {notice}", markup=False, highlight=False, soft_wrap=True)
