@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from graphrag_eval.inputs import ActualStep, ReferenceStep, parse_reference, parse_responses
 from graphrag_eval.steps.matching import evaluate_steps, match_group
@@ -199,3 +202,71 @@ def test_match_group_with_a_table_scorer_maximises_the_total() -> None:
 def test_empty_reference_groups_raise() -> None:
     with pytest.raises(ValueError, match="no reference step groups"):
         evaluate_steps((), (), match_score)
+
+
+def _table_steps(
+    n_ref: int, n_act: int
+) -> tuple[tuple[ReferenceStep, ...], tuple[ActualStep, ...]]:
+    groups, actual = _parse(
+        [[ref_step("t", f"r{r}") for r in range(n_ref)]],
+        [_tool("t", f"a{a}", f"a{a}") for a in range(n_act)],
+    )
+    return groups[0], actual
+
+
+def _brute_force(
+    table: dict[tuple[int, int], float], n_ref: int, n_act: int
+) -> tuple[float, tuple[int, ...]]:
+    """Best (total, chosen actual indices, most recent first) over every injective partial
+    assignment: what the matcher must find."""
+    best = (0.0, ())
+    for choice in itertools.product(range(-1, n_act), repeat=n_ref):
+        used = [a for a in choice if a >= 0]
+        if len(used) != len(set(used)):
+            continue
+        pairs = [(r, a) for r, a in enumerate(choice) if a >= 0 and table[(r, a)] > 0]
+        total = round(sum(table[p] for p in pairs), 9)
+        key = (total, tuple(sorted((a for _, a in pairs), reverse=True)))
+        if key > best:
+            best = key
+    return best
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(
+    st.integers(1, 4).flatmap(
+        lambda n_ref: st.integers(1, 5).flatmap(
+            lambda n_act: st.tuples(
+                st.just(n_ref),
+                st.just(n_act),
+                st.lists(
+                    st.sampled_from([0.0, 0.0, 0.25, 0.5, 1.0]),
+                    min_size=n_ref * n_act,
+                    max_size=n_ref * n_act,
+                ),
+            )
+        )
+    )
+)
+def test_assignment_is_optimal_and_prefers_recent_steps(case: tuple[int, int, list[float]]) -> None:
+    n_ref, n_act, values = case
+    table = {(r, a): values[r * n_act + a] for r in range(n_ref) for a in range(n_act)}
+    group, actual = _table_steps(n_ref, n_act)
+
+    def scorer(ref: ReferenceStep, act: ActualStep) -> float:
+        return table[(int(ref.output[1:]), act.index)]
+
+    found = match_group(group, actual, scorer)
+    assert all(score == table[(r, a)] > 0 for r, a, score in found)
+    assert len({a for _, a, _ in found}) == len(found)
+    total = round(sum(score for _, _, score in found), 9)
+    chosen = tuple(sorted((a for _, a, _ in found), reverse=True))
+    assert (total, chosen) == _brute_force(table, n_ref, n_act)
+
+
+def test_large_groups_are_matched_exactly() -> None:
+    # 20 interchangeable reference steps and 40 candidates: an exponential method would not
+    # finish; the assignment must use the 20 most recent steps.
+    group, actual = _table_steps(20, 40)
+    found = match_group(group, actual, lambda ref, act: 1.0)
+    assert sorted(a for _, a, _ in found) == list(range(20, 40))

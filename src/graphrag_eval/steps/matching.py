@@ -2,8 +2,8 @@
 
 Within a group the assignment of reference steps to distinct actual steps maximises the total
 match score (a greedy first-fit can miss a full match). Among equally good assignments the
-most recent actual steps are preferred. Groups are small, so an exact dynamic programme over
-subsets of the group's reference steps is cheap.
+most recent actual steps are preferred. The assignment is exact and polynomial (the Hungarian
+algorithm on integer weights), so large groups stay cheap.
 
 Score modes:
 
@@ -62,9 +62,6 @@ class StepsOutcome:
         return None
 
 
-_Best = tuple[float, tuple[int, ...], tuple[tuple[int, int, float], ...]]
-
-
 def match_group(
     group: Sequence[ReferenceStep],
     actual_steps: Sequence[ActualStep],
@@ -78,45 +75,85 @@ def match_group(
     (only positive scores match), ordered by reference index.
     """
     limit = len(actual_steps) if before is None else before
-    options: list[tuple[int, list[tuple[int, float]]]] = []
-    for actual in reversed(actual_steps[:limit]):  # most recent first
+    scores: dict[tuple[int, int], float] = {}
+    for actual in actual_steps[:limit]:
         if not actual.succeeded:
             continue
-        scored = [(r, scorer(ref, actual)) for r, ref in enumerate(group)]
-        positive = [(r, s) for r, s in scored if s > 0]
-        if positive:
-            options.append((actual.index, positive))
-    # best[mask] = (total score, actual indices used, most recent first, assignment)
-    best: dict[int, _Best] = {0: (0.0, (), ())}
-    for actual_index, positive in options:
-        updated = dict(best)
-        for mask, (total, used, assignment) in best.items():
-            for r, score in positive:
-                bit = 1 << r
-                if mask & bit:
+        for r, reference in enumerate(group):
+            score = scorer(reference, actual)
+            if score > 0:
+                scores[(r, actual.index)] = score
+    if not scores:
+        return []
+    # Integer weights make the optimum exact: the total score (to 9 decimals) comes first;
+    # then 2**position of each chosen actual step, which prefers the set of most recent
+    # steps (a sum of distinct powers of two orders sets by their latest members). All the
+    # bonuses together stay below one unit of score.
+    columns = sorted({a for _, a in scores})
+    unit = 1 << (len(columns) + 1)
+    weights = [
+        [
+            round(scores[(r, a)] * 10**_PRECISION) * unit + (1 << j) if (r, a) in scores else 0
+            for j, a in enumerate(columns)
+        ]
+        + [0] * len(group)  # one "unmatched" column per reference step
+        for r in range(len(group))
+    ]
+    chosen = _max_weight_assignment(weights)
+    return [
+        (r, columns[j], scores[(r, columns[j])])
+        for r, j in enumerate(chosen)
+        if j < len(columns) and (r, columns[j]) in scores
+    ]
+
+
+def _max_weight_assignment(weights: list[list[int]]) -> list[int]:
+    """Column chosen for each row, maximising the total weight (rows <= columns).
+
+    The Hungarian algorithm with potentials, O(rows^2 * columns), on exact integers.
+    """
+    rows, cols = len(weights), len(weights[0])
+    cost = [[-w for w in row] for row in weights]  # minimise the negated weights
+    infinity = sum(max(abs(c) for c in row) for row in cost) * 2 + 1
+    u = [0] * (rows + 1)
+    v = [0] * (cols + 1)
+    owner = [0] * (cols + 1)  # owner[j]: the row (1-based) holding column j, 0 if none
+    way = [0] * (cols + 1)
+    for row in range(1, rows + 1):
+        owner[0] = row
+        j0 = 0
+        min_slack = [infinity] * (cols + 1)
+        used = [False] * (cols + 1)
+        while True:
+            used[j0] = True
+            i0 = owner[j0]
+            delta, j1 = infinity, 0
+            for j in range(1, cols + 1):
+                if used[j]:
                     continue
-                candidate: _Best = (
-                    total + score,
-                    (*used, actual_index),
-                    (*assignment, (r, actual_index, score)),
-                )
-                current = updated.get(mask | bit)
-                if current is None or _better(candidate, current):
-                    updated[mask | bit] = candidate
-        best = updated
-    winner = best[0]
-    for candidate in best.values():
-        if _better(candidate, winner):
-            winner = candidate
-    return sorted(winner[2])
-
-
-def _better(a: _Best, b: _Best) -> bool:
-    """Higher total first; then the lexicographically more recent actual steps."""
-    score_a, score_b = round(a[0], _PRECISION), round(b[0], _PRECISION)
-    if score_a != score_b:
-        return score_a > score_b
-    return a[1] > b[1]
+                slack = cost[i0 - 1][j - 1] - u[i0] - v[j]
+                if slack < min_slack[j]:
+                    min_slack[j], way[j] = slack, j0
+                if min_slack[j] < delta:
+                    delta, j1 = min_slack[j], j
+            for j in range(cols + 1):
+                if used[j]:
+                    u[owner[j]] += delta
+                    v[j] -= delta
+                else:
+                    min_slack[j] -= delta
+            j0 = j1
+            if owner[j0] == 0:
+                break
+        while j0:
+            j1 = way[j0]
+            owner[j0] = owner[j1]
+            j0 = j1
+    chosen = [0] * rows
+    for j in range(1, cols + 1):
+        if owner[j]:
+            chosen[owner[j] - 1] = j - 1
+    return chosen
 
 
 def evaluate_steps(
