@@ -330,3 +330,12 @@ def test_load_results_errors_are_located(tmp_path: Path) -> None:
         load_results(path)
     with pytest.raises(InputError, match="file not found"):
         load_results(tmp_path / "none.jsonl")
+
+
+def test_macro_ignores_templates_without_data_for_a_key() -> None:
+    results = [ok("t1", "a", input_tokens=100, elapsed_sec=10.0, steps_score=1.0), err("t2", "b")]
+    aggregates = compute_aggregates(results)
+    assert aggregates["per_template"]["t2"]["input_tokens"]["mean"] == 0  # shown as zeros ...
+    assert aggregates["macro"]["input_tokens"] == {"mean": 100}  # ... but not averaged in
+    assert aggregates["macro"]["elapsed_sec"] == {"mean": 10.0}
+    assert aggregates["macro"]["steps_score"] == {"mean": 1.0}

@@ -292,15 +292,6 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert stdout.startswith("graphrag-eval, version ")
 
 
-def test_progress_bar_can_be_forced(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, small: tuple[Path, Path]
-) -> None:
-    code, _, _ = run(
-        capsys, "evaluate", *map(str, small), "-o", str(tmp_path / "o"), "--progress", "-q"
-    )
-    assert code == 0
-
-
 def test_answer_correctness_says_what_it_needs(capsys: pytest.CaptureFixture[str]) -> None:
     code = answer_correctness_main(["-i", "in.tsv", "-o", "out.tsv"])
     captured = capsys.readouterr()
@@ -337,3 +328,53 @@ def test_console_script_end_to_end(tmp_path: Path) -> None:
     )
     assert bad.returncode == 2
     assert bad.stderr == f"graphrag-eval: error: {tmp_path / 'none.yaml'}: file not found\n"
+
+
+def test_summary_tables_show_the_numbers(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, small: tuple[Path, Path]
+) -> None:
+    code, stdout, _ = run(capsys, "evaluate", *map(str, small), "-o", str(tmp_path / "o"))
+    assert code == 0
+    rows = {line.split("│")[1].strip(): line for line in stdout.splitlines() if "│" in line}
+    assert [cell.strip() for cell in rows["steps_score"].split("│")[2:6]] == [
+        "0.500",
+        "0.000",
+        "1.000",
+        "2/2",
+    ]
+    assert [cell.strip() for cell in rows["input_tokens"].split("│")[2:6]] == [
+        "5.000",
+        "5",
+        "5",
+        "1/2",
+    ]
+    assert [cell.strip() for cell in rows["t1"].split("│")[2:6]] == ["2", "0", "0", "0.500"]
+
+
+def test_template_ids_are_shown_literally(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    reference = write(tmp_path / "ref.json", dataset(question("q1"), template_id="list[/bold] [x]"))
+    responses = write(tmp_path / "r.json", [response("q1")])
+    code, stdout, stderr = run(
+        capsys, "evaluate", str(reference), str(responses), "-o", str(tmp_path / "o")
+    )
+    assert code == 0, stderr
+    assert "list[/bold] [x]" in stdout
+
+
+def test_debug_after_the_subcommand(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, stderr = run(capsys, "validate", str(tmp_path / "nope.yaml"), "r.jsonl", "--debug")
+    assert code == 2
+    assert "Traceback" in stderr
+
+
+def test_forced_progress_bar_is_drawn(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, small: tuple[Path, Path]
+) -> None:
+    code, _, stderr = run(
+        capsys, "evaluate", *map(str, small), "-o", str(tmp_path / "o"), "--progress", "-q"
+    )
+    assert code == 0
+    assert "evaluating" in stderr
+    assert "2/2" in stderr

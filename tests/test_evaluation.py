@@ -19,6 +19,7 @@ from graphrag_eval import (
     load_responses,
     run_evaluation,
 )
+from graphrag_eval.evaluation import evaluate, prepare_reference
 from graphrag_eval.metrics.base import (
     ItemContext,
     ItemMetric,
@@ -423,8 +424,6 @@ def test_no_reference_retrieval_step_means_no_context_metrics() -> None:
 def test_prepared_reference_can_be_evaluated_again() -> None:
     # Parsed reference outputs are released after each item; a second run over the same
     # prepared questions must parse them again and score the same.
-    from graphrag_eval.evaluation import evaluate, prepare_reference
-
     questions = prepare_reference(SIMPLE_REFERENCE)
     first = asyncio.run(evaluate(questions, SIMPLE_RESPONSES))
     second = asyncio.run(evaluate(questions, SIMPLE_RESPONSES))
@@ -453,3 +452,80 @@ def test_results_do_not_depend_on_keeping_parsed_references(
     kept = run_evaluation(reference, responses)
     monkeypatch.setattr(evaluation, "PREPARED_OUTPUTS_BUDGET_BYTES", 0)
     assert run_evaluation(reference, responses) == kept
+
+
+def test_unreadable_output_is_flagged_on_the_step_and_counted() -> None:
+    run = asyncio.run(
+        evaluate(
+            SIMPLE_REFERENCE,
+            {
+                "q1": response(
+                    "q1",
+                    [
+                        step("sparql_query", "Error: query timed out", "s0"),
+                        step("sparql_query", sparql(["b"], [["x"]]), "s1"),
+                    ],
+                ),
+                "q2": response("q2", [step("sparql_query", "<urn:a> <urn:b> <urn:c> .", "s2")]),
+            },
+        )
+    )
+    q1, q2 = run.results
+    timed_out, good = q1["actual_steps"]
+    assert timed_out["output_error"].startswith("output is not SPARQL results JSON")
+    assert "output_error" not in good
+    assert q1["steps_score"] == 1.0
+    assert q2["actual_steps"][0]["output_error"].startswith("output is not SPARQL results JSON")
+    unreadable = [n for n in run.diagnostics.notices if n.kind == "unreadable_output"]
+    assert [(n.item, n.field) for n in unreadable] == [
+        ("question 'q1'", "actual_steps[0]"),
+        ("question 'q2'", "actual_steps[0]"),
+    ]
+
+
+def test_a_matched_step_gets_no_output_error() -> None:
+    # the same autocomplete output is unreadable as SPARQL JSON for one reference step but
+    # matches the iri_discovery step: no error on it
+    reference = dataset(question("q1", [[ref_step("iri_discovery", "urn:a")]]))
+    [result] = run_evaluation(
+        reference, {"q1": response("q1", [step("sparql_query", "text mentioning <urn:a>", "s")])}
+    )
+    assert result["steps_score"] == 1.0
+    assert "output_error" not in result["actual_steps"][0]
+
+
+def test_fractional_context_metrics_and_pairing_with_the_matched_reference_step() -> None:
+    first = ref_step("retrieval", contexts(("d1", "a"), ("d2", "b")))
+    second = ref_step("retrieval", contexts(("d3", "c"), ("d4", "d")))
+    reference = dataset(question("q1", [[first, second]]))
+    [result] = run_evaluation(
+        reference,
+        {
+            "q1": response(
+                "q1",
+                [
+                    # matches the second reference step (recall@2 = 1/2): compared with its contexts
+                    step("retrieval", contexts(("x", "z"), ("d4", "d")), "r1", args={"k": 2}),
+                    # matches the first one fully
+                    step("retrieval", contexts(("d1", "a"), ("d2", "b")), "r2"),
+                ],
+            )
+        },
+    )
+    r1, r2 = result["actual_steps"]
+    assert result["reference_steps"][0][1]["matches"] == "r1"
+    assert r1["retrieval_context_recall"] == 0.5
+    assert r1["retrieval_context_precision"] == pytest.approx(0.25)  # d4 at rank 2, of 2
+    assert r1["retrieval_context_f1"] == pytest.approx(1 / 3)
+    assert r1["retrieval_context_ids_average_precision"] == pytest.approx(0.25)
+    assert r2["retrieval_context_recall"] == 1.0
+    assert result["steps_score"] == pytest.approx(0.75)
+
+
+def test_on_item_receives_every_result_as_it_finishes() -> None:
+    seen: list[dict[str, Any]] = []
+    run = asyncio.run(
+        evaluate(SIMPLE_REFERENCE, {"q1": SIMPLE_RESPONSES["q1"]}, on_item=seen.append)
+    )
+    assert sorted(r["question_id"] for r in seen) == ["q1", "q2"]
+    assert {r["question_id"]: r for r in seen} == {r["question_id"]: r for r in run.results}

@@ -111,7 +111,9 @@ def test_unparsable_sparql_output_is_a_notice_and_the_step_cannot_match() -> Non
     assert broken.problem is not None and "not SPARQL results JSON" in broken.problem
     [notice] = diagnostics.notices
     assert notice.kind == "reference_data"
-    assert str(notice).startswith("ref.yaml: question 'q1': reference_steps[0][0].output: ")
+    assert str(notice).startswith(
+        "ref.yaml: question 'q1': reference_steps[0][0]: output is not SPARQL results JSON: "
+    )
 
 
 def test_required_column_missing_from_reference_vars_is_a_notice() -> None:
@@ -301,3 +303,38 @@ def test_parsing_never_mutates_the_input() -> None:
     snapshot = json.loads(json.dumps(data))
     parse_responses(data)
     assert data == snapshot
+
+
+def test_repeated_required_columns_are_reported_and_counted_once() -> None:
+    diagnostics = Diagnostics()
+    output = sparql(["a"], [["x"]])
+    data = dataset(question("q1", [[sparql_ref(output, required_columns=["a", "a"])]]))
+    [parsed] = parse_reference(data, check_step=check_reference_step, diagnostics=diagnostics)
+    assert parsed.reference_steps is not None
+    assert parsed.reference_steps[0][0].required_columns == ("a",)
+    assert parsed.reference_steps[0][0].problem is None
+    [notice] = diagnostics.notices
+    assert notice.field == "reference_steps[0][0].required_columns"
+    assert "lists a more than once" in notice.message
+
+
+@pytest.mark.parametrize("status", ["Success", "ok", "done"])
+def test_unknown_step_status_is_malformed(status: str) -> None:
+    parsed = parse_responses([response("q1", [step("sparql_query", "x", "s", status=status)])])
+    [bad] = parsed.responses["q1"].actual_steps  # type: ignore[misc]
+    assert bad.problem is not None and bad.problem.startswith("actual_steps[0].status: ")
+    assert parsed.notices[0].kind == "malformed_step"
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("elapsed_sec", float("inf")), ("input_tokens", True), ("total_tokens", -1)],
+)
+def test_implausible_usage_values_are_malformed(field: str, value: object) -> None:
+    parsed = parse_responses([response("q1", **{field: value})])
+    assert getattr(parsed.responses["q1"], field) is None
+    assert (
+        parsed.responses["q1"]
+        .problems[0]
+        .startswith(f"<responses>: responses[0] (question 'q1'): {field}: ")
+    )

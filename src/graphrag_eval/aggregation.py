@@ -10,7 +10,8 @@
         steps: {total, once_per_sample, empty_results, errors}   (counts by step name)
         coverage: {<key>: {scored, failed, skipped}}
     micro:  the same over all questions
-    macro:  {<numeric key>: {mean}}   the mean of the per-template means
+    macro:  {<numeric key>: {mean}}   the mean of the per-template means (of the templates
+                                      where some question has the key)
 
 Which keys are aggregated, and how, comes from the metrics' declarations
 (:class:`~graphrag_eval.metrics.base.OutputKey`), so metrics added later need no change
@@ -85,7 +86,12 @@ def compute_aggregates(
     for key, (spec, _) in keys.items():
         if spec.aggregation is not Aggregation.NUMERIC:
             continue
-        means = [stats[key]["mean"] for stats in per_template.values() if key in stats]
+        # Only templates with data for the key: zeros shown for "no data" are not means.
+        means = [
+            stats[key]["mean"]
+            for stats in per_template.values()
+            if key in stats and stats["coverage"][key]["scored"]
+        ]
         if means:
             macro[key] = {"mean": statistics.fmean(means)}
     return {"per_template": per_template, "micro": micro, "macro": macro}
@@ -260,7 +266,7 @@ def is_empty_output(output: Any) -> bool:
             return False
         try:
             output = json.loads(output)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             return False
     if isinstance(output, list | tuple):
         return len(output) == 0

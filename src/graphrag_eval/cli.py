@@ -36,7 +36,7 @@ from graphrag_eval.evaluation import (
     prepare_reference,
     prepare_responses,
 )
-from graphrag_eval.files import dump_yaml, write_json_lines, write_text_atomic
+from graphrag_eval.files import JSON_TEXT_ERRORS, dump_yaml, write_json_lines, write_text_atomic
 from graphrag_eval.inputs import Diagnostics, Notice, count_kinds
 from graphrag_eval.report.console import print_notices, print_summary
 
@@ -51,12 +51,13 @@ AGGREGATES_YAML = "aggregates.yaml"
 RUN_YAML = "run.yaml"
 
 
-def _stderr() -> Console:
-    return Console(stderr=True, highlight=False)
+def _stderr(force_terminal: bool | None = None) -> Console:
+    return Console(stderr=True, highlight=False, force_terminal=force_terminal)
 
 
 def _stdout() -> Console:
-    return Console(highlight=False, soft_wrap=True)
+    # Paths, ids and messages are user text: never read them as rich markup.
+    return Console(highlight=False, soft_wrap=True, markup=False)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -71,7 +72,14 @@ def cli(debug: bool) -> None:
     """
 
 
+# --debug is read by main() from the arguments; accept it after the subcommand too.
+_debug_option = click.option(
+    "--debug", is_flag=True, expose_value=False, help="Show the traceback of an error."
+)
+
+
 @cli.command("evaluate")
+@_debug_option
 @click.argument("reference", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("responses", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
@@ -130,14 +138,14 @@ def evaluate_command(
 
     out_dir.mkdir(parents=True, exist_ok=True)
     results_path = out_dir / RESULTS_JSONL
-    stderr = _stderr()
+    stderr = _stderr(force_terminal=progress or None)  # --progress draws even when piped
     show_progress = (
         stderr.is_terminal and len(questions) >= _PROGRESS_MIN_ITEMS
         if progress is None
         else progress
     )
     with (
-        results_path.open("w", encoding="utf-8") as checkpoint,
+        results_path.open("w", encoding="utf-8", errors=JSON_TEXT_ERRORS) as checkpoint,
         Progress(
             TextColumn("evaluating"),
             BarColumn(),
@@ -165,9 +173,9 @@ def evaluate_command(
         "".join(json.dumps(result, ensure_ascii=False) + "\n" for result in run.results),
     )
     if write_yaml:
-        write_text_atomic(out_dir / RESULTS_YAML, dump_yaml(run.results) or "")
+        write_text_atomic(out_dir / RESULTS_YAML, dump_yaml(run.results))
     aggregates = compute_aggregates(run.results, config)
-    write_text_atomic(out_dir / AGGREGATES_YAML, dump_yaml(aggregates) or "")
+    write_text_atomic(out_dir / AGGREGATES_YAML, dump_yaml(aggregates))
     elapsed = time.perf_counter() - started
     write_text_atomic(
         out_dir / RUN_YAML,
@@ -181,8 +189,7 @@ def evaluate_command(
                 diagnostics.notices,
                 elapsed,
             )
-        )
-        or "",
+        ),
     )
 
     if not quiet:
@@ -191,7 +198,6 @@ def evaluate_command(
         print_notices(console, diagnostics.notices, str(out_dir / RUN_YAML))
         console.print(
             f"{len(run.results)} questions evaluated in {elapsed:.2f} s; results in {out_dir}/",
-            highlight=False,
         )
 
 
@@ -221,6 +227,7 @@ def _run_summary(
 
 
 @cli.command()
+@_debug_option
 @click.argument("results", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
     "-c",
@@ -257,7 +264,7 @@ def aggregate(
     text = (
         json.dumps(aggregates, indent=2, ensure_ascii=False) + "\n"
         if output_format == "json"
-        else dump_yaml(aggregates) or ""
+        else dump_yaml(aggregates)
     )
     if output is None:
         click.echo(text, nl=False)
@@ -266,6 +273,7 @@ def aggregate(
 
 
 @cli.command()
+@_debug_option
 @click.argument("reference", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("responses", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(

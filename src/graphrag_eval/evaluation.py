@@ -21,9 +21,12 @@ from typing import Any, TypeVar
 
 from graphrag_eval.config import ConfigSource, EvaluationConfig, load_config
 from graphrag_eval.inputs import (
+    RESPONSES_LABEL,
+    ActualStep,
     Diagnostics,
     Notice,
     ReferenceQuestion,
+    ReferenceStep,
     Response,
     ResponseSet,
     load_reference,
@@ -42,7 +45,7 @@ from graphrag_eval.metrics.base import (
 )
 from graphrag_eval.results import error_result, missing_result, success_result
 from graphrag_eval.steps.matching import StepsOutcome, evaluate_steps
-from graphrag_eval.steps.rules import check_reference_step, match_score
+from graphrag_eval.steps.rules import check_reference_step, score_pair
 
 __all__ = [
     "EvaluationRun",
@@ -152,13 +155,12 @@ async def evaluate(
     config: ConfigSource = None,
     *,
     on_item: ItemCallback | None = None,
-    skip: Mapping[str, dict[str, Any]] | None = None,
     max_concurrent_items: int = 64,
 ) -> EvaluationRun:
     """Evaluate every reference question; one bad item never stops the others.
 
-    ``on_item`` is called with each result as soon as it is final. ``skip`` maps question ids
-    to results already computed (they are returned as they are, not re-evaluated).
+    ``on_item`` is called with each result as soon as it is final (for checkpointing and
+    progress); the returned results are in reference order.
     """
     settings = load_config(config)
     diagnostics = Diagnostics()
@@ -167,23 +169,51 @@ async def evaluate(
     diagnostics.extend(response_set.notices)
     diagnostics.extend(check_coverage(questions, response_set))
     metrics = metrics_for(settings)
-    done = dict(skip or {})
     slots = asyncio.Semaphore(max(1, max_concurrent_items))
 
     async def run_one(question: ReferenceQuestion) -> dict[str, Any]:
-        if question.id in done:
-            return done[question.id]
+        response = response_set.responses.get(question.id)
         async with slots:
-            result = await evaluate_item(
-                question, response_set.responses.get(question.id), metrics, settings
-            )
-        _release(question, response_set.responses.get(question.id))
+            try:
+                result, notices = await evaluate_item(
+                    question, response, metrics, settings, source=response_set.source
+                )
+            except Exception as exc:  # a bug or an extreme input costs this item only
+                logger.exception("could not evaluate question %r", question.id)
+                result, notices = (
+                    _unevaluated_result(question, exc),
+                    [
+                        Notice(
+                            "evaluation_error",
+                            f"could not be evaluated: {exc!r}",
+                            file=response_set.source,
+                            item=f"question '{question.id}'",
+                        )
+                    ],
+                )
+            finally:
+                _release(question, response)
+        diagnostics.extend(notices)
         if on_item is not None:
             on_item(result)
         return result
 
     results = await asyncio.gather(*(run_one(question) for question in questions))
     return EvaluationRun(results=list(results), diagnostics=diagnostics, config=settings)
+
+
+def _unevaluated_result(question: ReferenceQuestion, exc: Exception) -> dict[str, Any]:
+    """The result of an item graphrag-eval could not evaluate: counted with the error
+    samples, flagged with ``evaluation_error``, and without copies of its inputs (copying
+    them may be what failed)."""
+    return {
+        "template_id": question.template_id,
+        "question_id": question.id,
+        "question_text": question.question_text,
+        "status": "error",
+        "error": f"graphrag-eval could not evaluate this item: {exc!r}",
+        "evaluation_error": True,
+    }
 
 
 def _release(question: ReferenceQuestion, response: Response | None) -> None:
@@ -201,51 +231,75 @@ async def evaluate_item(
     response: Response | None,
     metrics: Sequence[Metric],
     config: EvaluationConfig,
-) -> dict[str, Any]:
-    """Evaluate one question against its response (``None`` when it has none)."""
+    *,
+    source: str = RESPONSES_LABEL,
+) -> tuple[dict[str, Any], list[Notice]]:
+    """Evaluate one question against its response (``None`` when it has none): the result,
+    and notices about what could not be read."""
     if response is None:
-        return missing_result(question)
+        return missing_result(question), []
     if response.is_error:
-        return error_result(question, response)
+        return error_result(question, response), []
     steps: StepsOutcome | None = None
-    steps_failure: str | None = None
+    steps_error: str | None = None
+    unreadable: dict[int, str] = {}  # actual step index -> why its output could not be read
+
+    def scorer(reference: ReferenceStep, actual: ActualStep) -> float:
+        pair = score_pair(reference, actual)
+        if pair.problem is not None:
+            unreadable.setdefault(actual.index, pair.problem)
+        return pair.score
+
     if question.reference_steps:
         try:
             steps = evaluate_steps(
                 question.reference_steps,
                 response.actual_steps or (),
-                match_score,
+                scorer,
                 config.steps.score_mode,
             )
-        except Exception as exc:  # a bug must cost one item, not the run
+        except Exception as exc:  # a bug must cost one metric, not the item
             logger.exception("step matching failed for question %r", question.id)
-            steps_failure = f"internal error while matching steps: {exc!r}"
-    context = ItemContext(question=question, response=response, config=config, steps=steps)
-
-    item_metrics = [m for m in metrics if isinstance(m, ItemMetric)]
-    step_jobs = [
-        (metric, step)
-        for metric in metrics
-        if isinstance(metric, StepMetric)
-        for step in response.actual_steps or ()
-        if metric.applies_to(context, step)
-    ]
-    outcomes = await asyncio.gather(
-        *(_safely(metric, question.id, metric.score(context)) for metric in item_metrics),
-        *(
-            _safely(metric, question.id, metric.score_step(context, step))
-            for metric, step in step_jobs
-        ),
+            steps_error = f"internal error while matching steps: {exc!r}"
+    context = ItemContext(
+        question=question, response=response, config=config, steps=steps, steps_error=steps_error
     )
-    item_outcomes: list[tuple[ItemMetric, Outcome]] = []
-    for metric, outcome in zip(item_metrics, outcomes[: len(item_metrics)], strict=True):
-        if steps_failure is not None and metric.name == "steps_score":
-            outcome = Failed(steps_failure)
-        item_outcomes.append((metric, outcome))
+
+    jobs: dict[tuple[Metric, int | None], Awaitable[Outcome]] = {}
+    for metric in metrics:
+        if isinstance(metric, ItemMetric):
+            jobs[(metric, None)] = _safely(metric, question.id, metric.score(context))
+        elif isinstance(metric, StepMetric):
+            for step in response.actual_steps or ():
+                if metric.applies_to(context, step):
+                    jobs[(metric, step.index)] = _safely(
+                        metric, question.id, metric.score_step(context, step)
+                    )
+    outcomes = dict(zip(jobs, await asyncio.gather(*jobs.values()), strict=True))
+
+    item_outcomes = [
+        (metric, outcome)
+        for (metric, step_index), outcome in outcomes.items()
+        if step_index is None and isinstance(metric, ItemMetric)
+    ]
     step_outcomes: dict[int, list[tuple[StepMetric, Outcome]]] = {}
-    for (step_metric, step), outcome in zip(step_jobs, outcomes[len(item_metrics) :], strict=True):
-        step_outcomes.setdefault(step.index, []).append((step_metric, outcome))
-    return success_result(question, response, steps, item_outcomes, step_outcomes)
+    for (metric, step_index), outcome in outcomes.items():
+        if step_index is not None and isinstance(metric, StepMetric):
+            step_outcomes.setdefault(step_index, []).append((metric, outcome))
+    matched = {match.actual_index for match in steps.matches} if steps is not None else set()
+    output_errors = {index: why for index, why in unreadable.items() if index not in matched}
+    result = success_result(question, response, steps, item_outcomes, step_outcomes, output_errors)
+    notices = [
+        Notice(
+            "unreadable_output",
+            f"{why}; scored as no match",
+            file=source,
+            item=f"question '{question.id}'",
+            field=f"actual_steps[{index}]",
+        )
+        for index, why in sorted(output_errors.items())
+    ]
+    return result, notices
 
 
 async def _safely(metric: Metric, question_id: str, work: Awaitable[Outcome]) -> Outcome:

@@ -16,6 +16,7 @@ import yaml
 
 __all__ = [
     "JSONL_SUFFIXES",
+    "JSON_TEXT_ERRORS",
     "BrokenLine",
     "dump_yaml",
     "iter_jsonl",
@@ -26,13 +27,18 @@ __all__ = [
 
 JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
 
+JSON_TEXT_ERRORS = "backslashreplace"
+"""How text files are written: a lone surrogate (valid in JSON, not in UTF-8) becomes its
+``\\udXXX`` escape, which JSON reads back as the same character."""
+
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 def read_document(path: Path) -> Any:
-    """Parse a whole YAML or JSON file (chosen by suffix; YAML also reads JSON)."""
-    text = path.read_text(encoding="utf-8")
+    """Parse a whole YAML or JSON file (chosen by suffix; YAML also reads JSON). A UTF-8 byte
+    order mark is accepted."""
+    text = path.read_text(encoding="utf-8-sig")
     if path.suffix.lower() == ".json":
         try:
             return json.loads(text)
@@ -40,8 +46,12 @@ def read_document(path: Path) -> Any:
             raise ValueError(
                 f"line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}"
             ) from None
+        except RecursionError:
+            raise ValueError("nested too deeply to read") from None
     try:
         return yaml.load(text, Loader=_Loader)
+    except RecursionError:
+        raise ValueError("nested too deeply to read") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
@@ -61,7 +71,7 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_number, value)`` for each non-blank line; a broken line yields a
     :class:`BrokenLine` as its value. A broken line never stops the iteration: the caller
     decides what it costs."""
-    with path.open(encoding="utf-8") as stream:
+    with path.open(encoding="utf-8-sig") as stream:
         for number, line in enumerate(stream, start=1):
             if not line.strip():
                 continue
@@ -69,10 +79,16 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
                 yield number, json.loads(line)
             except json.JSONDecodeError as exc:
                 yield number, BrokenLine(f"invalid JSON at column {exc.colno}: {exc.msg}", line)
+            except RecursionError:
+                yield number, BrokenLine("JSON nested too deeply to read", line)
 
 
 class _BlockStyleDumper(_Dumper):  # type: ignore[misc,valid-type]
     """Writes multi-line strings as ``|`` blocks, as the seed's examples show them."""
+
+
+class _PureBlockStyleDumper(yaml.SafeDumper):
+    """The same in pure Python, which escapes what libyaml cannot encode (lone surrogates)."""
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
@@ -82,19 +98,22 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 
 
 _BlockStyleDumper.add_representer(str, _represent_str)
+_PureBlockStyleDumper.add_representer(str, _represent_str)
 
 
-def dump_yaml(data: Any, stream: IO[str] | None = None) -> str | None:
-    """Dump ``data`` as block-style YAML, keeping key order and unicode."""
-    return yaml.dump(
-        data,
-        stream,
-        Dumper=_BlockStyleDumper,
-        sort_keys=False,
-        allow_unicode=True,
-        default_flow_style=False,
-        width=100,
-    )
+def dump_yaml(data: Any) -> str:
+    """``data`` as block-style YAML, keeping key order and unicode."""
+    options: dict[str, Any] = {
+        "sort_keys": False,
+        "allow_unicode": True,
+        "default_flow_style": False,
+        "width": 100,
+    }
+    try:
+        text = yaml.dump(data, Dumper=_BlockStyleDumper, **options)
+    except UnicodeEncodeError:  # a lone surrogate from a truncated emoji, say
+        text = yaml.dump(data, Dumper=_PureBlockStyleDumper, **options)
+    return str(text)
 
 
 def write_json_lines(stream: IO[str], records: Iterable[Mapping[str, Any]]) -> None:
@@ -107,7 +126,7 @@ def write_json_lines(stream: IO[str], records: Iterable[Mapping[str, Any]]) -> N
 def write_text_atomic(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` so that readers never see a half-written file."""
     tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w", encoding="utf-8") as stream:
+    with tmp.open("w", encoding="utf-8", errors=JSON_TEXT_ERRORS) as stream:
         stream.write(text)
         stream.flush()
         os.fsync(stream.fileno())

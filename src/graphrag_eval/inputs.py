@@ -23,9 +23,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from graphrag_eval.errors import InputError, locate
 from graphrag_eval.files import JSONL_SUFFIXES, BrokenLine, iter_jsonl, read_document
@@ -111,7 +111,7 @@ class _ReferenceStepShape(_Shape):
 
 class _ActualStepShape(_Shape):
     name: str
-    status: str
+    status: Literal["success", "error"]
     id: str | None = None
     args: Any = None
     output: Any = None
@@ -128,8 +128,15 @@ class _ResponseShape(_Shape):
     input_tokens: int | None = Field(default=None, ge=0)
     output_tokens: int | None = Field(default=None, ge=0)
     total_tokens: int | None = Field(default=None, ge=0)
-    elapsed_sec: float | None = Field(default=None, ge=0)
+    elapsed_sec: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     retrieved_contexts: list[str | dict[str, Any]] | None = None
+
+    @field_validator("input_tokens", "output_tokens", "total_tokens", "elapsed_sec", mode="before")
+    @classmethod
+    def _not_a_boolean(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # true would otherwise count as 1
+            raise ValueError("a boolean is not a number")
+        return value
 
 
 _REFERENCE_STEP_KEYS = frozenset(_ReferenceStepShape.model_fields) | {"id", "matches"}
@@ -415,15 +422,25 @@ def _parse_reference_steps(
                         field=f"{step_path}.{', '.join(unknown)}",
                     )
                 )
+            required = shape.required_columns
+            if required is not None and len(set(required)) < len(required):
+                repeated = sorted({name for name in required if required.count(name) > 1})
+                diagnostics.add(
+                    Notice(
+                        "reference_data",
+                        f"lists {', '.join(repeated)} more than once; each is required once",
+                        file=source,
+                        item=where,
+                        field=f"{step_path}.required_columns",
+                    )
+                )
             step = ReferenceStep(
                 name=shape.name,
                 args=shape.args,
                 output=shape.output,
                 output_media_type=shape.output_media_type,
                 ordered=shape.ordered,
-                required_columns=(
-                    tuple(shape.required_columns) if shape.required_columns is not None else None
-                ),
+                required_columns=tuple(dict.fromkeys(required)) if required is not None else None,
                 ignore_duplicates=shape.ignore_duplicates,
                 raw=raw_step,
                 location=locate(source, where, step_path),
@@ -436,7 +453,7 @@ def _parse_reference_steps(
                         f"{problem}; this step cannot match",
                         file=source,
                         item=where,
-                        field=f"{step_path}.output",
+                        field=step_path,
                     )
                 )
                 step = _with_problem(step, problem)

@@ -10,7 +10,9 @@ Keys added by graphrag-eval beyond the seed (never renamed, only added):
   ``error``);
 * ``input_errors``: located messages about malformed response fields that were ignored;
 * ``input_error`` on a reference or actual step that is malformed (or whose data is broken)
-  and therefore cannot match.
+  and therefore cannot match;
+* ``output_error`` on an unmatched actual step whose output could not be read as the reference
+  step it was compared with expects (not SPARQL results JSON, not a list of contexts, ...).
 """
 
 from __future__ import annotations
@@ -96,6 +98,7 @@ def success_result(
     steps: StepsOutcome | None,
     item_outcomes: Sequence[tuple[ItemMetric, Outcome]],
     step_outcomes: Mapping[int, Sequence[tuple[StepMetric, Outcome]]],
+    output_errors: Mapping[int, str] | None = None,
 ) -> dict[str, Any]:
     """The result of a usable response, with every metric outcome flattened to its keys."""
     result = _head(question, steps, response)
@@ -108,8 +111,11 @@ def success_result(
         if metric.placement is Placement.BEFORE_STEPS:
             _write(result, metric, outcome)
     if response.actual_steps is not None:
+        errors = output_errors or {}
         result["actual_steps"] = [
-            _actual_step_copy(step.raw, step.problem, step_outcomes.get(step.index, ()))
+            _actual_step_copy(
+                step.raw, step.problem, errors.get(step.index), step_outcomes.get(step.index, ())
+            )
             for step in response.actual_steps
         ]
     for metric, outcome in item_outcomes:
@@ -119,13 +125,18 @@ def success_result(
 
 
 def _actual_step_copy(
-    raw: Any, problem: str | None, outcomes: Sequence[tuple[StepMetric, Outcome]]
+    raw: Any,
+    problem: str | None,
+    output_error: str | None,
+    outcomes: Sequence[tuple[StepMetric, Outcome]],
 ) -> Any:
     item = copy.deepcopy(raw)
     if not isinstance(item, dict):
         return {"value": item, "input_error": problem} if problem else item
     if problem is not None:
         item["input_error"] = problem
+    if output_error is not None:
+        item["output_error"] = output_error
     for metric, outcome in outcomes:
         _write(item, metric, outcome)
     return item

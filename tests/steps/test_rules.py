@@ -10,10 +10,12 @@ import pytest
 
 from graphrag_eval.inputs import ActualStep, ReferenceStep, parse_reference, parse_responses
 from graphrag_eval.steps.rules import (
+    PairScore,
     StepRule,
     check_reference_step,
     match_score,
     register_step_rule,
+    score_pair,
     step_rules,
     unregister_step_rule,
 )
@@ -293,7 +295,7 @@ def test_json_output_compares_parsed_values() -> None:
 
 def test_json_reference_that_does_not_parse_is_a_problem() -> None:
     reference = ref_step("lookup", "{broken", output_media_type="application/json")
-    assert _ref(reference).problem == "the output is not valid JSON"
+    assert _ref(reference).problem == "output is not valid JSON"
 
 
 def test_identical_output() -> None:
@@ -340,3 +342,62 @@ def test_rule_that_raises_on_bad_actual_data_scores_zero() -> None:
     # a JSON decode error inside a rule must not escape
     reference = ref_step("iri_discovery", IRI)
     assert score(reference, step("autocomplete_search", json.dumps([1, 2]), "a")) == 0.0
+
+
+# ---------------------------------------------------------------- review regressions
+
+
+def test_json_true_is_not_one_and_nan_is_nan() -> None:
+    reference = ref_step("lookup", '{"a": true, "b": NaN}', output_media_type="application/json")
+    assert score(reference, step("lookup", '{"a": 1, "b": NaN}', "l")) == 0.0
+    assert score(reference, step("lookup", '{"b": NaN, "a": true}', "l")) == 1.0
+    assert (
+        score(
+            ref_step("lookup", "false", output_media_type="application/json"),
+            step("lookup", "0", "l"),
+        )
+        == 0.0
+    )
+
+
+def test_unreadable_actual_outputs_report_why() -> None:
+    sparql_reference = _ref(sparql_ref(sparql(["a"], [["x"]])))
+    pair = score_pair(sparql_reference, _act(step("sparql_query", "Error: timeout", "s")))
+    assert pair.score == 0.0
+    assert pair.problem is not None and pair.problem.startswith("output is not SPARQL results JSON")
+    json_reference = _ref(ref_step("lookup", "{}", output_media_type="application/json"))
+    assert score_pair(json_reference, _act(step("lookup", "{broken", "l"))).problem == (
+        "output is not valid JSON"
+    )
+    retrieval_reference = _ref(ref_step("retrieval", contexts(("d1", "a"))))
+    assert score_pair(retrieval_reference, _act(step("retrieval", "oops", "r"))).problem == (
+        "output is not a JSON list of contexts"
+    )
+    # a wrong but readable output is just a 0
+    assert score_pair(
+        sparql_reference, _act(step("sparql_query", sparql(["a"], [["y"]]), "s"))
+    ) == PairScore(0.0)
+
+
+def test_iri_must_not_be_part_of_a_longer_iri() -> None:
+    reference = ref_step("iri_discovery", "urn:x")
+    assert score(reference, step("sparql_query", '{"v": "urn:xyz"}', "s")) == 0.0
+    assert score(reference, step("sparql_query", "<urn:x/child>", "s")) == 0.0
+    assert score(reference, step("sparql_query", '{"v": "urn:x"}', "s")) == 1.0
+    assert score(reference, step("sparql_query", "found <urn:x>.", "s")) == 1.0
+    assert score(reference, step("sparql_query", {"v": "urn:x"}, "s")) == 1.0
+
+
+@pytest.mark.parametrize(("k", "expected"), [(2, 0.5), ("2", 0.5), (2.0, 0.5), (3, 1.0)])
+def test_retrieval_k_forms(k: Any, expected: float) -> None:
+    reference = ref_step("retrieval", contexts(("d1", "a"), ("d2", "b")))
+    actual = step("retrieval", contexts(("d1", "a"), ("x", "c"), ("d2", "b")), "r", args={"k": k})
+    assert score(reference, actual) == expected
+
+
+@pytest.mark.parametrize("k", [0, -3, "abc", 2.5, True])
+def test_invalid_retrieval_k_is_reported(k: Any) -> None:
+    reference = _ref(ref_step("retrieval", contexts(("d1", "a"))))
+    pair = score_pair(reference, _act(step("retrieval", contexts(("d1", "a")), "r", args={"k": k})))
+    assert pair.score == 0.0
+    assert pair.problem == f"args.k is not a positive integer: {k!r}"

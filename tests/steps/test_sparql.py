@@ -1045,3 +1045,19 @@ def test_property_decoy_heavy_inputs_agree_with_oracle(
         ignore_duplicates=ignore_duplicates,
     )
     assert got == expected
+
+
+def test_adversarial_search_gives_up_deterministically(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Binary columns: every column of the actual has the signature of every reference column
+    # and every partial assignment agrees, so only a full assignment can tell (and none fits).
+    import itertools
+
+    from graphrag_eval.steps import sparql as module
+
+    monkeypatch.setattr(module, "SEARCH_BUDGET_CELLS", 200_000)
+    ref_rows = [[integer(str(b)) for b in row] for row in itertools.product([0, 1], repeat=5)][1:]
+    act_rows = [[integer(str(b)) for b in row] for row in itertools.product([0, 1], repeat=8)]
+    reference = select([f"r{i}" for i in range(5)], ref_rows)
+    actual = select([f"a{i}" for i in range(8)], act_rows)
+    with pytest.raises(module.SearchBudgetExceeded, match="given up as no match"):
+        compare(reference, actual)

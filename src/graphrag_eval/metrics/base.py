@@ -120,6 +120,8 @@ class ItemContext:
     config: EvaluationConfig
     steps: StepsOutcome | None = None
     """The step matching, when the item has reference steps and the response is usable."""
+    steps_error: str | None = None
+    """Why the step matching failed, if it did (a bug, reported in the log)."""
     services: Mapping[str, Any] = field(default_factory=dict)
     """Shared services (judge, embedder) for metrics that need them."""
 

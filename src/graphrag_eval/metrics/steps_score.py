@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from graphrag_eval.metrics.base import (
+    Failed,
     ItemContext,
     ItemMetric,
     Outcome,
@@ -30,6 +31,8 @@ class StepsScore(ItemMetric):
     async def score(self, context: ItemContext) -> Outcome:
         if not context.question.reference_steps:
             return Skipped("the question has no reference steps")
+        if context.steps_error is not None:
+            return Failed(context.steps_error)
         if context.steps is None:
             return Skipped("the steps were not matched")
         return Scored({"steps_score": context.steps.score})

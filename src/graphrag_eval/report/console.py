@@ -7,6 +7,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from graphrag_eval.inputs import Notice, count_kinds
 from graphrag_eval.metrics.base import declared_outputs
@@ -90,10 +91,11 @@ def print_summary(console: Console, aggregates: Mapping[str, Any]) -> None:
     templates.add_column("template", overflow="fold", ratio=3)
     for column in ("ok", "errors", "missing", *headline):
         templates.add_column(column, justify="right", ratio=1)
-    rows = [*aggregates["per_template"].items(), ("[bold]all[/bold]", micro)]
-    for template_id, stats in rows:
+    rows = [(Text(str(t)), stats) for t, stats in aggregates["per_template"].items()]
+    rows.append((Text("all", style="bold"), micro))
+    for label, stats in rows:  # template ids are user text: never read as markup
         templates.add_row(
-            template_id,
+            label,
             str(stats["number_of_success_samples"]),
             str(stats["number_of_error_samples"] - stats["number_of_missing_samples"]),
             str(stats["number_of_missing_samples"]),
@@ -109,9 +111,9 @@ def print_notices(console: Console, notices: Sequence[Notice], where: str | None
     summary = ", ".join(
         f"{kind.replace('_', ' ')}: {count}" for kind, count in count_kinds(notices).items()
     )
-    console.print(f"[yellow]{len(notices)} input problem(s)[/yellow] ({summary})", highlight=False)
+    console.print(Text(f"{len(notices)} input problem(s)", style="yellow"), f"({summary})")
     for notice in notices[:_NOTICE_LIMIT]:
         console.print(f"  {notice}", markup=False, highlight=False, soft_wrap=True)
     if len(notices) > _NOTICE_LIMIT:
         more = f" (all in {where})" if where else ""
-        console.print(f"  ... and {len(notices) - _NOTICE_LIMIT} more{more}", highlight=False)
+        console.print(f"  ... and {len(notices) - _NOTICE_LIMIT} more{more}", markup=False)

@@ -17,6 +17,7 @@ Definitions (documented in docs/metrics.md):
 from __future__ import annotations
 
 import json
+import operator
 import re
 from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ def recall_at_k(relevant: Collection[Hashable], retrieved: Sequence[Hashable], k
     >>> recall_at_k({1, 3, 5, 6}, [1, 4, 3, 5, 7], k=5)
     0.75
     """
+    k = operator.index(k)  # an integer (TypeError otherwise), not 2.0
     if k <= 0:
         return 0.0
     relevant_items = _unique(relevant)

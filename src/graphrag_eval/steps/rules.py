@@ -13,6 +13,7 @@ before anything runs, and the step never matches.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -35,13 +36,18 @@ from graphrag_eval.steps.timeseries import (
 __all__ = [
     "JSON_MEDIA_TYPE",
     "SPARQL_JSON_MEDIA_TYPE",
+    "PairScore",
     "StepRule",
     "check_reference_step",
+    "json_equal",
     "match_score",
     "register_step_rule",
+    "score_pair",
     "step_rules",
     "unregister_step_rule",
 ]
+
+logger = logging.getLogger("graphrag_eval")
 
 SPARQL_JSON_MEDIA_TYPE = "application/sparql-results+json"
 JSON_MEDIA_TYPE = "application/json"
@@ -79,26 +85,51 @@ def step_rules() -> tuple[StepRule, ...]:
     return tuple(_RULES)
 
 
-def match_score(reference: ReferenceStep, actual: ActualStep) -> float:
-    """Score of one reference step against one actual step: 0 unless the actual step
-    succeeded, the reference is sound and a rule applies; otherwise the rule's score. An
-    actual output a rule cannot read scores 0."""
+@dataclass(frozen=True, slots=True)
+class PairScore:
+    """The score of a (reference step, actual step) pair, and why the actual step's output
+    could not be read when that is why it scored 0."""
+
+    score: float
+    problem: str | None = None
+
+
+def score_pair(reference: ReferenceStep, actual: ActualStep) -> PairScore:
+    """Score one reference step against one actual step: 0 unless the actual step succeeded,
+    the reference is sound and a rule applies; otherwise the rule's score.
+
+    A rule raises ``ValueError`` when it cannot read the actual output (not JSON where JSON
+    is expected, say): the pair scores 0 and the reason is returned. Any other exception is a
+    bug or an extreme input (nesting deeper than the interpreter allows): it is logged and
+    the pair scores 0 with the reason, so one step never costs the item.
+    """
     if not actual.succeeded or reference.problem is not None:
-        return 0.0
+        return PairScore(0.0)
     for rule in _RULES:
         if rule.applies(reference, actual):
             try:
-                return float(rule.score(reference, actual))
-            except (ValueError, TypeError):
-                return 0.0
-    return 0.0
+                return PairScore(float(rule.score(reference, actual)))
+            except ValueError as exc:
+                return PairScore(0.0, str(exc))
+            except Exception as exc:
+                logger.warning("step rule %s failed", rule.name, exc_info=True)
+                return PairScore(0.0, f"could not be compared ({rule.name}): {exc!r}")
+    return PairScore(0.0)
+
+
+def match_score(reference: ReferenceStep, actual: ActualStep) -> float:
+    """:func:`score_pair` without the reason."""
+    return score_pair(reference, actual).score
 
 
 def check_reference_step(step: ReferenceStep) -> str | None:
     """The first problem any rule finds in a reference step on its own, or ``None``."""
     for rule in _RULES:
         if rule.check_reference is not None:
-            problem = rule.check_reference(step)
+            try:
+                problem = rule.check_reference(step)
+            except Exception as exc:  # an extreme input must not stop loading the dataset
+                problem = f"could not be read: {exc!r}"
             if problem is not None:
                 return problem
     return None
@@ -127,7 +158,7 @@ def _check_sparql(ref: ReferenceStep) -> str | None:
     try:
         parsed = parse_sparql_results(ref.output)
     except ValueError as exc:
-        return f"the output is not SPARQL results JSON: {exc}"
+        return f"output is not SPARQL results JSON: {exc}"
     if not parsed.is_ask and ref.required_columns is not None:
         missing = [c for c in ref.required_columns if c not in parsed.columns]
         if missing:
@@ -149,11 +180,11 @@ def _score_sparql(ref: ReferenceStep, act: ActualStep) -> float:
     if _SPARQL not in act.memo:  # one actual step may be compared with several references
         try:
             act.memo[_SPARQL] = parse_sparql_results(act.output)
-        except ValueError:
-            act.memo[_SPARQL] = None  # not SPARQL results JSON: scores 0 against any reference
-    actual: SparqlResults | None = act.memo[_SPARQL]
-    if actual is None:
-        return 0.0
+        except ValueError as exc:
+            act.memo[_SPARQL] = f"output is not SPARQL results JSON: {exc}"
+    actual: SparqlResults | str = act.memo[_SPARQL]
+    if isinstance(actual, str):
+        raise ValueError(actual)
     return compare_sparql_results(
         reference,
         actual,
@@ -175,18 +206,26 @@ register_step_rule(
 
 
 def _retrieval_k(act: ActualStep, retrieved_count: int) -> int:
-    args = act.args if isinstance(act.args, Mapping) else {}
-    k = args.get("k")
-    if isinstance(k, int) and not isinstance(k, bool):
-        return k
+    """``args.k`` as a positive integer (``2``, ``2.0`` or ``"2"``), else the number of
+    contexts retrieved when it is absent; any other value is a malformed step."""
+    k = act.args.get("k") if isinstance(act.args, Mapping) else None
+    if k is None:
+        return retrieved_count
     if isinstance(k, str) and k.strip().isdigit():
-        return int(k)
-    return retrieved_count
+        k = int(k)
+    if isinstance(k, float) and k.is_integer():
+        k = int(k)
+    if isinstance(k, int) and not isinstance(k, bool) and k > 0:
+        return k
+    raise ValueError(f"args.k is not a positive integer: {k!r}")
 
 
 def _score_retrieval(ref: ReferenceStep, act: ActualStep) -> float:
     relevant = [context_key(c) for c in parse_contexts(ref.output)]
-    retrieved = [context_key(c) for c in parse_contexts(act.output)]
+    try:
+        retrieved = [context_key(c) for c in parse_contexts(act.output)]
+    except ValueError as exc:
+        raise ValueError(f"output is {exc}") from None
     return recall_at_k(relevant, retrieved, _retrieval_k(act, len(retrieved)))
 
 
@@ -196,7 +235,7 @@ def _check_retrieval(ref: ReferenceStep) -> str | None:
     try:
         parse_contexts(ref.output)
     except ValueError as exc:
-        return f"the output is not a list of contexts: {exc}"
+        return f"output is {exc}"
     return None
 
 
@@ -248,15 +287,24 @@ def _reference_iri(ref: ReferenceStep) -> str:
     return match.group(1) if match else text
 
 
+# Characters that can continue an IRI: the reference IRI must not be part of a longer one.
+_IRI_CHARACTER = r"[\w\-.~:/?#\[\]@!$&'()*+,;=%]"
+
+
 def _score_iri_discovery(ref: ReferenceStep, act: ActualStep) -> float:
     iri = _reference_iri(ref)
     if act.name == "sparql_query":
-        return float(isinstance(act.output, str) and iri in act.output)
+        text = act.output if isinstance(act.output, str) else json.dumps(act.output)
+        whole = rf"(?<!{_IRI_CHARACTER}){re.escape(iri)}(?!{_IRI_CHARACTER})"
+        return float(re.search(whole, text) is not None)
     document = act.output
     if isinstance(document, str):
-        document = json.loads(document)
+        try:
+            document = json.loads(document)
+        except json.JSONDecodeError:
+            raise ValueError("output is not SPARQL results JSON") from None
     if not isinstance(document, Mapping):
-        return 0.0
+        raise ValueError("output is not SPARQL results JSON")
     results = document.get("results")
     bindings = results.get("bindings") if isinstance(results, Mapping) else None
     for binding in bindings if isinstance(bindings, list) else []:
@@ -272,7 +320,7 @@ def _check_iri_discovery(ref: ReferenceStep) -> str | None:
     if ref.name != "iri_discovery":
         return None
     if not isinstance(ref.output, str) or not _reference_iri(ref):
-        return "an iri_discovery step's output must be one IRI"
+        return "output of an iri_discovery step must be one IRI"
     return None
 
 
@@ -301,17 +349,33 @@ def _as_json(value: Any) -> Any:
     return value
 
 
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality of decoded JSON values: ``true`` is not ``1``, ``1`` is ``1.0``, NaN is NaN,
+    object key order does not matter."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b or (a != a and b != b)  # NaN equals NaN here
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[key], b[key]) for key in a)
+    return type(a) is type(b) and a == b
+
+
 def _check_json(ref: ReferenceStep) -> str | None:
     if ref.output_media_type != JSON_MEDIA_TYPE or ref.name == "iri_discovery":
         return None
     if _as_json(ref.output) is _NO_JSON:
-        return "the output is not valid JSON"
+        return "output is not valid JSON"
     return None
 
 
 def _score_json(ref: ReferenceStep, act: ActualStep) -> float:
     actual = _as_json(act.output)
-    return float(actual is not _NO_JSON and _as_json(ref.output) == actual)
+    if actual is _NO_JSON:
+        raise ValueError("output is not valid JSON")
+    return float(json_equal(_as_json(ref.output), actual))
 
 
 register_step_rule(

@@ -37,6 +37,8 @@ import msgspec
 
 __all__ = [
     "ABS_TOLERANCE",
+    "SEARCH_BUDGET_CELLS",
+    "SearchBudgetExceeded",
     "SparqlResults",
     "compare_sparql_results",
     "parse_sparql_results",
@@ -69,6 +71,17 @@ _INTEGER_TYPES = frozenset(
 )
 _REAL_TYPES = frozenset(_XSD + name for name in ("decimal", "float", "double"))
 _BOOLEAN_TYPE = _XSD + "boolean"
+
+SEARCH_BUDGET_CELLS: Final = 50_000_000
+"""The column search gives up (raising :class:`SearchBudgetExceeded`) after projecting this many
+cells in partial checks: only adversarial results, where every column of many fits on its own
+and every partial assignment agrees, come near it (typical comparisons project a few times the
+result's size). Deterministic, unlike a time limit."""
+
+
+class SearchBudgetExceeded(ValueError):
+    """The column assignment search was abandoned (see :data:`SEARCH_BUDGET_CELLS`)."""
+
 
 Cell = Hashable
 """A normalised cell: ``None`` (unbound), ``str`` (URI, blank node, literal by its value),
@@ -264,7 +277,7 @@ def compare_sparql_results(
             return 0
     if ref.is_ask or act.is_ask:
         return int(ref.is_ask and act.is_ask and ref.boolean == act.boolean)
-    required = tuple(required_columns) if required_columns is not None else ref.vars
+    required = tuple(dict.fromkeys(required_columns)) if required_columns is not None else ref.vars
     missing = [column for column in required if column not in ref.columns]
     if missing:
         raise ValueError(f"required column(s) {', '.join(missing)} not among the reference's vars")
@@ -318,7 +331,9 @@ def prepare_reference(
     (number grouping, column signatures); it is kept on ``reference`` for later comparisons."""
     if reference.is_ask or reference.row_count == 0:
         return
-    required = tuple(required_columns) if required_columns is not None else reference.vars
+    required = (
+        tuple(dict.fromkeys(required_columns)) if required_columns is not None else reference.vars
+    )
     if all(name in reference.columns for name in required):
         _reference_side(reference, required, _normalizer(ordered, ignore_duplicates))
 
@@ -452,6 +467,8 @@ def _assignment_exists(
 
     used: list[bool] = [False] * len(act_columns)
     chosen: list[int] = []
+    rows = len(act_columns[0]) if act_columns else 0
+    work = 0  # cells projected by partial checks so far
 
     def search(depth: int, branched: bool) -> bool:
         if depth > last:
@@ -462,6 +479,7 @@ def _assignment_exists(
             if not used[act_index] and content_of[act_index] not in contents:
                 contents.add(content_of[act_index])
                 options.append(act_index)
+        nonlocal work
         branched = branched or len(options) > 1
         for act_index in options:
             chosen.append(act_index)
@@ -469,8 +487,15 @@ def _assignment_exists(
                 depth == 0  # one column: its signature already says it fits
                 or not check_partial
                 or not (branched or depth == last)
-                or _prefix_matches([act_columns[a] for a in chosen], ref_norm(depth), normalize)
             )
+            if not fits:
+                work += rows * len(chosen)
+                if work > SEARCH_BUDGET_CELLS:
+                    raise SearchBudgetExceeded(
+                        f"more than {SEARCH_BUDGET_CELLS:,} cells compared while searching a "
+                        "column assignment (every column fits on its own); given up as no match"
+                    )
+                fits = _prefix_matches([act_columns[a] for a in chosen], ref_norm(depth), normalize)
             if fits:
                 used[act_index] = True
                 if search(depth + 1, branched):

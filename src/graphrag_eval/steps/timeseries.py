@@ -95,7 +95,10 @@ def parse_time(value: Any) -> Time | None:
         raise ValueError(f"unreadable time {value!r}")
     if isinstance(value, int | float):
         seconds = value / 1000 if abs(value) >= 1e11 else value
-        return datetime.fromtimestamp(seconds, tz=UTC)
+        try:
+            return datetime.fromtimestamp(seconds, tz=UTC)
+        except (OverflowError, OSError, ValueError):
+            raise ValueError(f"time out of range {value!r}") from None
     if isinstance(value, datetime):
         return value if value.tzinfo else value.replace(tzinfo=UTC)
     if not isinstance(value, str):
@@ -137,7 +140,10 @@ def times_match(reference: Any, actual: Any, execution_timestamp: Any) -> bool:
             return False
         if not isinstance(executed, datetime):
             return False
-        expected = executed + timedelta(seconds=ref.offset_s)
+        try:
+            expected = executed + timedelta(seconds=ref.offset_s)
+        except OverflowError:
+            return False
         return abs((act - expected).total_seconds()) <= TOLERANCE_S
     if isinstance(act, _Relative):
         return False
@@ -182,8 +188,13 @@ def check_data_points_reference(reference_args: Any) -> str | None:
     ref = _args(reference_args)
     try:
         normalise_granularity(ref.get("granularity"))
-        for key in ("start", "end"):
-            parse_time(ref.get(key))
     except ValueError as exc:
-        return str(exc)
+        return f"args.granularity: {exc}"
+    for key in ("start", "end"):
+        try:
+            moment = parse_time(ref.get(key))
+            if isinstance(moment, _Relative):
+                timedelta(seconds=moment.offset_s)
+        except (ValueError, OverflowError) as exc:
+            return f"args.{key}: {exc}"
     return None
