@@ -378,3 +378,26 @@ def test_forced_progress_bar_is_drawn(
     assert code == 0
     assert "evaluating" in stderr
     assert "2/2" in stderr
+
+
+def test_example_config_is_valid_and_changes_the_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    code, _, stderr = run(
+        capsys,
+        "evaluate",
+        str(EXAMPLES / "reference.yaml"),
+        str(EXAMPLES / "responses.jsonl"),
+        "-c",
+        str(EXAMPLES / "config.yaml"),
+        "-o",
+        str(out),
+        "-q",
+    )
+    assert code == 0, stderr
+    summary = yaml.safe_load((out / "run.yaml").read_text())
+    assert summary["config"]["steps"]["score_mode"] == "all_groups"
+    aggregates = yaml.safe_load((out / "aggregates.yaml").read_text())
+    # the error response now counts as 0 for steps_score: (1 + 1 + 0 + 0 + 1) / 5
+    assert aggregates["micro"]["steps_score"]["mean"] == pytest.approx(0.6)
