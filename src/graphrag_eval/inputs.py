@@ -631,19 +631,10 @@ def _parse_response(
     notices: list[Notice],
 ) -> Response | None:
     if not isinstance(value, Mapping):
-        if key is None:
-            notices.append(
-                Notice(
-                    "malformed_response",
-                    f"expected a response mapping, got {_kind(value)}",
-                    file=source,
-                    item=where,
-                )
-            )
-            return None
         message = f"expected a response mapping, got {_kind(value)}"
         notices.append(Notice("malformed_response", message, file=source, item=where))
-        return _unusable(key, value, locate(source, where, None) + ": " + message)
+        # In a dict the key still says which question failed; in a list nothing does.
+        return None if key is None else _unusable(key, value, f"{locate(source, where)}: {message}")
 
     problems: list[str] = []
     data = dict(value)
