@@ -37,26 +37,15 @@ from typing import Any
 from graphrag_eval.config import ConfigSource, load_config
 from graphrag_eval.errors import InputError
 from graphrag_eval.files import JSONL_SUFFIXES, BrokenLine, iter_jsonl, read_document
-from graphrag_eval.metrics.base import Aggregation, OutputKey, declared_outputs
+from graphrag_eval.metrics.base import (
+    IDENTITY_KEYS,
+    Aggregation,
+    OutputKey,
+    configured_metrics,
+    declared_outputs,
+)
 
 __all__ = ["compute_aggregates", "is_empty_output", "load_results"]
-
-# Result keys that are identity, copies of inputs or bookkeeping: never aggregated.
-_NOT_METRICS = frozenset(
-    {
-        "template_id",
-        "question_id",
-        "question_text",
-        "reference_answer",
-        "reference_steps",
-        "status",
-        "error",
-        "actual_answer",
-        "actual_steps",
-        "input_errors",
-        "missing_response",
-    }
-)
 
 
 def compute_aggregates(
@@ -65,7 +54,7 @@ def compute_aggregates(
     """Aggregate per-question results per template (``per_template``), over all questions
     (``micro``) and as the mean of template means (``macro``)."""
     settings = load_config(config)
-    declared = declared_outputs()
+    declared = declared_outputs(configured_metrics(settings))
     keys = _collect_keys(evaluation_results, declared)
     zeroable = (
         _zeroable_keys(evaluation_results, keys)
@@ -112,7 +101,7 @@ def _collect_keys(
         for key, value in result.items():
             if key in declared:
                 present.add(key)
-            elif key not in _NOT_METRICS and not key.endswith("_error") and _is_number(value):
+            elif key not in IDENTITY_KEYS and not key.endswith("_error") and _is_number(value):
                 undeclared[key] = None
         for step in result.get("actual_steps") or ():
             if isinstance(step, Mapping):
@@ -181,7 +170,7 @@ def _facts(
     steps = [s for s in item.get("actual_steps") or () if isinstance(s, Mapping)]
     for name, (spec, on_steps) in keys.items():
         sources = steps if on_steps else [item]
-        found = [source[name] for source in sources if name in source]
+        found = [source[name] for source in sources if source.get(name) is not None]
         if found:
             values[name] = found
             coverage[name] = _SCORED

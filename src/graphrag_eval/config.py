@@ -8,17 +8,39 @@ everywhere else. Unknown keys are errors, so a typo can never silently disable a
 from __future__ import annotations
 
 import difflib
+import re
+import string
+import typing
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from graphrag_eval.errors import ConfigError
 
 __all__ = [
+    "ANSWER_CORRECTNESS_PLACEHOLDERS",
     "AggregationConfig",
+    "AnswerCorrectnessConfig",
+    "AnswerRelevanceConfig",
+    "CacheConfig",
+    "CustomEvaluationConfig",
+    "EmbeddingConfig",
     "EvaluationConfig",
+    "GenerationConfig",
+    "LLMConfig",
+    "ModelPrice",
+    "RetrievalAnswerConfig",
     "RetrievalContextConfig",
     "StepsConfig",
     "load_config",
@@ -59,6 +81,274 @@ class RetrievalContextConfig(_Section):
     texts (0-1, rapidfuzz ratio after case and whitespace folding) reaches this value."""
 
 
+Provider = Literal["openai", "openai-compatible", "ollama", "vllm", "azure"]
+
+
+class _Endpoint(BaseModel):
+    """An OpenAI-compatible endpoint. Keys not declared here are request parameters passed to
+    the provider as they are (``top_p``, ``seed``, ...)."""
+
+    model_config = ConfigDict(
+        extra="allow", frozen=True, use_attribute_docstrings=True, populate_by_name=True
+    )
+
+    provider: Provider = "openai"
+    """``openai``; ``openai-compatible``, ``ollama`` and ``vllm`` (any OpenAI-compatible server
+    at ``base_url``); ``azure`` (Azure OpenAI: ``base_url`` is the resource endpoint, ``model``
+    the deployment)."""
+
+    base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("base_url", "api_base")
+    )
+    """The endpoint, e.g. ``http://localhost:11434/v1``; also accepted as ``api_base``.
+    Default: OpenAI's for ``openai``, ``http://localhost:11434/v1`` for ``ollama``,
+    ``http://localhost:8000/v1`` for ``vllm``; required for ``openai-compatible`` and
+    ``azure``."""
+
+    api_key: SecretStr | None = None
+    """The API key. Better left out of config files: by default it is read from
+    ``OPENAI_API_KEY`` (``AZURE_OPENAI_API_KEY`` for ``azure``). Never written anywhere."""
+
+    api_key_env: str | None = None
+    """Read the API key from this environment variable instead of the default one."""
+
+    api_version: str = "2024-10-21"
+    """Azure OpenAI API version (``azure`` only)."""
+
+    @model_validator(mode="after")
+    def _check_endpoint(self) -> _Endpoint:
+        if self.provider in ("openai-compatible", "azure") and not self.base_url:
+            raise ValueError(f"provider '{self.provider}' needs base_url")
+        for key, value in (self.model_extra or {}).items():
+            if not _is_json(value):
+                raise ValueError(f"request parameter '{key}' must be plain data (JSON)")
+        return self
+
+    @property
+    def request_parameters(self) -> dict[str, Any]:
+        """The extra keys: parameters sent with every request."""
+        return dict(self.model_extra or {})
+
+
+def _is_json(value: Any) -> bool:
+    if value is None or isinstance(value, str | int | float | bool):
+        return True
+    if isinstance(value, list):
+        return all(_is_json(item) for item in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_json(v) for k, v in value.items())
+    return False
+
+
+class GenerationConfig(_Endpoint):
+    """The judge model (chat completions)."""
+
+    model: str = "gpt-4o-mini"
+    """Model name (the deployment name for ``azure``)."""
+
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    """Sampling temperature; 0 makes the judge as repeatable as the provider allows."""
+
+    max_tokens: int | None = Field(default=None, ge=1)
+    """Upper bound on the tokens of one judge reply; a reply cut off by it is reported as
+    such (the metric gets an ``_error``)."""
+
+    structured_output: Literal["auto", "json_schema", "prompt"] = "auto"
+    """How replies with a fixed shape are requested. ``json_schema``: the endpoint's
+    structured output (``response_format`` with a JSON schema). ``prompt``: the schema is only
+    described in the prompt (for endpoints without structured output). ``auto``:
+    ``json_schema``, falling back to ``prompt`` for the rest of the run when the endpoint
+    rejects it. Replies are validated against the schema either way."""
+
+
+class EmbeddingConfig(_Endpoint):
+    """The embedding model (for ``answer_relevance``)."""
+
+    model: str = "text-embedding-3-small"
+    """Model name (the deployment name for ``azure``)."""
+
+    batch_size: int = Field(default=64, ge=1, le=2048)
+    """Texts per embeddings request."""
+
+
+class ModelPrice(_Section):
+    """What a model costs, in US dollars per million tokens."""
+
+    input_per_million: float = Field(ge=0.0)
+    """Price of a million prompt (input) tokens."""
+
+    output_per_million: float = Field(default=0.0, ge=0.0)
+    """Price of a million completion (output) tokens."""
+
+
+class CacheConfig(_Section):
+    """The on-disk cache of judge and embedding calls."""
+
+    enabled: bool = True
+    """Serve repeated calls from the cache (and store new replies in it)."""
+
+    path: Path | None = None
+    """The cache file (SQLite). Default: ``$GRAPHRAG_EVAL_CACHE`` if set, else
+    ``graphrag-eval/llm-cache.sqlite3`` in the user cache directory (``$XDG_CACHE_HOME`` or
+    ``~/.cache``)."""
+
+
+class LLMConfig(_Section):
+    """The LLM judge and embedding endpoints, and how calls to them are made."""
+
+    generation: GenerationConfig | None = None
+    """The judge model. Without it, LLM-judged metrics do not run (nothing is called unless
+    you ask for it)."""
+
+    embedding: EmbeddingConfig | None = None
+    """The embedding model. Without it, ``answer_relevance`` does not run."""
+
+    max_concurrency: int = Field(default=16, ge=1, le=1024)
+    """Calls in flight at once, per endpoint and model, across all items and metrics."""
+
+    requests_per_minute: int | None = Field(default=None, ge=1)
+    """Optional request rate limit, per endpoint and model."""
+
+    tokens_per_minute: int | None = Field(default=None, ge=1)
+    """Optional token rate limit (prompt and reply tokens, estimated before each call), per
+    endpoint and model."""
+
+    timeout_s: float = Field(default=60.0, gt=0)
+    """Timeout of one request; a request that takes longer is retried."""
+
+    max_retries: int = Field(default=6, ge=0, le=100)
+    """Retries of a request after a rate limit (429), a server error (5xx), a timeout or a
+    connection error, with exponential backoff and jitter (honouring ``Retry-After``)."""
+
+    backoff_initial_s: float = Field(default=1.0, gt=0)
+    """First backoff delay; it doubles on each retry (with jitter)."""
+
+    backoff_max_s: float = Field(default=60.0, gt=0)
+    """Longest backoff delay, also the cap on a server's ``Retry-After``."""
+
+    max_cost_usd: float | None = Field(default=None, gt=0)
+    """Stop starting new calls once this much has been spent in the run (cache hits are free);
+    the metrics not computed get an ``_error`` saying so. Same as ``--max-cost``."""
+
+    prices: dict[str, ModelPrice] = {}
+    """Prices by model name, added to (and overriding) the built-in table."""
+
+    cache: CacheConfig = CacheConfig()
+    """The on-disk call cache."""
+
+
+ANSWER_CORRECTNESS_PLACEHOLDERS = frozenset({"question", "reference_answer", "actual_answer"})
+
+
+class AnswerCorrectnessConfig(_Section):
+    """Answer correctness: claims of the reference and actual answers, judged by the LLM."""
+
+    enabled: bool = True
+    """Run it (when the LLM is configured and the item has both answers)."""
+
+    prompt: str | None = None
+    """A prompt to use instead of the built-in one. It must contain exactly the placeholders
+    ``{question}``, ``{reference_answer}`` and ``{actual_answer}`` (write ``{{``/``}}`` for
+    literal braces) and ask for one line of four tab-separated values: reference claims,
+    actual claims, matching claims, explanation."""
+
+    @field_validator("prompt")
+    @classmethod
+    def _check_placeholders(cls, prompt: str | None) -> str | None:
+        if prompt is None:
+            return None
+        try:
+            fields = {
+                name for _, name, _, _ in string.Formatter().parse(prompt) if name is not None
+            }
+        except ValueError as exc:
+            raise ValueError(f"prompt is not a valid template: {exc}") from None
+        expected = ANSWER_CORRECTNESS_PLACEHOLDERS
+        if fields != expected:
+            missing = ", ".join("{" + name + "}" for name in sorted(expected - fields))
+            unknown = ", ".join("{" + name + "}" for name in sorted(fields - expected))
+            parts = [
+                f"missing {missing}" if missing else "",
+                f"unknown {unknown}" if unknown else "",
+            ]
+            raise ValueError(
+                "prompt must use exactly {question}, {reference_answer} and {actual_answer}: "
+                + "; ".join(part for part in parts if part)
+            )
+        return prompt
+
+
+class AnswerRelevanceConfig(_Section):
+    """Answer relevance (RAGAS): questions the answer would respond to, compared with the
+    question by embedding similarity."""
+
+    enabled: bool = True
+    """Run it (when both the LLM and the embedding model are configured)."""
+
+    questions: int = Field(default=3, ge=1, le=10)
+    """How many questions the judge writes for each answer."""
+
+
+class RetrievalAnswerConfig(_Section):
+    """``retrieval_answer_*``: retrieved contexts judged against the reference answer."""
+
+    enabled: bool = True
+    """Run it on actual retrieval steps with context texts, when the item has a reference
+    answer and the LLM is configured."""
+
+
+CustomInput = Literal[
+    "question", "reference_answer", "reference_steps", "actual_answer", "actual_steps"
+]
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class CustomEvaluationConfig(_Section):
+    """A judge call with your instructions and outputs."""
+
+    name: str
+    """The evaluation's name; its failures are reported as ``<name>_error`` and its cost as
+    ``<name>_cost``."""
+
+    inputs: list[CustomInput] = Field(min_length=1)
+    """What the judge is shown: any of question, reference_answer, reference_steps,
+    actual_answer, actual_steps."""
+
+    instructions: str = Field(min_length=1)
+    """What the judge should do."""
+
+    outputs: dict[str, str] = Field(min_length=1)
+    """Output key -> description; the judge replies with one tab-separated value per output,
+    in this order (JSON values such as numbers are decoded)."""
+
+    steps_name: str | None = None
+    """With step inputs: the name of the steps to show (e.g. ``sparql_query``)."""
+
+    steps_keys: list[Literal["args", "output"]] | None = Field(default=None, min_length=1)
+    """With step inputs: which parts of those steps to show."""
+
+    @model_validator(mode="after")
+    def _check(self) -> CustomEvaluationConfig:
+        names = [self.name, *self.outputs]
+        bad = [name for name in names if not _IDENTIFIER.match(name)]
+        if bad:
+            raise ValueError(f"'{bad[0]}' is not a valid key name (letters, digits, _)")
+        if len(set(self.inputs)) != len(self.inputs):
+            raise ValueError("inputs are listed more than once")
+        uses_steps = any(name.endswith("_steps") for name in self.inputs)
+        if uses_steps and (self.steps_name is None or self.steps_keys is None):
+            raise ValueError("step inputs need steps_name and steps_keys")
+        return self
+
+    @property
+    def error_key(self) -> str:
+        return f"{self.name}_error"
+
+    @property
+    def cost_key(self) -> str:
+        return f"{self.name}_cost"
+
+
 class EvaluationConfig(_Section):
     """The whole configuration. Every section is optional."""
 
@@ -70,6 +360,51 @@ class EvaluationConfig(_Section):
 
     retrieval_context: RetrievalContextConfig = RetrievalContextConfig()
     """Options of the deterministic retrieval-context metrics."""
+
+    llm: LLMConfig = LLMConfig()
+    """The LLM judge and embedding endpoints."""
+
+    answer_correctness: AnswerCorrectnessConfig = AnswerCorrectnessConfig()
+    """Answer correctness (LLM)."""
+
+    answer_relevance: AnswerRelevanceConfig = AnswerRelevanceConfig()
+    """Answer relevance (LLM and embeddings)."""
+
+    retrieval_answer: RetrievalAnswerConfig = RetrievalAnswerConfig()
+    """Retrieved contexts against the reference answer (LLM)."""
+
+    custom_evaluations: list[CustomEvaluationConfig] = []
+    """Judge calls with your own instructions and outputs."""
+
+    @model_validator(mode="after")
+    def _check_custom_names(self) -> EvaluationConfig:
+        from graphrag_eval.metrics.base import reserved_keys  # metrics import this module
+
+        taken = set(reserved_keys())
+        for index, evaluation in enumerate(self.custom_evaluations):
+            keys = [evaluation.error_key, evaluation.cost_key, *evaluation.outputs]
+            for key in keys:
+                if key in taken:
+                    raise ValueError(
+                        f"custom_evaluations[{index}] ({evaluation.name}): key '{key}' is "
+                        "already used by a built-in metric or another evaluation"
+                    )
+                taken.add(key)
+        return self
+
+    def scoring_fingerprint(self) -> dict[str, Any]:
+        """The settings that can change a score (not concurrency, limits, cache or budget):
+        what a resumed run must share with the run it continues."""
+        data = self.model_dump(mode="json")
+        llm = data.pop("llm")
+        data["llm"] = {key: _without_secrets(llm[key]) for key in ("generation", "embedding")}
+        return data
+
+
+def _without_secrets(section: dict[str, Any] | None) -> dict[str, Any] | None:
+    if section is None:
+        return None
+    return {key: value for key, value in section.items() if key not in ("api_key", "api_key_env")}
 
 
 ConfigSource = str | Path | Mapping[str, Any] | EvaluationConfig | None
@@ -119,19 +454,42 @@ def _config_error(exc: ValidationError, label: str) -> ConfigError:
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     if first["type"] == "extra_forbidden":
         message = "unknown key" + _suggestion(first["loc"]) + more
+    elif first["type"] == "value_error":
+        message = str(first["msg"]).removeprefix("Value error, ") + more
+    elif any("api_key" in str(part) for part in first["loc"]):
+        message = f"{first['msg']}{more}"  # never echo what may be a secret
     else:
-        message = f"{first['msg']} (got {first.get('input')!r}){more}"
+        message = f"{first['msg']} (got {_short(first.get('input'))}){more}"
     return ConfigError(message, file=label, field=path)
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model inside an annotation such as ``X``, ``X | None`` or ``list[X]``."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for argument in typing.get_args(annotation):
+        model = _model_in(argument)
+        if model is not None:
+            return model
+    return None
 
 
 def _suggestion(loc: tuple[Any, ...]) -> str:
     """A 'did you mean' hint for an unknown key, from the fields of its section."""
     model: type[BaseModel] = EvaluationConfig
     for part in loc[:-1]:
-        annotation = model.model_fields[str(part)].annotation
-        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+        if isinstance(part, int):  # an index into a list of sections
+            continue
+        field = model.model_fields.get(str(part))
+        inner = _model_in(field.annotation) if field is not None else None
+        if inner is None:
             return ""
-        model = annotation
+        model = inner
     known = list(model.model_fields)
     close = difflib.get_close_matches(str(loc[-1]), known, n=1)
     if close:

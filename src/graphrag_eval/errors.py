@@ -8,7 +8,16 @@ The command line prints that line and exits 2.
 
     GraphragEvalError
     ├── InputError      a reference dataset or responses file that cannot be used as a whole
-    └── ConfigError     an invalid configuration (unknown key, wrong type, bad value)
+    ├── ConfigError     an invalid configuration (unknown key, wrong type, bad value)
+    └── LLMError        a judge or embedding call that gave no usable reply
+        ├── CallFailed       the endpoint failed or refused (after the retries)
+        ├── MalformedReply   the reply did not have the required form (after one re-ask)
+        ├── TruncatedReply   the reply was cut off by the token limit
+        ├── BudgetExhausted  the run's cost limit was reached; the call was not made
+        └── NotCalled        a dry run: the call was counted, not made
+
+An :class:`LLMError` never escapes a run: the metric that made the call records it as its
+``_error`` and the run goes on. Its message is safe to write anywhere (secrets are redacted).
 
 Problems confined to one response or one step are not exceptions: they become error fields
 on that item or step (see :mod:`graphrag_eval.inputs`), so one bad item never aborts a run.
@@ -16,7 +25,18 @@ on that item or step (see :mod:`graphrag_eval.inputs`), so one bad item never ab
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "GraphragEvalError", "InputError", "locate"]
+__all__ = [
+    "BudgetExhausted",
+    "CallFailed",
+    "ConfigError",
+    "GraphragEvalError",
+    "InputError",
+    "LLMError",
+    "MalformedReply",
+    "NotCalled",
+    "TruncatedReply",
+    "locate",
+]
 
 
 def locate(file: str | None, item: str | None = None, field: str | None = None) -> str:
@@ -61,3 +81,27 @@ class ConfigError(GraphragEvalError):
         self.message = message
         prefix = locate(file, None, field)
         super().__init__(f"{prefix}: {message}" if prefix else message)
+
+
+class LLMError(GraphragEvalError):
+    """A judge or embedding call that gave no usable reply; recorded as the metric's error."""
+
+
+class CallFailed(LLMError):
+    """The endpoint failed (after the retries) or refused the request."""
+
+
+class MalformedReply(LLMError):
+    """The reply did not have the required form, even after one re-ask."""
+
+
+class TruncatedReply(LLMError):
+    """The reply was cut off by the token limit (``finish_reason: length``)."""
+
+
+class BudgetExhausted(LLMError):
+    """The run's cost limit was reached, so the call was not made."""
+
+
+class NotCalled(LLMError):
+    """A dry run: the call was counted and estimated, not made."""

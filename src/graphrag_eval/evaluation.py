@@ -34,6 +34,7 @@ from graphrag_eval.inputs import (
     parse_reference,
     parse_responses,
 )
+from graphrag_eval.llm.engine import LLMEngine, build_engine
 from graphrag_eval.metrics.base import (
     Failed,
     ItemContext,
@@ -155,12 +156,17 @@ async def evaluate(
     config: ConfigSource = None,
     *,
     on_item: ItemCallback | None = None,
-    max_concurrent_items: int = 64,
+    max_concurrent_items: int | None = None,
+    engine: LLMEngine | None = None,
+    done: Mapping[str, dict[str, Any]] | None = None,
 ) -> EvaluationRun:
     """Evaluate every reference question; one bad item never stops the others.
 
     ``on_item`` is called with each result as soon as it is final (for checkpointing and
-    progress); the returned results are in reference order.
+    progress); the returned results are in reference order. ``engine`` makes the judge and
+    embedding calls (by default one is built from the config, and closed at the end);
+    ``done`` holds results of a previous run to keep instead of evaluating again (by
+    question id; ``on_item`` is not called for them).
     """
     settings = load_config(config)
     diagnostics = Diagnostics()
@@ -169,14 +175,30 @@ async def evaluate(
     diagnostics.extend(response_set.notices)
     diagnostics.extend(check_coverage(questions, response_set))
     metrics = metrics_for(settings)
+    own_engine = engine is None
+    if engine is None:
+        engine = build_engine(settings)
+    services: dict[str, Any] = {"llm": engine} if engine is not None else {}
+    if max_concurrent_items is None:
+        # Enough items in flight to keep every judge slot busy.
+        max_concurrent_items = max(64, 4 * settings.llm.max_concurrency)
     slots = asyncio.Semaphore(max(1, max_concurrent_items))
+    kept = done or {}
 
     async def run_one(question: ReferenceQuestion) -> dict[str, Any]:
         response = response_set.responses.get(question.id)
+        if question.id in kept:
+            _release(question, response)
+            return kept[question.id]
         async with slots:
             try:
                 result, notices = await evaluate_item(
-                    question, response, metrics, settings, source=response_set.source
+                    question,
+                    response,
+                    metrics,
+                    settings,
+                    source=response_set.source,
+                    services=services,
                 )
             except Exception as exc:  # a bug or an extreme input costs this item only
                 logger.exception("could not evaluate question %r", question.id)
@@ -198,7 +220,11 @@ async def evaluate(
             on_item(result)
         return result
 
-    results = await asyncio.gather(*(run_one(question) for question in questions))
+    try:
+        results = await asyncio.gather(*(run_one(question) for question in questions))
+    finally:
+        if own_engine and engine is not None:
+            await engine.aclose()
     return EvaluationRun(results=list(results), diagnostics=diagnostics, config=settings)
 
 
@@ -233,6 +259,7 @@ async def evaluate_item(
     config: EvaluationConfig,
     *,
     source: str = RESPONSES_LABEL,
+    services: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Any], list[Notice]]:
     """Evaluate one question against its response (``None`` when it has none): the result,
     and notices about what could not be read."""
@@ -262,7 +289,12 @@ async def evaluate_item(
             logger.exception("step matching failed for question %r", question.id)
             steps_error = f"internal error while matching steps: {exc!r}"
     context = ItemContext(
-        question=question, response=response, config=config, steps=steps, steps_error=steps_error
+        question=question,
+        response=response,
+        config=config,
+        steps=steps,
+        steps_error=steps_error,
+        services=services or {},
     )
 
     jobs: dict[tuple[Metric, int | None], Awaitable[Outcome]] = {}

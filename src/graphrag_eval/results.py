@@ -145,6 +145,7 @@ def _actual_step_copy(
 def _write(target: dict[str, Any], metric: Metric, outcome: Outcome) -> None:
     if isinstance(outcome, Scored):
         target.update(outcome.values)
+        target.update(outcome.failures)
     elif isinstance(outcome, Failed):
         for key in metric.error_keys:
             target[key] = outcome.error

@@ -41,10 +41,12 @@ __all__ = [
     "Scored",
     "Skipped",
     "StepMetric",
+    "configured_metrics",
     "declared_outputs",
     "metrics_for",
     "register_metric",
     "registered_metrics",
+    "reserved_keys",
     "unregister_metric",
 ]
 
@@ -92,6 +94,9 @@ class Scored:
     """The metric produced these output keys (a score and its companions: reason, cost...)."""
 
     values: Mapping[str, Any]
+    failures: Mapping[str, str] = field(default_factory=dict)
+    """Error key -> message for the parts that failed while others were scored (a metric with
+    two judge calls, one of which failed)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,11 +134,11 @@ class ItemContext:
 class Metric(ABC):
     """What every metric declares."""
 
-    name: ClassVar[str]
+    name: str
     """Unique name, used in config (``metrics:``) and for error reporting."""
-    outputs: ClassVar[tuple[OutputKey, ...]]
+    outputs: tuple[OutputKey, ...]
     """The keys it writes, in output order."""
-    error_keys: ClassVar[tuple[str, ...]]
+    error_keys: tuple[str, ...]
     """The keys a :class:`Failed` outcome is written to."""
 
     def enabled(self, config: EvaluationConfig) -> bool:
@@ -186,9 +191,16 @@ def registered_metrics() -> tuple[Metric, ...]:
     return tuple(_REGISTRY.values())
 
 
+def configured_metrics(config: EvaluationConfig) -> tuple[Metric, ...]:
+    """The registered metrics and those the config defines (custom evaluations)."""
+    from graphrag_eval.metrics.custom import custom_metrics  # it builds on this module
+
+    return (*registered_metrics(), *custom_metrics(config))
+
+
 def metrics_for(config: EvaluationConfig) -> tuple[Metric, ...]:
-    """The registered metrics that are enabled under ``config``."""
-    return tuple(metric for metric in registered_metrics() if metric.enabled(config))
+    """The metrics that run under ``config``: registered or configured, and enabled."""
+    return tuple(metric for metric in configured_metrics(config) if metric.enabled(config))
 
 
 def declared_outputs(metrics: Iterable[Metric] | None = None) -> dict[str, tuple[OutputKey, bool]]:
@@ -202,6 +214,34 @@ def declared_outputs(metrics: Iterable[Metric] | None = None) -> dict[str, tuple
     return declared
 
 
+IDENTITY_KEYS = frozenset(
+    {
+        "template_id",
+        "question_id",
+        "question_text",
+        "reference_answer",
+        "reference_steps",
+        "status",
+        "error",
+        "actual_answer",
+        "actual_steps",
+        "input_errors",
+        "missing_response",
+        "evaluation_error",
+    }
+)
+"""Result keys that identify an item or copy its inputs: never metrics."""
+
+
+def reserved_keys() -> frozenset[str]:
+    """Every key a built-in metric or the result itself writes (custom outputs may not)."""
+    keys = set(IDENTITY_KEYS)
+    for metric in registered_metrics():
+        keys.update(output.name for output in metric.outputs)
+        keys.update(metric.error_keys)
+    return frozenset(keys)
+
+
 _BUILTINS_LOADED = False
 
 
@@ -211,9 +251,20 @@ def _load_builtins() -> None:
     if _BUILTINS_LOADED:
         return
     _BUILTINS_LOADED = True
+    from graphrag_eval.metrics.answer_correctness import AnswerCorrectness
+    from graphrag_eval.metrics.answer_relevance import AnswerRelevance
+    from graphrag_eval.metrics.retrieval_answer import RetrievalAnswer
     from graphrag_eval.metrics.retrieval_context import RetrievalContext
     from graphrag_eval.metrics.steps_score import StepsScore
     from graphrag_eval.metrics.usage import Usage
 
-    for metric in (StepsScore(), RetrievalContext(), Usage()):
+    builtins: tuple[Metric, ...] = (
+        AnswerCorrectness(),
+        AnswerRelevance(),
+        StepsScore(),
+        RetrievalAnswer(),
+        RetrievalContext(),
+        Usage(),
+    )
+    for metric in builtins:
         _REGISTRY[metric.name] = metric

@@ -1,0 +1,1 @@
+"""The LLM judge engine: clients, limits, retries, cache, cost (see :mod:`.engine`)."""

@@ -1,0 +1,83 @@
+"""What judge and embedding calls cost: a built-in price table, overridable in config.
+
+Prices are US dollars per million tokens, as the providers list them (standard tier, checked
+2026-11). A model is looked up by its exact name, then by the longest table entry it starts
+with, so dated snapshots (``gpt-4o-mini-2024-07-18``) and provider prefixes
+(``openai/gpt-4o-mini``) find their base model. A model the table does not know costs 0 and
+the run summary says so; set ``llm.prices`` for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from graphrag_eval.config import ModelPrice
+
+__all__ = ["BUILTIN_PRICES", "PriceTable", "TokenUsage"]
+
+BUILTIN_PRICES: Mapping[str, tuple[float, float]] = {
+    # chat models: (input, output) per million tokens
+    "gpt-5": (1.25, 10.0),
+    "gpt-5-mini": (0.25, 2.0),
+    "gpt-5-nano": (0.05, 0.40),
+    "gpt-4.1": (2.0, 8.0),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "gpt-4.1-nano": (0.10, 0.40),
+    "gpt-4o": (2.50, 10.0),
+    "gpt-4o-mini": (0.15, 0.60),
+    "gpt-4-turbo": (10.0, 30.0),
+    "gpt-3.5-turbo": (0.50, 1.50),
+    "o1": (15.0, 60.0),
+    "o1-mini": (1.10, 4.40),
+    "o3": (2.0, 8.0),
+    "o3-mini": (1.10, 4.40),
+    "o4-mini": (1.10, 4.40),
+    # embedding models: input only
+    "text-embedding-3-small": (0.02, 0.0),
+    "text-embedding-3-large": (0.13, 0.0),
+    "text-embedding-ada-002": (0.10, 0.0),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class TokenUsage:
+    """Tokens of one or more calls, as the provider reported them."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+class PriceTable:
+    """Prices by model: the built-in table overlaid with the config's ``llm.prices``."""
+
+    def __init__(self, overrides: Mapping[str, ModelPrice] | None = None) -> None:
+        self._prices = dict(BUILTIN_PRICES)
+        for model, price in (overrides or {}).items():
+            self._prices[model] = (price.input_per_million, price.output_per_million)
+
+    def price(self, model: str) -> tuple[float, float] | None:
+        """``(input, output)`` dollars per million tokens, or ``None`` when unknown."""
+        if model in self._prices:
+            return self._prices[model]
+        name = model.rsplit("/", 1)[-1]
+        candidates = [known for known in self._prices if name.startswith(known)]
+        if not candidates:
+            return None
+        return self._prices[max(candidates, key=len)]
+
+    def cost_usd(self, model: str, usage: TokenUsage) -> float:
+        """The dollars ``usage`` costs on ``model`` (0 for an unknown model)."""
+        price = self.price(model)
+        if price is None:
+            return 0.0
+        return (usage.input_tokens * price[0] + usage.output_tokens * price[1]) / 1_000_000

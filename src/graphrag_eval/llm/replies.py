@@ -1,0 +1,81 @@
+"""Readers of judge replies: JSON objects checked against a schema, and the tab-separated
+lines of the seed's prompts. Each raises :class:`~graphrag_eval.llm.engine.ReplyError` with
+what is wrong, which the engine shows the judge in its one re-ask."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from graphrag_eval.llm.engine import ReplyError
+
+__all__ = ["decode_value", "json_reply", "tab_separated"]
+
+M = TypeVar("M", bound=BaseModel)
+
+_FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
+
+
+def _unfenced(text: str) -> str:
+    match = _FENCE.match(text)
+    return match.group(1) if match else text
+
+
+def json_reply(schema: type[M], check: Callable[[M], None] | None = None) -> Callable[[str], M]:
+    """A parser of a reply that is one JSON object following ``schema`` (a code fence or text
+    around the object is tolerated); ``check`` may raise :class:`ReplyError` for what the
+    schema cannot say (list lengths that depend on the input, say)."""
+
+    def parse(text: str) -> M:
+        body = _unfenced(text.strip())
+        start, end = body.find("{"), body.rfind("}")
+        if start < 0 or end < start:
+            raise ReplyError("the reply is not a JSON object")
+        try:
+            data = json.loads(body[start : end + 1])
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise ReplyError(f"the reply is not valid JSON ({exc})") from None
+        try:
+            value = schema.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "the object"
+            raise ReplyError(f"{where}: {first['msg']}") from None
+        if check is not None:
+            check(value)
+        return value
+
+    return parse
+
+
+def tab_separated(count: int) -> Callable[[str], list[str]]:
+    """A parser of a reply that is one line of ``count`` tab-separated values. The last line
+    with enough tabs is used (models sometimes think aloud first); tabs beyond ``count - 1``
+    stay in the last value."""
+
+    def parse(text: str) -> list[str]:
+        lines = [line for line in _unfenced(text.strip()).splitlines() if line.strip()]
+        for line in reversed(lines):
+            parts = line.strip().split("\t")
+            if len(parts) >= count:
+                head = [part.strip() for part in parts[: count - 1]]
+                return [*head, "\t".join(parts[count - 1 :]).strip()]
+        found = max((line.count("\t") + 1 for line in lines), default=0)
+        raise ReplyError(
+            f"expected one line of {count} tab-separated values, found at most {found}"
+        )
+
+    return parse
+
+
+def decode_value(text: str) -> Any:
+    """A tab-separated value as JSON when it is JSON (numbers, booleans, lists...), else the
+    text itself."""
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return text

@@ -1,0 +1,155 @@
+"""Answer correctness (SPEC §5): claims of the reference and actual answers, judged by the LLM.
+
+One judge call returns four tab-separated values: the claims in the reference answer, the
+claims in the actual answer, the matching claims, and an explanation. The counts must be
+integers with ``1 <= reference``, ``1 <= actual`` and ``0 <= matching <= both``; anything
+else is a malformed reply (one re-ask, then ``answer_eval_error``).
+
+``answer_recall = matching / reference``, ``answer_precision = matching / actual``,
+``answer_f1`` their harmonic mean (0 when nothing matches).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from graphrag_eval.config import EvaluationConfig
+from graphrag_eval.errors import LLMError
+from graphrag_eval.llm.engine import ReplyError
+from graphrag_eval.llm.prompts import prompt
+from graphrag_eval.llm.replies import tab_separated
+from graphrag_eval.metrics.base import (
+    Aggregation,
+    Failed,
+    ItemContext,
+    ItemMetric,
+    Outcome,
+    OutputKey,
+    Placement,
+    Scored,
+    Skipped,
+)
+from graphrag_eval.metrics.judging import NO_JUDGE, engine_of, messages
+
+__all__ = ["AnswerCorrectness", "ClaimCounts", "parse_claim_counts"]
+
+_ANSWER = ("reference_answer",)
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimCounts:
+    reference: int
+    actual: int
+    matching: int
+    reason: str
+
+    @property
+    def recall(self) -> float:
+        return self.matching / self.reference
+
+    @property
+    def precision(self) -> float:
+        return self.matching / self.actual
+
+    @property
+    def f1(self) -> float:
+        total = self.recall + self.precision
+        return 2 * self.recall * self.precision / total if total else 0.0
+
+
+_FOUR_VALUES = tab_separated(4)
+
+
+def _count(text: str, what: str) -> int:
+    try:
+        number = float(text)
+    except ValueError:
+        raise ReplyError(f"the {what} count {text!r} is not a number") from None
+    if not number.is_integer():
+        raise ReplyError(f"the {what} count {text!r} is not an integer")
+    return int(number)
+
+
+def parse_claim_counts(text: str) -> ClaimCounts:
+    """Read the judge's four tab-separated values; :class:`ReplyError` when they are not
+    valid counts."""
+    reference_text, actual_text, matching_text, reason = _FOUR_VALUES(text)
+    reference = _count(reference_text, "reference claims")
+    actual = _count(actual_text, "actual claims")
+    matching = _count(matching_text, "matching claims")
+    if reference < 1 or actual < 1:
+        raise ReplyError(f"claim counts must be at least 1, got {reference} and {actual}")
+    if not 0 <= matching <= min(reference, actual):
+        raise ReplyError(
+            f"matching claims ({matching}) must be between 0 and the smaller of the reference "
+            f"({reference}) and actual ({actual}) counts"
+        )
+    return ClaimCounts(reference, actual, matching, reason)
+
+
+def correctness_prompt(config: EvaluationConfig, question: str, reference: str, actual: str) -> str:
+    template = config.answer_correctness.prompt or prompt("answer_correctness")
+    return template.format(question=question, reference_answer=reference, actual_answer=actual)
+
+
+class AnswerCorrectness(ItemMetric):
+    """``answer_recall``/``_precision``/``_f1`` from the judge's claim counts."""
+
+    name = "answer_correctness"
+    placement = Placement.BEFORE_STEPS
+    outputs = (
+        OutputKey("answer_reference_claims_count", Aggregation.NONE),
+        OutputKey("answer_actual_claims_count", Aggregation.NONE),
+        OutputKey("answer_matching_claims_count", Aggregation.NONE),
+        OutputKey("answer_correctness_reason", Aggregation.NONE),
+        OutputKey("answer_recall", zero_for_error_samples=True, requires=_ANSWER),
+        OutputKey("answer_precision", zero_for_error_samples=True, requires=_ANSWER),
+        OutputKey("answer_f1", zero_for_error_samples=True, requires=_ANSWER, headline=True),
+        OutputKey("answer_correctness_cost"),
+    )
+    error_keys = ("answer_eval_error",)
+
+    def enabled(self, config: EvaluationConfig) -> bool:
+        return config.answer_correctness.enabled
+
+    async def score(self, context: ItemContext) -> Outcome:
+        question = context.question.question_text
+        reference = context.question.reference_answer
+        actual = context.response.actual_answer
+        if reference is None or actual is None:
+            return Skipped("needs reference_answer and actual_answer")
+        engine = engine_of(context)
+        if engine is None or not engine.can_judge:
+            return Skipped(NO_JUDGE)
+        blank = [
+            name
+            for name, text in (
+                ("question_text", question),
+                ("reference_answer", reference),
+                ("actual_answer", actual),
+            )
+            if not text.strip()
+        ]
+        if blank:
+            return Failed(f"{', '.join(blank)} is blank; not sent to the judge")
+        try:
+            judged = await engine.judge(
+                messages(correctness_prompt(context.config, question, reference, actual)),
+                parse_claim_counts,
+                metric=self.name,
+            )
+        except LLMError as exc:
+            return Failed(str(exc))
+        counts = judged.value
+        return Scored(
+            {
+                "answer_reference_claims_count": counts.reference,
+                "answer_actual_claims_count": counts.actual,
+                "answer_matching_claims_count": counts.matching,
+                "answer_correctness_reason": counts.reason,
+                "answer_recall": counts.recall,
+                "answer_precision": counts.precision,
+                "answer_f1": counts.f1,
+                "answer_correctness_cost": judged.cost_usd,
+            }
+        )

@@ -1,0 +1,130 @@
+"""Custom evaluations (SPEC §5, config ``custom_evaluations``): one judge call each, with the
+user's instructions and outputs.
+
+The prompt is the instructions, then the inputs the evaluation names (question, reference
+answer, actual answer, and the chosen parts of the steps called ``steps_name``), then the
+list of outputs. The reply is one line of tab-separated values, one per output in order,
+each decoded as JSON where it is JSON (so numbers aggregate like any metric). Missing inputs
+or a malformed reply (after one re-ask) set every output to null and write ``<name>_error``.
+``<name>_cost`` is the judge call's cost.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from graphrag_eval.config import CustomEvaluationConfig, EvaluationConfig
+from graphrag_eval.errors import LLMError
+from graphrag_eval.llm.prompts import prompt
+from graphrag_eval.llm.replies import decode_value, tab_separated
+from graphrag_eval.metrics.base import (
+    ItemContext,
+    ItemMetric,
+    Outcome,
+    OutputKey,
+    Scored,
+    Skipped,
+)
+from graphrag_eval.metrics.judging import NO_JUDGE, engine_of, messages
+
+__all__ = ["CustomEvaluation", "custom_metrics"]
+
+_LABELS = {
+    "question": "Question",
+    "reference_answer": "Reference answer",
+    "actual_answer": "Actual answer",
+    "reference_steps": "Reference steps",
+    "actual_steps": "Actual steps",
+}
+
+
+class CustomEvaluation(ItemMetric):
+    """One configured custom evaluation."""
+
+    def __init__(self, settings: CustomEvaluationConfig) -> None:
+        self.settings = settings
+        self.name = settings.name  # per instance, from the config
+        self.outputs = (
+            *(OutputKey(output) for output in settings.outputs),
+            OutputKey(settings.cost_key),
+        )
+        self.error_keys = (settings.error_key,)
+
+    def enabled(self, config: EvaluationConfig) -> bool:
+        return True
+
+    async def score(self, context: ItemContext) -> Outcome:
+        engine = engine_of(context)
+        if engine is None or not engine.can_judge:
+            return Skipped(NO_JUDGE)
+        settings = self.settings
+        shown, missing = self._inputs(context)
+        if missing:
+            return self._failure(f"missing input: {', '.join(missing)}")
+        user = prompt("custom_evaluation").format(
+            instructions=settings.instructions.strip(),
+            inputs="\n\n".join(f"{_LABELS[name]}:\n{text}" for name, text in shown),
+            count=len(settings.outputs),
+            outputs="\n".join(
+                f"{number}. {name}: {description}"
+                for number, (name, description) in enumerate(settings.outputs.items(), start=1)
+            ),
+        )
+        try:
+            judged = await engine.judge(
+                messages(user), tab_separated(len(settings.outputs)), metric=self.name
+            )
+        except LLMError as exc:
+            return self._failure(str(exc))
+        values: dict[str, Any] = {
+            name: decode_value(text)
+            for name, text in zip(settings.outputs, judged.value, strict=True)
+        }
+        values[settings.cost_key] = judged.cost_usd
+        return Scored(values)
+
+    def _failure(self, message: str) -> Outcome:
+        return Scored(
+            dict.fromkeys(self.settings.outputs), failures={self.settings.error_key: message}
+        )
+
+    def _inputs(self, context: ItemContext) -> tuple[list[tuple[str, str]], list[str]]:
+        shown: list[tuple[str, str]] = []
+        missing: list[str] = []
+        for name in self.settings.inputs:
+            text = self._input(context, name)
+            if text is None or not text.strip():
+                missing.append(name)
+            else:
+                shown.append((name, text))
+        return shown, missing
+
+    def _input(self, context: ItemContext, name: str) -> str | None:
+        question, response = context.question, context.response
+        if name == "question":
+            return question.question_text
+        if name == "reference_answer":
+            return question.reference_answer
+        if name == "actual_answer":
+            return response.actual_answer
+        keys = self.settings.steps_keys or ()
+        if name == "reference_steps":
+            if question.reference_steps is None:
+                return None
+            raw_steps = [step.raw for group in question.reference_steps for step in group]
+        else:
+            if response.actual_steps is None:
+                return None
+            raw_steps = [step.raw for step in response.actual_steps]
+        chosen = [
+            {key: step.get(key) for key in keys}
+            for step in raw_steps
+            if isinstance(step, dict) and step.get("name") == self.settings.steps_name
+        ]
+        return json.dumps(chosen, ensure_ascii=False, indent=1, default=str)
+
+
+def custom_metrics(config: EvaluationConfig) -> tuple[CustomEvaluation, ...]:
+    """The metrics of the config's custom evaluations."""
+    return tuple(CustomEvaluation(settings) for settings in config.custom_evaluations)

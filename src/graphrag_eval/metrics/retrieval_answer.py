@@ -1,0 +1,203 @@
+"""``retrieval_answer_*`` (SPEC §5): the contexts an actual retrieval step returned, judged
+against the item's reference answer. Written on each successful actual ``retrieval`` step
+whose output has context texts, when the item has a reference answer.
+
+* ``retrieval_answer_recall`` (RAGAS context recall): the judge splits the reference answer
+  into statements and says which are attributable to the contexts; the share that are.
+  With ``retrieval_answer_recall_reason``.
+* ``retrieval_answer_precision`` (RAGAS context precision with reference): a usefulness
+  verdict per context, combined as average precision over ranks
+  (``sum_k precision@k * useful_k / number useful``; 0 when none is useful). With
+  ``retrieval_answer_precision_reason`` (the verdicts' reasons).
+* ``retrieval_answer_f1``: their harmonic mean, when both succeed;
+  ``retrieval_answer_f1_cost`` is the sum of the two costs.
+
+The two judge calls run concurrently and fail independently (``_recall_error``,
+``_precision_error``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from pydantic import BaseModel
+
+from graphrag_eval.config import EvaluationConfig
+from graphrag_eval.errors import LLMError
+from graphrag_eval.inputs import ActualStep
+from graphrag_eval.llm.engine import Judged, LLMEngine, ReplyError
+from graphrag_eval.llm.prompts import prompt
+from graphrag_eval.llm.replies import json_reply
+from graphrag_eval.metrics.base import (
+    Aggregation,
+    Failed,
+    ItemContext,
+    Outcome,
+    OutputKey,
+    Scored,
+    Skipped,
+    StepMetric,
+)
+from graphrag_eval.metrics.judging import NO_JUDGE, engine_of, format_contexts, messages
+from graphrag_eval.steps.retrieval import parse_contexts
+
+__all__ = ["AttributedStatements", "ContextVerdicts", "RetrievalAnswer", "ranked_precision"]
+
+_RECALL_ERROR = "retrieval_answer_recall_error"
+_PRECISION_ERROR = "retrieval_answer_precision_error"
+
+
+class Statement(BaseModel):
+    statement: str
+    attributed: bool
+
+
+class AttributedStatements(BaseModel):
+    """The recall reply: the reference answer's statements, each attributed or not."""
+
+    statements: list[Statement]
+    reason: str
+
+
+class Verdict(BaseModel):
+    context: int
+    useful: bool
+    reason: str
+
+
+class ContextVerdicts(BaseModel):
+    """The precision reply: one usefulness verdict per context, in rank order."""
+
+    verdicts: list[Verdict]
+
+
+def ranked_precision(useful: list[bool]) -> float:
+    """Average precision of a ranked list of usefulness verdicts (0 when none is useful)."""
+    hits, total = 0, 0.0
+    for rank, is_useful in enumerate(useful, start=1):
+        if is_useful:
+            hits += 1
+            total += hits / rank
+    return total / hits if hits else 0.0
+
+
+def _check_statements(reply: AttributedStatements) -> None:
+    if not reply.statements:
+        raise ReplyError("the reference answer has at least one statement; none was listed")
+
+
+def _verdicts_check(count: int) -> Any:
+    def check(reply: ContextVerdicts) -> None:
+        if len(reply.verdicts) != count:
+            raise ReplyError(
+                f"expected {count} verdicts (one per context), got {len(reply.verdicts)}"
+            )
+        numbers = [verdict.context for verdict in reply.verdicts]
+        if numbers != list(range(1, count + 1)):
+            raise ReplyError(f"verdicts must be for contexts 1 to {count} in order, got {numbers}")
+
+    return check
+
+
+class RetrievalAnswer(StepMetric):
+    """``retrieval_answer_recall``/``_precision``/``_f1`` on actual retrieval steps."""
+
+    name = "retrieval_answer"
+    outputs = (
+        OutputKey("retrieval_answer_recall", error_keys=(_RECALL_ERROR,)),
+        OutputKey("retrieval_answer_recall_reason", Aggregation.NONE),
+        OutputKey("retrieval_answer_recall_cost", error_keys=(_RECALL_ERROR,)),
+        OutputKey("retrieval_answer_precision", error_keys=(_PRECISION_ERROR,)),
+        OutputKey("retrieval_answer_precision_reason", Aggregation.NONE),
+        OutputKey("retrieval_answer_precision_cost", error_keys=(_PRECISION_ERROR,)),
+        OutputKey("retrieval_answer_f1", headline=True),
+        OutputKey("retrieval_answer_f1_cost"),
+    )
+    error_keys = (_RECALL_ERROR, _PRECISION_ERROR)
+
+    def enabled(self, config: EvaluationConfig) -> bool:
+        return config.retrieval_answer.enabled
+
+    def applies_to(self, context: ItemContext, step: ActualStep) -> bool:
+        return (
+            step.name == "retrieval"
+            and step.succeeded
+            and context.question.reference_answer is not None
+        )
+
+    async def score_step(self, context: ItemContext, step: ActualStep) -> Outcome:
+        engine = engine_of(context)
+        if engine is None or not engine.can_judge:
+            return Skipped(NO_JUDGE)
+        try:
+            contexts = parse_contexts(step.output)
+        except ValueError as exc:
+            return Failed(f"the step's output is not a list of contexts: {exc}")
+        texts = [c.text for c in contexts if c.text is not None and c.text.strip()]
+        if not texts:
+            return Skipped("the retrieved contexts have no texts")
+        reference = context.question.reference_answer or ""
+        if not reference.strip():
+            return Failed("reference_answer is blank; not sent to the judge")
+        fields = {
+            "question": context.question.question_text,
+            "reference_answer": reference,
+            "contexts": format_contexts(texts),
+        }
+        recall, precision = await asyncio.gather(
+            self._recall(engine, fields), self._precision(engine, fields, len(texts))
+        )
+        values: dict[str, Any] = {}
+        failures: dict[str, str] = {}
+        if isinstance(recall, Judged):
+            statements = recall.value.statements
+            values["retrieval_answer_recall"] = sum(s.attributed for s in statements) / len(
+                statements
+            )
+            values["retrieval_answer_recall_reason"] = recall.value.reason
+            values["retrieval_answer_recall_cost"] = recall.cost_usd
+        else:
+            failures[_RECALL_ERROR] = recall
+        if isinstance(precision, Judged):
+            verdicts = precision.value.verdicts
+            values["retrieval_answer_precision"] = ranked_precision([v.useful for v in verdicts])
+            values["retrieval_answer_precision_reason"] = "\n".join(
+                f"[{v.context}] {'useful' if v.useful else 'not useful'}: {v.reason}"
+                for v in verdicts
+            )
+            values["retrieval_answer_precision_cost"] = precision.cost_usd
+        else:
+            failures[_PRECISION_ERROR] = precision
+        if isinstance(recall, Judged) and isinstance(precision, Judged):
+            r = values["retrieval_answer_recall"]
+            p = values["retrieval_answer_precision"]
+            values["retrieval_answer_f1"] = 2 * r * p / (r + p) if r + p else 0.0
+            values["retrieval_answer_f1_cost"] = recall.cost_usd + precision.cost_usd
+        return Scored(values, failures)
+
+    async def _recall(
+        self, engine: LLMEngine, fields: dict[str, str]
+    ) -> Judged[AttributedStatements] | str:
+        try:
+            return await engine.judge(
+                messages(prompt("retrieval_answer_recall").format(**fields)),
+                json_reply(AttributedStatements, _check_statements),
+                metric="retrieval_answer_recall",
+                schema=AttributedStatements,
+            )
+        except LLMError as exc:
+            return str(exc)
+
+    async def _precision(
+        self, engine: LLMEngine, fields: dict[str, str], count: int
+    ) -> Judged[ContextVerdicts] | str:
+        try:
+            return await engine.judge(
+                messages(prompt("retrieval_answer_precision").format(**fields)),
+                json_reply(ContextVerdicts, _verdicts_check(count)),
+                metric="retrieval_answer_precision",
+                schema=ContextVerdicts,
+            )
+        except LLMError as exc:
+            return str(exc)

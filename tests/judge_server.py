@@ -1,0 +1,425 @@
+"""A real HTTP server on 127.0.0.1 that speaks the OpenAI chat-completions and embeddings API,
+for tests and benchmarks of the judge engine. The real ``openai`` client talks to it over the
+network stack.
+
+It is a deterministic judge: it reads graphrag-eval's prompts and answers them by simple
+rules (claims are the comma-separated parts of an answer; a claim matches when its words
+occur in the other text), and embeds texts as hashed bags of words, so identical texts have
+cosine 1 and unrelated texts about 0.
+
+Faults are injected deterministically: whether a request fails depends on the seed, the
+request body and how many times that body was seen, never on timing or arrival order. So a
+retried request gets a fresh roll, and a whole run is reproducible.
+
+Run it by hand (for benchmarks)::
+
+    python tests/judge_server.py --port 8765 --latency 0.2 --rate-limit 0.1
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import random
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["Faults", "JudgeServer", "Recorded", "default_judge", "embed_text"]
+
+DIMENSIONS = 64
+MALFORMED_REPLY = "Sorry, I would rather not answer in that format."
+
+
+@dataclass(frozen=True)
+class Faults:
+    """Shares of requests that fail, each way (decided per request, deterministically)."""
+
+    rate_limit: float = 0.0
+    """429 with ``retry-after-ms``."""
+    server_error: float = 0.0
+    """500."""
+    malformed: float = 0.0
+    """200 with a reply that is neither the JSON nor the tab-separated line asked for."""
+    hang: float = 0.0
+    """No reply for ``hang_s`` (longer than the client's timeout)."""
+    truncated: float = 0.0
+    """200 with ``finish_reason: length``."""
+    retry_after_ms: int = 20
+    hang_s: float = 30.0
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One request the server received."""
+
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    outcome: str
+    """ok, rate_limit, server_error, malformed, hang, truncated, unauthorized, bad_request"""
+
+
+Responder = Callable[[dict[str, Any]], str | None]
+
+
+@dataclass
+class _State:
+    latency_s: float
+    faults: Faults
+    seed: int
+    json_schema: bool
+    responder: Responder | None
+    api_key: str | None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    seen: Counter[str] = field(default_factory=Counter)
+    requests: list[Recorded] = field(default_factory=list)
+    in_flight: int = 0
+    max_in_flight: int = 0
+
+
+class JudgeServer:
+    """The server, started on a free port; use as a context manager.
+
+    ``latency_s`` delays every reply; ``faults`` injects failures; ``json_schema=False``
+    rejects structured-output requests with a 400, like endpoints that lack it;
+    ``responder`` may answer a chat request itself (return ``None`` to fall back to the
+    default judge); ``api_key`` makes the server demand that bearer token (and echo a wrong
+    one in its 401, as some servers do).
+    """
+
+    def __init__(
+        self,
+        *,
+        latency_s: float = 0.0,
+        faults: Faults | None = None,
+        seed: int = 0,
+        json_schema: bool = True,
+        responder: Responder | None = None,
+        api_key: str | None = None,
+        port: int = 0,
+    ) -> None:
+        self.state = _State(latency_s, faults or Faults(), seed, json_schema, responder, api_key)
+        handler = type("Handler", (_Handler,), {"state": self.state})
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+        self._server.daemon_threads = True
+        self._server.block_on_close = False
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def start(self) -> JudgeServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> JudgeServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    @property
+    def requests(self) -> list[Recorded]:
+        with self.state.lock:
+            return list(self.state.requests)
+
+    def count(self, path: str | None = None, outcome: str | None = None) -> int:
+        """Requests received, optionally only to ``path`` (``chat``/``embeddings``) or with
+        ``outcome``."""
+        return sum(
+            1
+            for request in self.requests
+            if (path is None or request.path.endswith(path))
+            and (outcome is None or request.outcome == outcome)
+        )
+
+    @property
+    def max_in_flight(self) -> int:
+        """The most requests the server was handling at once."""
+        return self.state.max_in_flight
+
+    def reset(self) -> None:
+        with self.state.lock:
+            self.state.requests.clear()
+            self.state.max_in_flight = 0
+
+
+class _Handler(BaseHTTPRequestHandler):
+    state: _State
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def do_POST(self) -> None:
+        state = self.state
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length)
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            self._send(400, {"error": {"message": "body is not JSON"}})
+            return
+        with state.lock:
+            state.in_flight += 1
+            state.max_in_flight = max(state.max_in_flight, state.in_flight)
+        try:
+            self._handle(body, raw)
+        finally:
+            with state.lock:
+                state.in_flight -= 1
+
+    def _handle(self, body: dict[str, Any], raw: bytes) -> None:
+        state = self.state
+        path = self.path
+        headers = {key.lower(): value for key, value in self.headers.items()}
+        outcome = "ok"
+        if state.api_key is not None and headers.get("authorization") != f"Bearer {state.api_key}":
+            given = headers.get("authorization", "").removeprefix("Bearer ")
+            self._record(path, headers, body, "unauthorized")
+            self._send(401, {"error": {"message": f"Incorrect API key provided: {given}"}})
+            return
+        digest = hashlib.sha256(raw).hexdigest()
+        with state.lock:
+            state.seen[digest] += 1
+            nth = state.seen[digest]
+        roll = random.Random(f"{state.seed}|{digest}|{nth}").random()
+        faults = state.faults
+        for name, share in (
+            ("rate_limit", faults.rate_limit),
+            ("server_error", faults.server_error),
+            ("hang", faults.hang),
+            ("malformed", faults.malformed),
+            ("truncated", faults.truncated),
+        ):
+            if roll < share:
+                outcome = name
+                break
+            roll -= share
+        if path.endswith("/chat/completions") and outcome in ("malformed", "truncated"):
+            pass
+        elif outcome in ("malformed", "truncated"):
+            outcome = "ok"  # embeddings have no reply text to spoil
+        wants_schema = (body.get("response_format") or {}).get("type") == "json_schema"
+        if wants_schema and not state.json_schema:
+            outcome = "bad_request"
+        self._record(path, headers, body, outcome)
+        if state.latency_s:
+            time.sleep(state.latency_s)
+        if outcome == "rate_limit":
+            self._send(
+                429,
+                {"error": {"message": "Rate limit reached", "code": "rate_limit_exceeded"}},
+                {"retry-after-ms": str(faults.retry_after_ms)},
+            )
+        elif outcome == "server_error":
+            self._send(500, {"error": {"message": "The server had an error"}})
+        elif outcome == "bad_request":
+            self._send(400, {"error": {"message": "response_format json_schema is not supported"}})
+        elif outcome == "hang":
+            time.sleep(faults.hang_s)
+            self._send(500, {"error": {"message": "hung"}})
+        elif path.endswith("/embeddings"):
+            self._send(200, _embeddings(body))
+        elif path.endswith("/chat/completions"):
+            self._send(200, self._chat(body, outcome))
+        else:
+            self._send(404, {"error": {"message": f"no route {path}"}})
+
+    def _chat(self, body: dict[str, Any], outcome: str) -> dict[str, Any]:
+        text: str | None = None
+        if outcome == "malformed":
+            text = MALFORMED_REPLY
+        elif self.state.responder is not None:
+            text = self.state.responder(body)
+        if text is None:
+            text = default_judge(body)
+        finish = "stop"
+        if outcome == "truncated":
+            text, finish = text[: len(text) // 2], "length"
+        prompt_chars = sum(len(str(m.get("content", ""))) for m in body.get("messages", []))
+        prompt_tokens = max(1, math.ceil(prompt_chars / 4))
+        reply_tokens = max(1, math.ceil(len(text) / 4))
+        return {
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", "test"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": finish,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": reply_tokens,
+                "total_tokens": prompt_tokens + reply_tokens,
+            },
+        }
+
+    def _record(self, path: str, headers: dict[str, str], body: Any, outcome: str) -> None:
+        with self.state.lock:
+            self.state.requests.append(Recorded(path, headers, body, outcome))
+
+    def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        try:
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (a timeout): nothing to answer
+
+
+# ------------------------------------------------------------------------------------------
+# The deterministic judge
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def embed_text(text: str) -> list[float]:
+    """A hashed bag of words, normalised: identical texts 1.0, disjoint ones about 0."""
+    vector = [0.0] * DIMENSIONS
+    for word in _words(text):
+        index = int.from_bytes(hashlib.sha256(word.encode()).digest()[:4], "big")
+        vector[index % DIMENSIONS] += 1.0
+    norm = math.sqrt(sum(x * x for x in vector))
+    if not norm:
+        vector[0] = 1.0
+        return vector
+    return [x / norm for x in vector]
+
+
+def _embeddings(body: dict[str, Any]) -> dict[str, Any]:
+    inputs = body.get("input")
+    texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
+    tokens = sum(max(1, math.ceil(len(str(text)) / 4)) for text in texts)
+    return {
+        "object": "list",
+        "data": [
+            {"object": "embedding", "index": index, "embedding": embed_text(str(text))}
+            for index, text in enumerate(texts)
+        ],
+        "model": body.get("model", "test-embedding"),
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+    }
+
+
+def _section(text: str, label: str) -> str:
+    """The text after ``label:`` up to the next blank line."""
+    match = re.search(rf"^{re.escape(label)}:[ \t]*\n?(.*?)(?:\n\s*\n|\Z)", text, re.M | re.S)
+    return match.group(1).strip() if match else ""
+
+
+def _claims(text: str) -> list[str]:
+    parts = re.split(r",|;|\n|\band\b", text)
+    return [part.strip(" .*-") for part in parts if _words(part)]
+
+
+def _states(claim: str, text: str) -> bool:
+    """A claim is stated by a text when all of its words occur in it."""
+    words = set(_words(text))
+    return all(word in words for word in _words(claim))
+
+
+def _contexts(text: str) -> list[str]:
+    block = text.split("Contexts:\n", 1)[1] if "Contexts:\n" in text else ""
+    return [match.group(1).strip() for match in re.finditer(r"^\[\d+\] (.*)$", block, re.M)]
+
+
+def default_judge(body: dict[str, Any]) -> str:
+    """Answer one of graphrag-eval's prompts by rule (see the module docstring)."""
+    messages = body.get("messages") or []
+    users = [m.get("content", "") for m in messages if m.get("role") == "user"]
+    task = users[0] if users else ""
+    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
+    if schema is None:
+        found = re.search(r"schema name: (\w+)", task)
+        schema = found.group(1) if found else None
+    if schema == "GeneratedQuestions":
+        answer = _section(task, "Answer")
+        count = int(re.search(r"Write (\d+) different", task).group(1))  # type: ignore[union-attr]
+        evasive = any(p in answer.lower() for p in ("don't know", "not sure", "cannot answer"))
+        stems = ("What is", "Which are", "Tell me", "Name", "List")
+        questions = [f"{stems[i % len(stems)]} {answer}?" for i in range(count)]
+        return json.dumps({"questions": questions, "noncommittal": evasive})
+    if schema == "AttributedStatements":
+        reference = _section(task, "Reference answer")
+        contexts = " ".join(_contexts(task))
+        statements = [
+            {"statement": claim, "attributed": _states(claim, contexts)}
+            for claim in _claims(reference)
+        ]
+        found = sum(s["attributed"] for s in statements)
+        reason = f"{found} of {len(statements)} statements are in the contexts"
+        return json.dumps({"statements": statements, "reason": reason})
+    if schema == "ContextVerdicts":
+        claims = _claims(_section(task, "Reference answer"))
+        verdicts = []
+        for rank, context in enumerate(_contexts(task), start=1):
+            useful = any(_states(claim, context) for claim in claims)
+            reason = "states a reference claim" if useful else "states no reference claim"
+            verdicts.append({"context": rank, "useful": useful, "reason": reason})
+        return json.dumps({"verdicts": verdicts})
+    if "Reference answer:" in task and "Candidate answer:" in task:
+        reference = _claims(_section(task, "Reference answer"))
+        candidate_text = _section(task, "Candidate answer")
+        candidate = _claims(candidate_text)
+        matching = sum(_states(claim, candidate_text) for claim in reference)
+        matching = min(matching, len(candidate))
+        return (
+            f"{max(1, len(reference))}\t{max(1, len(candidate))}\t{matching}\t"
+            f"The candidate states {matching} of the {len(reference)} reference claims"
+        )
+    lines = re.search(r"Reply with exactly one line of (\d+) values", task)
+    if lines:
+        return "\t".join("1" for _ in range(int(lines.group(1))))
+    return "I do not recognise this task."
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--seed", type=int, default=0)
+    for name in ("rate-limit", "server-error", "malformed", "hang", "truncated"):
+        parser.add_argument(f"--{name}", type=float, default=0.0)
+    args = parser.parse_args()
+    faults = Faults(
+        rate_limit=args.rate_limit,
+        server_error=args.server_error,
+        malformed=args.malformed,
+        hang=args.hang,
+        truncated=args.truncated,
+    )
+    server = JudgeServer(latency_s=args.latency, faults=faults, seed=args.seed, port=args.port)
+    print(f"judge server at {server.url}", flush=True)
+    server._server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
