@@ -7,6 +7,8 @@ User errors (a bad reference, responses or config file) print one line and exit 
 from __future__ import annotations
 
 import asyncio
+import csv
+import io
 import json
 import sys
 import time
@@ -28,17 +30,28 @@ from rich.progress import (
 
 from graphrag_eval import __version__
 from graphrag_eval.aggregation import compute_aggregates, load_results
-from graphrag_eval.config import EvaluationConfig, load_config
-from graphrag_eval.errors import GraphragEvalError
+from graphrag_eval.checkpoint import Resumed, fingerprint, write_checkpoint
+from graphrag_eval.checkpoint import resume as resume_run
+from graphrag_eval.config import EvaluationConfig, GenerationConfig, load_config
+from graphrag_eval.errors import GraphragEvalError, InputError
 from graphrag_eval.evaluation import (
+    EvaluationRun,
     check_coverage,
     evaluate,
     prepare_reference,
     prepare_responses,
 )
 from graphrag_eval.files import JSON_TEXT_ERRORS, dump_yaml, write_json_lines, write_text_atomic
-from graphrag_eval.inputs import Diagnostics, Notice, count_kinds
-from graphrag_eval.report.console import print_notices, print_summary
+from graphrag_eval.inputs import Diagnostics, Notice, ReferenceQuestion, ResponseSet, count_kinds
+from graphrag_eval.llm.engine import LLMEngine, build_engine
+from graphrag_eval.metrics.answer_correctness import judge_correctness
+from graphrag_eval.metrics.base import Failed, Outcome, Scored, metrics_for
+from graphrag_eval.report.console import (
+    print_dry_run,
+    print_llm_summary,
+    print_notices,
+    print_summary,
+)
 
 __all__ = ["answer_correctness_main", "cli", "main"]
 
@@ -109,6 +122,25 @@ _debug_option = click.option(
     help="Show a progress bar (default: on a terminal, for runs of 200+ questions).",
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print no summary, only errors.")
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="Continue the interrupted run in OUT_DIR: keep the items it wrote, evaluate the rest.",
+)
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the judge call cache.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Count and price the judge calls the run would make (cache hits are free); call "
+    "nothing, write nothing.",
+)
+@click.option(
+    "--max-cost",
+    "max_cost_usd",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="USD",
+    help="Start no new judge call once this many dollars are spent (overrides llm.max_cost_usd).",
+)
 def evaluate_command(
     reference: Path,
     responses: Path,
@@ -117,6 +149,10 @@ def evaluate_command(
     write_yaml: bool,
     progress: bool | None,
     quiet: bool,
+    resume: bool,
+    no_cache: bool,
+    dry_run: bool,
+    max_cost_usd: float | None,
 ) -> None:
     """Evaluate RESPONSES against the REFERENCE dataset.
 
@@ -127,17 +163,45 @@ def evaluate_command(
     problem, to OUT_DIR/run.yaml.
 
     \b
+    With an LLM configured (llm.generation in the config), answers are also judged; judge
+    calls are cached, so a re-run costs nothing. An interrupted run (Ctrl-C, a crash,
+    kill -9) continues with --resume and loses nothing.
+
+    \b
     Example:
       graphrag-eval evaluate reference.yaml responses.jsonl -c config.yaml -o out/ --yaml
+      graphrag-eval evaluate reference.yaml responses.jsonl -c config.yaml --dry-run
+      graphrag-eval evaluate reference.yaml responses.jsonl -c config.yaml -o out/ --resume
     """
     started = time.perf_counter()
     config = load_config(config_path)
     diagnostics = Diagnostics()
     questions = prepare_reference(reference, diagnostics)
     response_set = prepare_responses(responses)
+    engine = build_engine(
+        config,
+        use_cache=False if no_cache else None,
+        dry_run=dry_run,
+        max_cost_usd=max_cost_usd,
+    )
+    if dry_run:
+        _dry_run(questions, response_set, config, engine)
+        return
 
     out_dir.mkdir(parents=True, exist_ok=True)
     results_path = out_dir / RESULTS_JSONL
+    run_fingerprint = fingerprint(reference, responses, config)
+    resumed = (
+        resume_run(out_dir, RESULTS_JSONL, run_fingerprint, questions, metrics_for(config))
+        if resume
+        else Resumed({}, 0, 0)
+    )
+    # Keep only the complete items of the earlier run, then append to them.
+    write_text_atomic(
+        results_path,
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in resumed.kept.values()),
+    )
+    write_checkpoint(out_dir, run_fingerprint)
     stderr = _stderr(force_terminal=progress or None)  # --progress draws even when piped
     show_progress = (
         stderr.is_terminal and len(questions) >= _PROGRESS_MIN_ITEMS
@@ -145,7 +209,7 @@ def evaluate_command(
         else progress
     )
     with (
-        results_path.open("w", encoding="utf-8", errors=JSON_TEXT_ERRORS) as checkpoint,
+        results_path.open("a", encoding="utf-8", errors=JSON_TEXT_ERRORS) as checkpoint,
         Progress(
             TextColumn("evaluating"),
             BarColumn(),
@@ -158,14 +222,37 @@ def evaluate_command(
             disable=not show_progress,
         ) as bar,
     ):
-        task = bar.add_task("evaluating", total=len(questions))
+        task = bar.add_task("evaluating", total=len(questions) - len(resumed.kept))
 
         def on_item(result: dict[str, Any]) -> None:
             write_json_lines(checkpoint, [result])
             checkpoint.flush()
             bar.advance(task)
 
-        run = asyncio.run(evaluate(questions, response_set, config, on_item=on_item))
+        async def run_all() -> EvaluationRun:
+            try:
+                return await evaluate(
+                    questions,
+                    response_set,
+                    config,
+                    on_item=on_item,
+                    engine=engine,
+                    done=resumed.kept,
+                )
+            finally:
+                if engine is not None:
+                    await engine.aclose()
+
+        try:
+            run = asyncio.run(run_all())
+        except KeyboardInterrupt:
+            checkpoint.flush()
+            bar.stop()
+            _stderr().print(
+                f"interrupted; the finished items are in {results_path}: continue with --resume",
+                markup=False,
+            )
+            raise click.exceptions.Exit(130) from None
     diagnostics.extend(run.diagnostics.notices)
 
     write_text_atomic(
@@ -188,6 +275,8 @@ def evaluate_command(
                 run.results,
                 diagnostics.notices,
                 elapsed,
+                engine,
+                resumed,
             )
         ),
     )
@@ -196,9 +285,46 @@ def evaluate_command(
         console = _stdout()
         print_summary(console, aggregates)
         print_notices(console, diagnostics.notices, str(out_dir / RUN_YAML))
+        if engine is not None:
+            print_llm_summary(console, engine.stats, engine.max_cost_usd)
+        elif any(result.get("actual_answer") is not None for result in run.results):
+            console.print(
+                "LLM-judged answer metrics not run: the config names no judge "
+                "(llm.generation); see docs/llm.md"
+            )
+        if resume:
+            console.print(
+                f"resumed: kept {len(resumed.kept)} finished items, evaluated "
+                f"{len(run.results) - len(resumed.kept)} ({resumed.redo} again after a judge "
+                "failure)"
+            )
         console.print(
             f"{len(run.results)} questions evaluated in {elapsed:.2f} s; results in {out_dir}/",
         )
+
+
+def _dry_run(
+    questions: Sequence[ReferenceQuestion],
+    response_set: ResponseSet,
+    config: EvaluationConfig,
+    engine: LLMEngine | None,
+) -> None:
+    console = _stdout()
+    if engine is None:
+        console.print(
+            f"dry run: {len(questions)} questions; the config names no LLM, so the run makes "
+            "no judge calls"
+        )
+        return
+
+    async def plan() -> None:
+        try:
+            await evaluate(questions, response_set, config, engine=engine)
+        finally:
+            await engine.aclose()
+
+    asyncio.run(plan())
+    print_dry_run(console, engine.stats.plan_dict(), len(questions))
 
 
 def _run_summary(
@@ -209,7 +335,18 @@ def _run_summary(
     results: Sequence[dict[str, Any]],
     notices: Sequence[Notice],
     elapsed_s: float,
+    engine: LLMEngine | None = None,
+    resumed: Resumed | None = None,
 ) -> dict[str, Any]:
+    llm: dict[str, Any] | None = None
+    if engine is not None:
+        llm = {
+            "judge_model": engine.generation.model if engine.generation else None,
+            "embedding_model": engine.embedding.model if engine.embedding else None,
+            "cache": str(engine.cache_path) if engine.cache_path else "off",
+            "max_cost_usd": engine.max_cost_usd,
+            **engine.stats.as_dict(),
+        }
     return {
         "graphrag_eval_version": __version__,
         "reference": str(reference),
@@ -221,6 +358,12 @@ def _run_summary(
         "error_samples": sum(1 for r in results if r.get("status") == "error"),
         "missing_responses": sum(1 for r in results if r.get("missing_response")),
         "elapsed_sec": round(elapsed_s, 3),
+        "resumed": (
+            {"kept": len(resumed.kept), "evaluated_again": resumed.redo}
+            if resumed is not None and (resumed.kept or resumed.redo)
+            else None
+        ),
+        "llm": llm,
         "input_problems": count_kinds(notices),
         "notices": [str(notice) for notice in notices],
     }
@@ -322,53 +465,194 @@ def validate(reference: Path, responses: Path, config_path: Path | None, strict:
         console.print("no problems found")
 
 
-def _fail(message: str, debug: bool, stream: IO[str] | None = None) -> int:
+def _fail(
+    message: str, debug: bool, stream: IO[str] | None = None, prog_name: str = "graphrag-eval"
+) -> int:
     if debug:
         traceback.print_exc()
-    print(f"graphrag-eval: error: {message}", file=stream or sys.stderr)
+    print(f"{prog_name}: error: {message}", file=stream or sys.stderr)
     return EXIT_BAD_INPUT
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``graphrag-eval`` console script."""
     args = list(sys.argv[1:] if argv is None else argv)
+    return _run_command(cli, args, "graphrag-eval")
+
+
+def _run_command(command: click.Command, args: list[str], prog_name: str) -> int:
     debug = "--debug" in args
     try:
         # Without standalone mode click returns the code of ``ctx.exit(code)`` (and of
         # --help/--version) instead of calling sys.exit; commands themselves return None.
-        code = cli.main(args=args, prog_name="graphrag-eval", standalone_mode=False)
+        code = command.main(args=args, prog_name=prog_name, standalone_mode=False)
     except GraphragEvalError as exc:
-        return _fail(str(exc), debug)
+        return _fail(str(exc), debug, prog_name=prog_name)
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
     except click.Abort:
-        print("graphrag-eval: aborted", file=sys.stderr)
+        print(f"{prog_name}: aborted", file=sys.stderr)
         return 130
     except OSError as exc:  # unwritable output directory, full disk, ...
-        return _fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "), debug)
+        message = f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": ")
+        return _fail(message, debug, prog_name=prog_name)
     return code if isinstance(code, int) else EXIT_OK
 
 
-def answer_correctness_main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the seed's ``answer-correctness`` command.
+TSV_COLUMNS = ("Question", "Reference answer", "Actual answer")
+TSV_OUTPUTS = (
+    "answer_reference_claims_count",
+    "answer_actual_claims_count",
+    "answer_matching_claims_count",
+    "answer_correctness_reason",
+    "answer_recall",
+    "answer_precision",
+    "answer_f1",
+    "answer_correctness_cost",
+    "answer_eval_error",
+)
 
-    Answer correctness is judged by an LLM; the judge engine arrives with the ``llm`` extra.
+
+@click.command(
+    "answer-correctness",
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.version_option(__version__, prog_name="answer-correctness")
+@_debug_option
+@click.option(
+    "-i",
+    "--input",
+    "input_path",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="TSV file with the columns Question, Reference answer and Actual answer.",
+)
+@click.option(
+    "-o",
+    "--output",
+    "output_path",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="TSV file to write: the input columns and the answer correctness keys.",
+)
+@click.option(
+    "-c",
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="YAML config (llm section, answer_correctness.prompt).",
+)
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the judge call cache.")
+@click.option(
+    "--max-cost",
+    "max_cost_usd",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="USD",
+    help="Start no new judge call once this many dollars are spent.",
+)
+def answer_correctness_command(
+    input_path: Path,
+    output_path: Path,
+    config_path: Path | None,
+    no_cache: bool,
+    max_cost_usd: float | None,
+) -> None:
+    """Judge the correctness of the answers in a TSV file with an LLM.
+
+    Each row is judged once (rows run concurrently, under the config's limits); the output
+    has the rows in input order with answer_recall, answer_precision, answer_f1, the claim
+    counts, the judge's reason and cost, or answer_eval_error. Without a config (or without
+    llm.generation in it) the judge is OpenAI's gpt-4o-mini, with the key from
+    OPENAI_API_KEY.
+
+    \b
+    Example:
+      OPENAI_API_KEY=... answer-correctness -i answers.tsv -o judged.tsv
     """
-    args = list(sys.argv[1:] if argv is None else argv)
-    if "-h" in args or "--help" in args:
-        print(
-            "usage: answer-correctness -i IN.tsv -o OUT.tsv [-c CONFIG]\n\n"
-            "Judge the correctness of answers in a TSV file (columns Question, "
-            "Reference answer, Actual answer) with an LLM."
-        )
-        return EXIT_OK
-    print(
-        "answer-correctness: error: this command needs the LLM judge of the 'llm' extra "
-        "(pip install 'graphrag-eval[llm]'), which this version does not provide yet",
-        file=sys.stderr,
+    config = load_config(config_path)
+    if config.llm.generation is None:
+        llm = config.llm.model_copy(update={"generation": GenerationConfig()})
+        config = config.model_copy(update={"llm": llm})
+    rows = _read_answer_rows(input_path)
+    engine = build_engine(config, use_cache=False if no_cache else None, max_cost_usd=max_cost_usd)
+    assert engine is not None  # the config names a judge
+
+    async def judge_all() -> list[Outcome]:
+        try:
+            return list(
+                await asyncio.gather(
+                    *(
+                        judge_correctness(
+                            engine,
+                            config,
+                            row.get("Question") or "",
+                            row.get("Reference answer") or "",
+                            row.get("Actual answer") or "",
+                        )
+                        for row in rows
+                    )
+                )
+            )
+        finally:
+            await engine.aclose()
+
+    outcomes = asyncio.run(judge_all())
+    fieldnames = [*(rows[0].keys() if rows else TSV_COLUMNS)]
+    fieldnames += [name for name in TSV_OUTPUTS if name not in fieldnames]
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames, delimiter="\t", lineterminator="\n")
+    writer.writeheader()
+    for row, outcome in zip(rows, outcomes, strict=True):
+        values: dict[str, Any] = dict(row)
+        if isinstance(outcome, Scored):
+            values.update(outcome.values)
+        elif isinstance(outcome, Failed):
+            values["answer_eval_error"] = outcome.error
+        writer.writerow(values)
+    write_text_atomic(output_path, buffer.getvalue())
+    failed = sum(1 for outcome in outcomes if isinstance(outcome, Failed))
+    console = _stdout()
+    console.print(
+        f"{len(rows)} answers judged ({failed} failed); results in {output_path}", markup=False
     )
-    return EXIT_BAD_INPUT
+    print_llm_summary(console, engine.stats, engine.max_cost_usd)
+
+
+def _read_answer_rows(path: Path) -> list[dict[str, str]]:
+    label = str(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise InputError("file not found", file=label) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text ({exc.reason})", file=label) from None
+    reader = csv.DictReader(io.StringIO(text), delimiter="\t")
+    header = reader.fieldnames or []
+    missing = [column for column in TSV_COLUMNS if column not in header]
+    if missing:
+        raise InputError(
+            f"missing column(s) {', '.join(missing)} (the header has: "
+            f"{', '.join(header) or 'nothing'})",
+            file=label,
+            item="line 1",
+        )
+    rows = []
+    for number, row in enumerate(reader, start=2):
+        if None in row:
+            raise InputError(
+                "more values than columns (a tab inside a value?)",
+                file=label,
+                item=f"line {number}",
+            )
+        rows.append({key: value or "" for key, value in row.items()})
+    return rows
+
+
+def answer_correctness_main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the seed's ``answer-correctness`` command."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    return _run_command(answer_correctness_command, args, "answer-correctness")
 
 
 if __name__ == "__main__":  # pragma: no cover

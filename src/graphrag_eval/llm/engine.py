@@ -187,19 +187,21 @@ class CallStats:
 
     def plan_dict(self) -> dict[str, Any]:
         """The dry-run estimate: calls, tokens and cost per metric and in total."""
+        names = sorted(set(self.planned) | set(self.by_metric))
+        empty = MetricCalls()
         metrics = {
             name: {
-                "calls": calls.calls,
-                "cached": calls.cache_hits,
-                "input_tokens": calls.input_tokens,
-                "output_tokens": calls.output_tokens,
-                "cost_usd": round(calls.cost_usd, 6),
+                "calls": self.planned.get(name, empty).calls,
+                "cached": self.by_metric.get(name, empty).cache_hits,
+                "input_tokens": self.planned.get(name, empty).input_tokens,
+                "output_tokens": self.planned.get(name, empty).output_tokens,
+                "cost_usd": round(self.planned.get(name, empty).cost_usd, 6),
             }
-            for name, calls in sorted(self.planned.items())
+            for name in names
         }
         return {
             "calls": sum(m.calls for m in self.planned.values()),
-            "cached": sum(m.cache_hits for m in self.planned.values()),
+            "cached": sum(m["cached"] for m in metrics.values()),
             "input_tokens": sum(m.input_tokens for m in self.planned.values()),
             "output_tokens": sum(m.output_tokens for m in self.planned.values()),
             "cost_usd": round(sum(m.cost_usd for m in self.planned.values()), 6),

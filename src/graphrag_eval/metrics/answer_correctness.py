@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.errors import LLMError
-from graphrag_eval.llm.engine import ReplyError
+from graphrag_eval.llm.engine import LLMEngine, ReplyError
 from graphrag_eval.llm.prompts import prompt
 from graphrag_eval.llm.replies import tab_separated
 from graphrag_eval.metrics.base import (
@@ -31,7 +31,7 @@ from graphrag_eval.metrics.base import (
 )
 from graphrag_eval.metrics.judging import NO_JUDGE, engine_of, messages
 
-__all__ = ["AnswerCorrectness", "ClaimCounts", "parse_claim_counts"]
+__all__ = ["AnswerCorrectness", "ClaimCounts", "judge_correctness", "parse_claim_counts"]
 
 _ANSWER = ("reference_answer",)
 
@@ -96,6 +96,7 @@ class AnswerCorrectness(ItemMetric):
     """``answer_recall``/``_precision``/``_f1`` from the judge's claim counts."""
 
     name = "answer_correctness"
+    uses_llm = True
     placement = Placement.BEFORE_STEPS
     outputs = (
         OutputKey("answer_reference_claims_count", Aggregation.NONE),
@@ -113,7 +114,6 @@ class AnswerCorrectness(ItemMetric):
         return config.answer_correctness.enabled
 
     async def score(self, context: ItemContext) -> Outcome:
-        question = context.question.question_text
         reference = context.question.reference_answer
         actual = context.response.actual_answer
         if reference is None or actual is None:
@@ -121,35 +121,44 @@ class AnswerCorrectness(ItemMetric):
         engine = engine_of(context)
         if engine is None or not engine.can_judge:
             return Skipped(NO_JUDGE)
-        blank = [
-            name
-            for name, text in (
-                ("question_text", question),
-                ("reference_answer", reference),
-                ("actual_answer", actual),
-            )
-            if not text.strip()
-        ]
-        if blank:
-            return Failed(f"{', '.join(blank)} is blank; not sent to the judge")
-        try:
-            judged = await engine.judge(
-                messages(correctness_prompt(context.config, question, reference, actual)),
-                parse_claim_counts,
-                metric=self.name,
-            )
-        except LLMError as exc:
-            return Failed(str(exc))
-        counts = judged.value
-        return Scored(
-            {
-                "answer_reference_claims_count": counts.reference,
-                "answer_actual_claims_count": counts.actual,
-                "answer_matching_claims_count": counts.matching,
-                "answer_correctness_reason": counts.reason,
-                "answer_recall": counts.recall,
-                "answer_precision": counts.precision,
-                "answer_f1": counts.f1,
-                "answer_correctness_cost": judged.cost_usd,
-            }
+        return await judge_correctness(
+            engine, context.config, context.question.question_text, reference, actual
         )
+
+
+async def judge_correctness(
+    engine: LLMEngine, config: EvaluationConfig, question: str, reference: str, actual: str
+) -> Outcome:
+    """Judge one answer against its reference: the metric's keys, or its failure."""
+    blank = [
+        name
+        for name, text in (
+            ("question_text", question),
+            ("reference_answer", reference),
+            ("actual_answer", actual),
+        )
+        if not text.strip()
+    ]
+    if blank:
+        return Failed(f"{', '.join(blank)} is blank; not sent to the judge")
+    try:
+        judged = await engine.judge(
+            messages(correctness_prompt(config, question, reference, actual)),
+            parse_claim_counts,
+            metric=AnswerCorrectness.name,
+        )
+    except LLMError as exc:
+        return Failed(str(exc))
+    counts = judged.value
+    return Scored(
+        {
+            "answer_reference_claims_count": counts.reference,
+            "answer_actual_claims_count": counts.actual,
+            "answer_matching_claims_count": counts.matching,
+            "answer_correctness_reason": counts.reason,
+            "answer_recall": counts.recall,
+            "answer_precision": counts.precision,
+            "answer_f1": counts.f1,
+            "answer_correctness_cost": judged.cost_usd,
+        }
+    )

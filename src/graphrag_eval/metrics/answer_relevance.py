@@ -53,6 +53,7 @@ class AnswerRelevance(ItemMetric):
     """``answer_relevance``: how well the answer addresses the question."""
 
     name = "answer_relevance"
+    uses_llm = True
     placement = Placement.BEFORE_STEPS
     outputs = (
         OutputKey("answer_relevance", zero_for_error_samples=True, headline=True),

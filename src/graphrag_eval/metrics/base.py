@@ -140,6 +140,9 @@ class Metric(ABC):
     """The keys it writes, in output order."""
     error_keys: tuple[str, ...]
     """The keys a :class:`Failed` outcome is written to."""
+    uses_llm: bool = False
+    """Whether it calls the LLM judge or embeddings (its failures may be transient: a resumed
+    run evaluates such items again)."""
 
     def enabled(self, config: EvaluationConfig) -> bool:
         """Whether the metric runs under ``config``; enabled by default."""

@@ -42,6 +42,8 @@ _LABELS = {
 class CustomEvaluation(ItemMetric):
     """One configured custom evaluation."""
 
+    uses_llm = True
+
     def __init__(self, settings: CustomEvaluationConfig) -> None:
         self.settings = settings
         self.name = settings.name  # per instance, from the config

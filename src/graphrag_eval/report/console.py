@@ -10,10 +10,18 @@ from rich.table import Table
 from rich.text import Text
 
 from graphrag_eval.inputs import Notice, count_kinds
+from graphrag_eval.llm.engine import CallStats
 from graphrag_eval.metrics.base import declared_outputs
 from graphrag_eval.metrics.usage import USAGE_KEYS
 
-__all__ = ["format_number", "print_notices", "print_summary"]
+__all__ = [
+    "format_dollars",
+    "format_number",
+    "print_dry_run",
+    "print_llm_summary",
+    "print_notices",
+    "print_summary",
+]
 
 _NOTICE_LIMIT = 10
 _WIDE = 110  # terminal columns from which the summary shows median and macro mean too
@@ -36,8 +44,11 @@ def format_number(value: Any) -> str:
 def _metric_keys(micro: Mapping[str, Any]) -> list[str]:
     """Numeric keys of the aggregates: headline metrics, other metrics, then usage."""
     declared = declared_outputs()
+    # Judge costs are summed up in the judge summary, not listed as metrics.
     numeric = [
-        key for key, value in micro.items() if isinstance(value, Mapping) and "mean" in value
+        key
+        for key, value in micro.items()
+        if isinstance(value, Mapping) and "mean" in value and not key.endswith("_cost")
     ]
 
     def rank(key: str) -> int:
@@ -87,10 +98,19 @@ def print_summary(console: Console, aggregates: Mapping[str, Any]) -> None:
 
     declared = declared_outputs()
     headline = [key for key in keys if key in declared and declared[key][0].headline]
-    templates = Table(title="Per template (means)", title_justify="left")
-    templates.add_column("template", overflow="fold", ratio=3)
-    for column in ("ok", "errors", "missing", *headline):
-        templates.add_column(column, justify="right", ratio=1)
+    # Each metric column needs room for its (wrapped) name; drop the last ones that do not fit.
+    fits = max(1, (console.width - 50) // 12)
+    shown, hidden = headline[:fits], headline[fits:]
+    title = "Per template (means)"
+    if hidden:
+        title += f"; {', '.join(hidden)} in aggregates.yaml"
+    templates = Table(title=title, title_justify="left")
+    templates.add_column("template", overflow="fold", ratio=3, min_width=20)
+    for column in ("ok", "errors", "missing"):
+        templates.add_column(column, justify="right")
+    for column in shown:
+        templates.add_column(column.replace("_", " "), justify="right", min_width=9)
+    headline = shown
     rows = [(Text(str(t)), stats) for t, stats in aggregates["per_template"].items()]
     rows.append((Text("all", style="bold"), micro))
     for label, stats in rows:  # template ids are user text: never read as markup
@@ -117,3 +137,76 @@ def print_notices(console: Console, notices: Sequence[Notice], where: str | None
     if len(notices) > _NOTICE_LIMIT:
         more = f" (all in {where})" if where else ""
         console.print(f"  ... and {len(notices) - _NOTICE_LIMIT} more{more}", markup=False)
+
+
+def format_dollars(value: float) -> str:
+    """Dollars with enough digits to show small judge costs."""
+    if value == 0:
+        return "$0"
+    if value < 0.01:
+        return f"${value:.6f}".rstrip("0")
+    return f"${value:,.4f}"
+
+
+def print_llm_summary(console: Console, stats: CallStats, max_cost_usd: float | None) -> None:
+    """Print what the run's judge and embedding calls amounted to."""
+    line = (
+        f"judge: {stats.calls:,} calls made, {stats.cache_hits:,} served from the cache, "
+        f"{stats.input_tokens:,} tokens in / {stats.output_tokens:,} out, "
+        f"{format_dollars(stats.cost_usd)} spent"
+    )
+    extras = []
+    if stats.retries:
+        extras.append(f"{stats.retries:,} retries")
+    if stats.failed:
+        extras.append(f"{stats.failed:,} calls failed")
+    console.print(line + (f" ({', '.join(extras)})" if extras else ""), markup=False)
+    if stats.unpriced_models:
+        console.print(
+            f"  no price known for {', '.join(sorted(stats.unpriced_models))}: counted as $0 "
+            "(set llm.prices)",
+            markup=False,
+        )
+    if stats.budget_reached and max_cost_usd is not None:
+        console.print(
+            Text(
+                f"cost limit of {format_dollars(max_cost_usd)} reached: no new judge calls were "
+                "started after it; the metrics not computed have an _error saying so (raise "
+                "the limit and rerun with --resume)",
+                style="yellow",
+            )
+        )
+
+
+def print_dry_run(console: Console, plan: Mapping[str, Any], questions: int) -> None:
+    """Print a dry run's estimate of calls, tokens and cost per metric."""
+    table = Table(
+        title=f"Dry run: judge calls for {questions:,} questions (estimates)",
+        title_justify="left",
+    )
+    table.add_column("metric", overflow="fold")
+    for column in ("calls", "cached", "tokens in", "tokens out", "cost"):
+        table.add_column(column, justify="right")
+    rows = [(Text(name), values) for name, values in plan["by_metric"].items()]
+    rows.append((Text("total", style="bold"), plan))
+    for label, values in rows:
+        table.add_row(
+            label,
+            f"{values['calls']:,}",
+            f"{values['cached']:,}",
+            f"{values['input_tokens']:,}",
+            f"{values['output_tokens']:,}",
+            format_dollars(values["cost_usd"]),
+        )
+    console.print(table)
+    console.print(
+        "Tokens are estimated at 4 characters per token; replies at max_tokens, or 300 tokens "
+        "when it is not set. Cached calls cost nothing.",
+        markup=False,
+    )
+    if plan.get("unpriced_models"):
+        console.print(
+            f"no price known for {', '.join(plan['unpriced_models'])}: counted as $0 "
+            "(set llm.prices)",
+            markup=False,
+        )

@@ -1,0 +1,118 @@
+"""Checkpoints of ``graphrag-eval evaluate``: what a run writes so that ``--resume`` can
+continue it after a crash, ``kill -9`` or Ctrl-C and lose nothing.
+
+Each finished item is appended to ``results.jsonl`` (and flushed) as soon as it is final;
+``checkpoint.json`` holds the fingerprint of the run's inputs and scoring settings. A resumed
+run checks the fingerprint, keeps every complete item already written (a line cut short by
+the crash is dropped), and evaluates the rest: the items not written yet, and those whose
+LLM-judged metrics failed (a transient error or the cost limit), whose successful calls
+then come from the cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from graphrag_eval import __version__
+from graphrag_eval.config import EvaluationConfig
+from graphrag_eval.errors import InputError
+from graphrag_eval.files import BrokenLine, iter_jsonl, write_text_atomic
+from graphrag_eval.inputs import ReferenceQuestion
+from graphrag_eval.metrics.base import Metric
+
+__all__ = ["CHECKPOINT_JSON", "Resumed", "fingerprint", "resume", "write_checkpoint"]
+
+CHECKPOINT_JSON = "checkpoint.json"
+
+
+def fingerprint(reference: Path, responses: Path, config: EvaluationConfig) -> str:
+    """SHA-256 over the input files' bytes and the settings that can change a score."""
+    digest = hashlib.sha256()
+    for path in (reference, responses):
+        with path.open("rb") as stream:
+            for chunk in iter(lambda: stream.read(1 << 20), b""):
+                digest.update(chunk)
+        digest.update(b"\0")
+    settings = json.dumps(config.scoring_fingerprint(), sort_keys=True, ensure_ascii=False)
+    digest.update(settings.encode("utf-8"))
+    return digest.hexdigest()
+
+
+def write_checkpoint(out_dir: Path, run_fingerprint: str) -> None:
+    text = json.dumps(
+        {"graphrag_eval_version": __version__, "fingerprint": run_fingerprint}, indent=2
+    )
+    write_text_atomic(out_dir / CHECKPOINT_JSON, text + "\n")
+
+
+@dataclass(slots=True)
+class Resumed:
+    """What a resumed run starts from."""
+
+    kept: dict[str, dict[str, Any]]
+    """Complete results already written, by question id."""
+    redo: int
+    """Results written but evaluated again (an LLM-judged metric failed)."""
+    dropped_lines: int
+    """Lines that could not be read (cut short by the crash)."""
+
+
+def resume(
+    out_dir: Path,
+    results_name: str,
+    run_fingerprint: str,
+    questions: Sequence[ReferenceQuestion],
+    metrics: Iterable[Metric],
+) -> Resumed:
+    """Read what an interrupted run in ``out_dir`` wrote. Raises :class:`InputError` when it
+    was a run of other inputs or settings."""
+    results_path = out_dir / results_name
+    checkpoint = out_dir / CHECKPOINT_JSON
+    if not results_path.exists():
+        return Resumed({}, 0, 0)
+    try:
+        recorded = json.loads(checkpoint.read_text(encoding="utf-8")).get("fingerprint")
+    except (OSError, ValueError, AttributeError):
+        recorded = None
+    if recorded is None:
+        raise InputError(
+            "no checkpoint of an earlier run here; run without --resume to start afresh",
+            file=str(checkpoint),
+        )
+    if recorded != run_fingerprint:
+        raise InputError(
+            "the earlier run in this directory used other inputs or scoring settings; "
+            "use another --out-dir, or run without --resume to start afresh",
+            file=str(checkpoint),
+        )
+    retry_keys = {key for metric in metrics if metric.uses_llm for key in metric.error_keys}
+    known = {question.id for question in questions}
+    kept: dict[str, dict[str, Any]] = {}
+    redo = dropped = 0
+    for _, value in iter_jsonl(results_path):
+        if isinstance(value, BrokenLine) or not isinstance(value, dict):
+            dropped += 1
+            continue
+        question_id = value.get("question_id")
+        if question_id not in known:
+            continue
+        if value.get("evaluation_error") or _has_any(value, retry_keys):
+            redo += 1
+            kept.pop(question_id, None)
+            continue
+        kept[question_id] = value
+    return Resumed(kept, redo, dropped)
+
+
+def _has_any(result: Mapping[str, Any], keys: set[str]) -> bool:
+    if any(key in result for key in keys):
+        return True
+    steps = result.get("actual_steps")
+    if isinstance(steps, list):
+        return any(isinstance(step, Mapping) and any(k in step for k in keys) for step in steps)
+    return False
