@@ -505,6 +505,8 @@ class LLMEngine:
         return endpoint
 
     def _check_budget(self) -> None:
+        """Before a call: a dry run stops here, and so does a run past its cost limit. Checked
+        again when the call gets its slot, so at most the calls in flight overshoot."""
         if self.dry_run:
             raise NotCalled("dry run: the call was counted, not made")
         if self.max_cost_usd is not None and self.stats.cost_usd >= self.max_cost_usd:
@@ -695,9 +697,11 @@ class LLMEngine:
         """Send one request under the endpoint's limits, retrying transient failures."""
         async for attempt in self._retrying(endpoint):
             with attempt:
-                if endpoint.refused is not None:
-                    raise CallFailed(endpoint.refused)
                 async with endpoint.lane.slot(tokens):
+                    # Calls queued for a slot see what happened while they waited.
+                    if endpoint.refused is not None:
+                        raise CallFailed(endpoint.refused)
+                    self._check_budget()
                     self.stats.requests += 1
                     return await send()
         raise AssertionError("unreachable: tenacity re-raises the last failure")

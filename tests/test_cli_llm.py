@@ -1,0 +1,358 @@
+"""The command line with an LLM judge: cache, dry run, cost limit, resume (after kill -9 too),
+secrets, and the answer-correctness TSV command, against the local OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from graphrag_eval.cli import answer_correctness_main, main
+
+from judge_server import Faults, JudgeServer
+
+PLANTED_KEY = "sk-test-PLANTED-0123456789abcdefSECRET"
+
+
+@pytest.fixture(autouse=True)
+def _no_real_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("GRAPHRAG_EVAL_CACHE", raising=False)
+
+
+@pytest.fixture
+def server() -> Iterator[JudgeServer]:
+    with JudgeServer() as running:
+        yield running
+
+
+def write_inputs(folder: Path, count: int = 6) -> tuple[Path, Path]:
+    """A reference of ``count`` questions with answers, and responses to them."""
+    questions = [
+        {
+            "id": f"q{i}",
+            "question_text": f"Which transformers are in substation S{i}?",
+            "reference_answer": f"T{i}a, T{i}b",
+        }
+        for i in range(count)
+    ]
+    reference = folder / "reference.yaml"
+    reference.write_text(yaml.safe_dump([{"template_id": "t", "questions": questions}]))
+    responses = folder / "responses.jsonl"
+    lines = [
+        json.dumps({"question_id": f"q{i}", "actual_answer": f"Substation S{i} has T{i}a."})
+        for i in range(count)
+    ]
+    responses.write_text("\n".join(lines) + "\n")
+    return reference, responses
+
+
+def write_config(folder: Path, server: JudgeServer, **llm: Any) -> Path:
+    settings: dict[str, Any] = {
+        "generation": {"provider": "openai-compatible", "base_url": server.url},
+        "embedding": {"provider": "openai-compatible", "base_url": server.url},
+        "cache": {"path": str(folder / "cache.sqlite3")},
+        "backoff_initial_s": 0.001,
+        **llm,
+    }
+    path = folder / "config.yaml"
+    path.write_text(yaml.safe_dump({"llm": settings}))
+    return path
+
+
+def read_results(out: Path) -> dict[str, dict[str, Any]]:
+    lines = (out / "results.jsonl").read_text().splitlines()
+    results = [json.loads(line) for line in lines]
+    return {result["question_id"]: result for result in results}
+
+
+def evaluate(*args: str | Path) -> int:
+    return main(["evaluate", *(str(arg) for arg in args)])
+
+
+def test_a_second_identical_run_makes_no_calls(tmp_path: Path, server: JudgeServer) -> None:
+    reference, responses = write_inputs(tmp_path)
+    config = write_config(tmp_path, server)
+    assert evaluate(reference, responses, "-c", config, "-o", tmp_path / "a", "-q") == 0
+    first = server.count()
+    assert first == 6 * 3  # correctness, relevance, embeddings per item
+    assert evaluate(reference, responses, "-c", config, "-o", tmp_path / "b", "-q") == 0
+    assert server.count() == first
+    assert read_results(tmp_path / "a") == read_results(tmp_path / "b")
+    run = yaml.safe_load((tmp_path / "b" / "run.yaml").read_text())
+    assert run["llm"]["calls"] == 0
+    assert run["llm"]["cache_hits"] == 6 * 3
+
+
+def test_no_cache_calls_again(tmp_path: Path, server: JudgeServer) -> None:
+    reference, responses = write_inputs(tmp_path, 2)
+    config = write_config(tmp_path, server)
+    evaluate(reference, responses, "-c", config, "-o", tmp_path / "a", "-q")
+    evaluate(reference, responses, "-c", config, "-o", tmp_path / "b", "-q", "--no-cache")
+    assert server.count() == 2 * 2 * 3
+
+
+def test_dry_run_estimates_and_calls_nothing(
+    tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference, responses = write_inputs(tmp_path, 4)
+    config = write_config(tmp_path, server)
+    out = tmp_path / "out"
+    assert evaluate(reference, responses, "-c", config, "-o", out, "--dry-run") == 0
+    printed = capsys.readouterr().out
+    assert server.count() == 0
+    assert not out.exists()
+    assert "Dry run: judge calls for 4 questions" in printed
+    total = next(line for line in printed.splitlines() if "total" in line)
+    cells = [cell.strip() for cell in total.split("│") if cell.strip()]
+    assert cells[:3] == ["total", "12", "0"]  # 4 x (correctness, relevance, embeddings)
+    assert cells[-1].startswith("$0.00")
+
+
+def test_dry_run_counts_cached_calls_as_free(
+    tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference, responses = write_inputs(tmp_path, 3)
+    config = write_config(tmp_path, server)
+    evaluate(reference, responses, "-c", config, "-o", tmp_path / "out", "-q")
+    capsys.readouterr()
+    evaluate(reference, responses, "-c", config, "--dry-run")
+    total = next(line for line in capsys.readouterr().out.splitlines() if "total" in line)
+    assert [cell.strip() for cell in total.split("│") if cell.strip()] == [
+        "total",
+        "0",
+        "9",
+        "0",
+        "0",
+        "$0",
+    ]
+
+
+def test_max_cost_stops_new_calls_and_says_so(
+    tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference, responses = write_inputs(tmp_path, 40)
+    config = write_config(tmp_path, server, max_concurrency=1)
+    out = tmp_path / "out"
+    assert evaluate(reference, responses, "-c", config, "-o", out, "--max-cost", "0.0001") == 0
+    printed = capsys.readouterr().out
+    assert "cost limit of $0.0001 reached" in printed
+    results = read_results(out)
+    assert len(results) == 40  # every item is written
+    limited = [r for r in results.values() if "cost limit" in r.get("answer_eval_error", "")]
+    assert limited
+    run = yaml.safe_load((out / "run.yaml").read_text())
+    assert run["llm"]["budget_reached"] is True
+    # One call in flight at a time: spending stops at the first call past the limit.
+    assert run["llm"]["cost_usd"] < 0.0001 + 0.00005
+
+
+def test_resume_keeps_finished_items_and_evaluates_the_rest(
+    tmp_path: Path, server: JudgeServer
+) -> None:
+    reference, responses = write_inputs(tmp_path, 8)
+    config = write_config(tmp_path, server)
+    out = tmp_path / "out"
+    evaluate(reference, responses, "-c", config, "-o", out, "-q")
+    complete = read_results(out)
+    # Simulate a crash: three items written, the fourth cut short, a fresh cache.
+    lines = (out / "results.jsonl").read_text().splitlines()
+    (out / "results.jsonl").write_text("\n".join(lines[:3]) + "\n" + lines[3][:40])
+    (tmp_path / "cache.sqlite3").unlink()
+    server.reset()
+    assert evaluate(reference, responses, "-c", config, "-o", out, "-q", "--resume") == 0
+    assert read_results(out) == complete
+    assert server.count() == 5 * 3  # only the five unfinished items were judged
+    run = yaml.safe_load((out / "run.yaml").read_text())
+    assert run["resumed"] == {"kept": 3, "evaluated_again": 0}
+
+
+def test_resume_evaluates_items_whose_judge_failed_again(
+    tmp_path: Path, server: JudgeServer
+) -> None:
+    reference, responses = write_inputs(tmp_path, 4)
+    config = write_config(tmp_path, server)
+    out = tmp_path / "out"
+    evaluate(reference, responses, "-c", config, "-o", out, "-q")
+    results = list(read_results(out).values())
+    del results[0]["answer_f1"]
+    results[0]["answer_eval_error"] = "generation call failed: 500 (7 attempts)"
+    (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in results))
+    server.reset()
+    assert evaluate(reference, responses, "-c", config, "-o", out, "-q", "--resume") == 0
+    assert "answer_f1" in read_results(out)["q0"]
+    assert server.count() == 0  # its successful calls come from the cache
+    run = yaml.safe_load((out / "run.yaml").read_text())
+    assert run["resumed"] == {"kept": 3, "evaluated_again": 1}
+
+
+def test_resume_refuses_a_run_of_other_inputs(
+    tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference, responses = write_inputs(tmp_path, 2)
+    config = write_config(tmp_path, server)
+    out = tmp_path / "out"
+    evaluate(reference, responses, "-c", config, "-o", out, "-q")
+    responses.write_text(responses.read_text().replace("has", "holds"))
+    assert evaluate(reference, responses, "-c", config, "-o", out, "--resume") == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"graphrag-eval: error: {out / 'checkpoint.json'}: the earlier run")
+    assert err.count("\n") == 1
+
+
+def test_kill_9_then_resume_loses_nothing(tmp_path: Path) -> None:
+    count = 30
+    reference, responses = write_inputs(tmp_path, count)
+    with JudgeServer(latency_s=0.05) as server:
+        config = write_config(tmp_path, server, max_concurrency=2)
+        expected_dir = tmp_path / "expected"
+        evaluate(reference, responses, "-c", config, "-o", expected_dir, "-q", "--no-cache")
+        expected = read_results(expected_dir)
+
+        out = tmp_path / "out"
+        command = [
+            sys.executable,
+            "-m",
+            "graphrag_eval.cli",
+            "evaluate",
+            str(reference),
+            str(responses),
+            "-c",
+            str(config),
+            "-o",
+            str(out),
+            "-q",
+        ]
+        process = subprocess.Popen(command, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        results_file = out / "results.jsonl"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if results_file.exists() and results_file.read_text().count("\n") >= count // 3:
+                break
+            time.sleep(0.02)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        survived = results_file.read_text().count("\n")
+        assert 0 < survived < count, "the run was not interrupted midway"
+
+        assert evaluate(*command[4:], "--resume") == 0
+    results = read_results(out)
+    assert len((out / "results.jsonl").read_text().splitlines()) == count
+    assert results == expected
+    run = yaml.safe_load((out / "run.yaml").read_text())
+    assert run["resumed"]["kept"] >= survived - 1  # the last line may have been cut short
+
+
+def test_secrets_appear_nowhere(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The server refuses the planted key and echoes it back in its 401, as some do."""
+    monkeypatch.setenv("OPENAI_API_KEY", PLANTED_KEY)
+    reference, responses = write_inputs(tmp_path, 3)
+    with JudgeServer(api_key="sk-the-right-one") as server:
+        config = write_config(tmp_path, server, max_concurrency=1)
+        out = tmp_path / "out"
+        assert evaluate(reference, responses, "-c", config, "-o", out, "--yaml") == 0
+        assert server.requests[0].headers["authorization"] == f"Bearer {PLANTED_KEY}"
+        refused = server.count()
+    printed = capsys.readouterr()
+    results = read_results(out)
+    assert "refused the request: 401" in results["q0"]["answer_eval_error"]
+    assert refused == 1  # the endpoint is not called again after refusing the key
+    written = [path.read_bytes() for path in tmp_path.rglob("*") if path.is_file()]
+    assert any(path.name == "cache.sqlite3" for path in tmp_path.rglob("*"))
+    for data in (printed.out.encode(), printed.err.encode(), caplog.text.encode(), *written):
+        assert PLANTED_KEY.encode() not in data
+        assert b"0123456789abcdef" not in data
+
+
+def test_a_key_in_the_config_is_never_written(tmp_path: Path, server: JudgeServer) -> None:
+    reference, responses = write_inputs(tmp_path, 2)
+    config = tmp_path / "config.yaml"
+    settings = yaml.safe_load(write_config(tmp_path, server).read_text())
+    settings["llm"]["generation"]["api_key"] = PLANTED_KEY
+    config.write_text(yaml.safe_dump(settings))
+    out = tmp_path / "out"
+    assert evaluate(reference, responses, "-c", config, "-o", out, "-q") == 0
+    assert server.requests[0].headers["authorization"] == f"Bearer {PLANTED_KEY}"
+    for path in [*out.iterdir(), tmp_path / "cache.sqlite3"]:
+        assert PLANTED_KEY.encode() not in path.read_bytes()
+
+
+def test_without_a_judge_the_summary_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference, responses = write_inputs(tmp_path, 2)
+    assert evaluate(reference, responses, "-o", tmp_path / "out") == 0
+    assert "LLM-judged answer metrics not run" in capsys.readouterr().out
+    assert "answer_f1" not in read_results(tmp_path / "out")["q0"]
+
+
+def test_faults_never_lose_an_item(tmp_path: Path) -> None:
+    reference, responses = write_inputs(tmp_path, 20)
+    faults = Faults(rate_limit=0.2, server_error=0.1, malformed=0.1)
+    with JudgeServer(faults=faults, seed=3) as server:
+        config = write_config(tmp_path, server, max_retries=8)
+        out = tmp_path / "out"
+        assert evaluate(reference, responses, "-c", config, "-o", out, "-q") == 0
+        assert server.count(outcome="rate_limit") > 0
+    results = read_results(out)
+    assert len(results) == 20
+    for result in results.values():
+        assert ("answer_f1" in result) != ("answer_eval_error" in result)
+        assert ("answer_relevance" in result) != ("answer_relevance_error" in result)
+    run = yaml.safe_load((out / "run.yaml").read_text())
+    assert run["llm"]["retries"] > 0
+
+
+def write_tsv(path: Path, rows: list[tuple[str, str, str]]) -> None:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, delimiter="\t", lineterminator="\n")
+    writer.writerow(["Question", "Reference answer", "Actual answer"])
+    writer.writerows(rows)
+    path.write_text(buffer.getvalue())
+
+
+def test_answer_correctness_tsv_in_input_order(tmp_path: Path) -> None:
+    rows = [(f"Which transformers are in S{i}?", f"T{i}a, T{i}b", f"T{i}a") for i in range(12)]
+    rows[5] = ("Which?", "T5a", "")  # a blank answer is an error on its row only
+    source, target = tmp_path / "in.tsv", tmp_path / "out.tsv"
+    write_tsv(source, rows)
+    with JudgeServer(latency_s=0.02) as server:
+        config = write_config(tmp_path, server, max_concurrency=4)
+        code = answer_correctness_main(["-i", str(source), "-o", str(target), "-c", str(config)])
+        assert code == 0
+        assert 1 < server.max_in_flight <= 4
+    with target.open() as stream:
+        judged = list(csv.DictReader(stream, delimiter="\t"))
+    assert [row["Question"] for row in judged] == [row[0] for row in rows]
+    assert judged[0]["answer_recall"] == "0.5"
+    assert judged[0]["answer_precision"] == "1.0"
+    assert judged[0]["answer_eval_error"] == ""
+    assert "blank" in judged[5]["answer_eval_error"]
+    assert judged[5]["answer_f1"] == ""
+
+
+def test_answer_correctness_tsv_without_the_columns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "in.tsv"
+    source.write_text("question\tanswer\nq\ta\n")
+    code = answer_correctness_main(["-i", str(source), "-o", str(tmp_path / "out.tsv")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"answer-correctness: error: {source}: line 1: missing column(s)")
