@@ -34,7 +34,7 @@ from graphrag_eval.inputs import (
     parse_reference,
     parse_responses,
 )
-from graphrag_eval.llm.engine import LLMEngine, build_engine
+from graphrag_eval.llm.engine import CallStats, LLMEngine, build_engine
 from graphrag_eval.metrics.base import (
     Failed,
     ItemContext,
@@ -73,6 +73,8 @@ class EvaluationRun:
     results: list[dict[str, Any]]
     diagnostics: Diagnostics
     config: EvaluationConfig
+    llm: CallStats | None = None
+    """What the run's judge and embedding calls amounted to (``None`` without an LLM)."""
 
 
 PREPARED_OUTPUTS_BUDGET_BYTES = 64 * 2**20
@@ -225,7 +227,12 @@ async def evaluate(
     finally:
         if own_engine and engine is not None:
             await engine.aclose()
-    return EvaluationRun(results=list(results), diagnostics=diagnostics, config=settings)
+    return EvaluationRun(
+        results=list(results),
+        diagnostics=diagnostics,
+        config=settings,
+        llm=engine.stats if engine is not None else None,
+    )
 
 
 def _unevaluated_result(question: ReferenceQuestion, exc: Exception) -> dict[str, Any]:
