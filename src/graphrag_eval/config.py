@@ -275,6 +275,10 @@ class AnswerCorrectnessConfig(_Section):
                 "prompt must use exactly {question}, {reference_answer} and {actual_answer}: "
                 + "; ".join(part for part in parts if part)
             )
+        try:  # nested fields, conversions and format specs show only when formatting
+            prompt.format(question="q", reference_answer="r", actual_answer="a")
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ValueError(f"prompt cannot be filled in: {exc!r}") from None
         return prompt
 
 

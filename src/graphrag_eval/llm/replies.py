@@ -58,9 +58,10 @@ def tab_separated(count: int) -> Callable[[str], list[str]]:
     stay in the last value."""
 
     def parse(text: str) -> list[str]:
-        lines = [line for line in _unfenced(text.strip()).splitlines() if line.strip()]
+        # Strip spaces and newlines only: a trailing tab separates an empty last value.
+        lines = [line for line in _unfenced(text.strip(" \r\n")).splitlines() if line.strip()]
         for line in reversed(lines):
-            parts = line.strip().split("\t")
+            parts = line.strip(" \r").split("\t")
             if len(parts) >= count:
                 head = [part.strip() for part in parts[: count - 1]]
                 return [*head, "\t".join(parts[count - 1 :]).strip()]
@@ -76,6 +77,10 @@ def decode_value(text: str) -> Any:
     """A tab-separated value as JSON when it is JSON (numbers, booleans, lists...), else the
     text itself."""
     try:
-        return json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+        return json.loads(text, parse_constant=_not_json)
+    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
         return text
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")  # NaN and Infinity: never a metric value
