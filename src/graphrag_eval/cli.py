@@ -13,7 +13,7 @@ import json
 import sys
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -91,17 +91,34 @@ _debug_option = click.option(
 )
 
 
+def _config_option(help_text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    return click.option(
+        "-c",
+        "--config",
+        "config_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help=help_text,
+    )
+
+
+_no_cache_option = click.option(
+    "--no-cache", is_flag=True, help="Neither read nor write the judge call cache."
+)
+_max_cost_option = click.option(
+    "--max-cost",
+    "max_cost_usd",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="USD",
+    help="Start no new judge call once this many dollars are spent in the run (overrides "
+    "llm.max_cost_usd).",
+)
+
+
 @cli.command("evaluate")
 @_debug_option
 @click.argument("reference", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("responses", type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "-c",
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="YAML config file.",
-)
+@_config_option("YAML config file.")
 @click.option(
     "-o",
     "--out-dir",
@@ -127,20 +144,14 @@ _debug_option = click.option(
     is_flag=True,
     help="Continue the interrupted run in OUT_DIR: keep the items it wrote, evaluate the rest.",
 )
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the judge call cache.")
+@_no_cache_option
 @click.option(
     "--dry-run",
     is_flag=True,
     help="Count and price the judge calls the run would make (cache hits are free); call "
     "nothing, write nothing.",
 )
-@click.option(
-    "--max-cost",
-    "max_cost_usd",
-    type=click.FloatRange(min=0, min_open=True),
-    metavar="USD",
-    help="Start no new judge call once this many dollars are spent (overrides llm.max_cost_usd).",
-)
+@_max_cost_option
 def evaluate_command(
     reference: Path,
     responses: Path,
@@ -372,13 +383,7 @@ def _run_summary(
 @cli.command()
 @_debug_option
 @click.argument("results", type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "-c",
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="YAML config file (its aggregation section applies).",
-)
+@_config_option("YAML config file (its aggregation section applies).")
 @click.option(
     "-o",
     "--output",
@@ -419,13 +424,7 @@ def aggregate(
 @_debug_option
 @click.argument("reference", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("responses", type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "-c",
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="YAML config file to check too.",
-)
+@_config_option("YAML config file to check too.")
 @click.option(
     "--strict",
     is_flag=True,
@@ -536,21 +535,9 @@ TSV_OUTPUTS = (
     type=click.Path(dir_okay=False, path_type=Path),
     help="TSV file to write: the input columns and the answer correctness keys.",
 )
-@click.option(
-    "-c",
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="YAML config (llm section, answer_correctness.prompt).",
-)
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the judge call cache.")
-@click.option(
-    "--max-cost",
-    "max_cost_usd",
-    type=click.FloatRange(min=0, min_open=True),
-    metavar="USD",
-    help="Start no new judge call once this many dollars are spent.",
-)
+@_config_option("YAML config (llm section, answer_correctness.prompt).")
+@_no_cache_option
+@_max_cost_option
 def answer_correctness_command(
     input_path: Path,
     output_path: Path,
