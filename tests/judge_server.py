@@ -108,9 +108,7 @@ class JudgeServer:
     ) -> None:
         self.state = _State(latency_s, faults or Faults(), seed, json_schema, responder, api_key)
         handler = type("Handler", (_Handler,), {"state": self.state})
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), handler)
-        self._server.daemon_threads = True
-        self._server.block_on_close = False
+        self._server = _Server(("127.0.0.1", port), handler)
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
@@ -158,6 +156,13 @@ class JudgeServer:
         with self.state.lock:
             self.state.requests.clear()
             self.state.max_in_flight = 0
+
+
+class _Server(ThreadingHTTPServer):
+    # The default backlog of 5 drops connections when a run opens 16 or more at once.
+    request_queue_size = 128
+    daemon_threads = True
+    block_on_close = False
 
 
 class _Handler(BaseHTTPRequestHandler):
