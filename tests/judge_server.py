@@ -52,6 +52,8 @@ class Faults:
     """No reply for ``hang_s`` (longer than the client's timeout)."""
     truncated: float = 0.0
     """200 with ``finish_reason: length``."""
+    html: float = 0.0
+    """200 with an HTML page instead of JSON (a proxy's error page)."""
     retry_after_ms: int = 20
     hang_s: float = 30.0
 
@@ -212,6 +214,7 @@ class _Handler(BaseHTTPRequestHandler):
             ("hang", faults.hang),
             ("malformed", faults.malformed),
             ("truncated", faults.truncated),
+            ("html", faults.html),
         ):
             if roll < share:
                 outcome = name
@@ -237,6 +240,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(500, {"error": {"message": "The server had an error"}})
         elif outcome == "bad_request":
             self._send(400, {"error": {"message": "response_format json_schema is not supported"}})
+        elif outcome == "html":
+            page = b"<html><body>Bad gateway</body></html>"
+            self.send_response(200)
+            self.send_header("content-type", "text/html")
+            self.send_header("content-length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
         elif outcome == "hang":
             time.sleep(faults.hang_s)
             self._send(500, {"error": {"message": "hung"}})

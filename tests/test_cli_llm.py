@@ -356,3 +356,43 @@ def test_answer_correctness_tsv_without_the_columns(
     assert code == 2
     err = capsys.readouterr().err
     assert err.startswith(f"answer-correctness: error: {source}: line 1: missing column(s)")
+
+
+def test_a_reply_that_is_not_json_fails_its_row_only(tmp_path: Path) -> None:
+    rows = [(f"Which transformers are in S{i}?", f"T{i}a", f"T{i}a") for i in range(6)]
+    source, target = tmp_path / "in.tsv", tmp_path / "out.tsv"
+    write_tsv(source, rows)
+    with JudgeServer(faults=Faults(html=0.5), seed=1) as server:
+        config = write_config(tmp_path, server, max_retries=0)
+        assert (
+            answer_correctness_main(["-i", str(source), "-o", str(target), "-c", str(config)]) == 0
+        )
+        html = server.count(outcome="html")
+    with target.open() as stream:
+        judged = list(csv.DictReader(stream, delimiter="\t"))
+    failed = [row for row in judged if row["answer_eval_error"]]
+    assert 0 < html == len(failed) < len(rows)
+    assert all("not a chat completion" in row["answer_eval_error"] for row in failed)
+    assert all(row["answer_f1"] == "1.0" for row in judged if not row["answer_eval_error"])
+
+
+def test_header_secrets_in_request_parameters_are_masked(
+    tmp_path: Path, server: JudgeServer
+) -> None:
+    reference, responses = write_inputs(tmp_path, 1)
+    config = tmp_path / "config.yaml"
+    settings = yaml.safe_load(write_config(tmp_path, server).read_text())
+    settings["llm"]["generation"]["extra_headers"] = {"api-key": PLANTED_KEY}
+    settings["llm"]["generation"]["top_k"] = 40  # not an SDK keyword: sent in the body
+    config.write_text(yaml.safe_dump(settings))
+    out = tmp_path / "out"
+    assert evaluate(reference, responses, "-c", config, "-o", out, "-q") == 0
+    chat = next(r for r in server.requests if r.path.endswith("/chat/completions"))
+    assert chat.headers["api-key"] == PLANTED_KEY
+    assert chat.body["top_k"] == 40
+    assert "answer_f1" in read_results(out)["q0"]
+    run = yaml.safe_load((out / "run.yaml").read_text())
+    assert run["config"]["llm"]["generation"]["extra_headers"] == {"api-key": "**********"}
+    assert run["config"]["llm"]["generation"]["top_k"] == 40
+    for path in out.iterdir():
+        assert PLANTED_KEY.encode() not in path.read_bytes()

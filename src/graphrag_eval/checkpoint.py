@@ -38,7 +38,12 @@ def fingerprint(reference: Path, responses: Path, config: EvaluationConfig) -> s
             for chunk in iter(lambda: stream.read(1 << 20), b""):
                 digest.update(chunk)
         digest.update(b"\0")
-    settings = json.dumps(config.scoring_fingerprint(), sort_keys=True, ensure_ascii=False)
+    # The version too: built-in prompts and rules change between releases.
+    settings = json.dumps(
+        {"version": __version__, "config": config.scoring_fingerprint()},
+        sort_keys=True,
+        ensure_ascii=False,
+    )
     digest.update(settings.encode("utf-8"))
     return digest.hexdigest()
 

@@ -10,6 +10,7 @@ import asyncio
 import csv
 import io
 import json
+import logging
 import sys
 import time
 import traceback
@@ -54,6 +55,8 @@ from graphrag_eval.report.console import (
 )
 
 __all__ = ["answer_correctness_main", "cli", "main"]
+
+logger = logging.getLogger("graphrag_eval")
 
 EXIT_OK, EXIT_THRESHOLD, EXIT_BAD_INPUT = 0, 1, 2
 _PROGRESS_MIN_ITEMS = 200  # below this a run is over before a bar is worth drawing
@@ -363,7 +366,7 @@ def _run_summary(
         "reference": str(reference),
         "responses": str(responses),
         "config_file": str(config_path) if config_path else None,
-        "config": config.model_dump(mode="json"),
+        "config": config.public_dump(),
         "questions": len(results),
         "success_samples": sum(1 for r in results if r.get("status") == "success"),
         "error_samples": sum(1 for r in results if r.get("status") == "error"),
@@ -570,7 +573,7 @@ def answer_correctness_command(
             return list(
                 await asyncio.gather(
                     *(
-                        judge_correctness(
+                        _guarded(
                             engine,
                             config,
                             row.get("Question") or "",
@@ -604,6 +607,17 @@ def answer_correctness_command(
         f"{len(rows)} answers judged ({failed} failed); results in {output_path}", markup=False
     )
     print_llm_summary(console, engine.stats, engine.max_cost_usd)
+
+
+async def _guarded(
+    engine: LLMEngine, config: EvaluationConfig, question: str, reference: str, actual: str
+) -> Outcome:
+    """One row's judgement; an unexpected error (a bug) costs that row only."""
+    try:
+        return await judge_correctness(engine, config, question, reference, actual)
+    except Exception as exc:
+        logger.exception("could not judge the answer to %r", question[:80])
+        return Failed(engine.redact(f"internal error: {exc!r}"))
 
 
 def _read_answer_rows(path: Path) -> list[dict[str, str]]:

@@ -402,7 +402,50 @@ class EvaluationConfig(_Section):
         data = self.model_dump(mode="json")
         llm = data.pop("llm")
         data["llm"] = {key: _without_secrets(llm[key]) for key in ("generation", "embedding")}
-        return data
+        data["llm"]["prices"] = llm["prices"]
+        masked: dict[str, Any] = mask_secrets(data)
+        return masked
+
+    def public_dump(self) -> dict[str, Any]:
+        """The config as plain data with every secret masked (for ``run.yaml``)."""
+        masked: dict[str, Any] = mask_secrets(self.model_dump(mode="json"))
+        return masked
+
+
+_SECRET_NAME = re.compile(
+    r"(?:^|[_-])(?:api[_-]?key|key|token|secret|password|authorization|auth|headers?)$",
+    re.IGNORECASE,
+)
+
+
+def secret_values(data: Any, under_secret: bool = False) -> set[str]:
+    """The string values in request parameters stored under secret-looking names
+    (``extra_headers: {api-key: ...}``, ``Authorization``), to redact from messages."""
+    found: set[str] = set()
+    if isinstance(data, Mapping):
+        for key, value in data.items():
+            found |= secret_values(value, under_secret or bool(_SECRET_NAME.search(str(key))))
+    elif isinstance(data, list):
+        for item in data:
+            found |= secret_values(item, under_secret)
+    elif under_secret and isinstance(data, str) and len(data) >= 4:
+        found.add(data)
+        found.add(data.removeprefix("Bearer ").strip())
+    return found
+
+
+def mask_secrets(data: Any, under_secret: bool = False) -> Any:
+    """``data`` with the values under secret-looking names replaced by ``**********``."""
+    if isinstance(data, Mapping):
+        return {
+            key: mask_secrets(value, under_secret or bool(_SECRET_NAME.search(str(key))))
+            for key, value in data.items()
+        }
+    if isinstance(data, list):
+        return [mask_secrets(item, under_secret) for item in data]
+    if under_secret and isinstance(data, str) and data and set(data) != {"*"}:
+        return "**********"
+    return data
 
 
 def _without_secrets(section: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -1110,3 +1110,8 @@ def test_run_stats_count_calls_tokens_and_cost_per_metric(
 
 def test_no_engine_is_built_without_a_model() -> None:
     assert build_engine(load_config({"llm": {"max_concurrency": 2}})) is None
+
+
+@pytest.mark.parametrize("model", ["o1-pro", "o3-pro", "gpt-5-pro", "gpt-4o-mini-search"])
+def test_variants_are_not_priced_as_their_base_model(model: str) -> None:
+    assert PriceTable().price(model) is None

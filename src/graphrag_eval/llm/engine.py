@@ -26,8 +26,10 @@ What it does for each call, so that metrics do not have to:
 from __future__ import annotations
 
 import asyncio
+import datetime
 import email.utils
 import functools
+import inspect
 import json
 import logging
 import math
@@ -50,6 +52,7 @@ from graphrag_eval.config import (
     EvaluationConfig,
     GenerationConfig,
     LLMConfig,
+    secret_values,
 )
 from graphrag_eval.errors import (
     BudgetExhausted,
@@ -256,6 +259,7 @@ class _Endpoint:
         api_key = _api_key(role, settings)
         if api_key:
             secrets.add(api_key)
+        secrets.update(secret_values(settings.request_parameters))
         client_options: dict[str, Any] = {"max_retries": 0, "timeout": config.timeout_s}
         self.client: Any
         if settings.provider == "azure":
@@ -270,7 +274,7 @@ class _Endpoint:
                 api_key=api_key or "not-needed", base_url=self.base_url, **client_options
             )
         # What identifies the endpoint in cache keys (never the key itself).
-        self.identity = f"{settings.provider}:{self.base_url or 'https://api.openai.com/v1'}"
+        self.identity = f"{settings.provider}:{str(self.client.base_url).rstrip('/')}"
         self.lane = _Lane(config)
         self.structured = (
             settings.structured_output if isinstance(settings, GenerationConfig) else "prompt"
@@ -377,7 +381,7 @@ class LLMEngine:
         params: dict[str, Any] = {"temperature": settings.temperature}
         if settings.max_tokens is not None:
             params["max_tokens"] = settings.max_tokens
-        params.update(settings.request_parameters)
+        params.update(_sdk_parameters(endpoint.client.chat.completions.create, settings))
         schema_json = _strict_schema(schema.model_json_schema()) if schema is not None else None
         sent: list[dict[str, str]] = [dict(message) for message in messages]
         key = request_key(
@@ -435,7 +439,7 @@ class LLMEngine:
         endpoint = self._endpoint("embedding")
         settings = endpoint.settings
         assert isinstance(settings, EmbeddingConfig)
-        params = settings.request_parameters
+        params = _sdk_parameters(endpoint.client.embeddings.create, settings)
         keys = [
             request_key(
                 {
@@ -566,7 +570,9 @@ class LLMEngine:
         exception = state.outcome.exception() if state.outcome is not None else None
         server_asked = _retry_after_s(exception)
         if server_asked is not None:
-            return min(server_asked, self.config.backoff_max_s)
+            # A little jitter, so calls told the same delay do not return in one burst.
+            spread = max(0.01, server_asked * 0.1)
+            return min(server_asked + random.uniform(0, spread), self.config.backoff_max_s)
         ceiling = min(
             self.config.backoff_max_s,
             self.config.backoff_initial_s * 2 ** (state.attempt_number - 1),
@@ -623,7 +629,7 @@ class LLMEngine:
                 auto = (
                     isinstance(settings, GenerationConfig) and settings.structured_output == "auto"
                 )
-                if structured and auto:
+                if structured and auto and _about_structured_output(exc):
                     # The endpoint does not take a JSON schema: describe it in the prompt.
                     logger.warning(
                         "%s rejected structured output (%s); asking with the schema in the "
@@ -636,15 +642,24 @@ class LLMEngine:
                 self._failed(metric)
                 message = f"the judge refused the request: {_status_text(exc)}"
                 raise CallFailed(self.redact(message)) from None
+            except (BudgetExhausted, NotCalled):
+                raise
             except Exception as exc:
                 self._failed(metric)
                 raise self._call_failed(endpoint, exc) from None
             break
-        usage = _usage(completion, sent)
+        try:
+            usage = _usage(completion, sent)
+            choice = completion.choices[0] if completion.choices else None
+            text = (choice.message.content if choice is not None else None) or ""
+            finish_reason = choice.finish_reason if choice is not None else None
+        except (AttributeError, IndexError, TypeError):
+            # A 200 that is not a chat completion (an HTML page from a proxy, say).
+            self._failed(metric)
+            reply = self.redact(repr(completion)[:200])
+            raise CallFailed(f"the judge's reply is not a chat completion: {reply}") from None
         self._spent(metric, endpoint, usage)
-        choice = completion.choices[0] if completion.choices else None
-        text = (choice.message.content if choice is not None else None) or ""
-        if choice is not None and choice.finish_reason == "length":
+        if finish_reason == "length":
             self._failed(metric)
             limit = options.get("max_tokens")
             raise TruncatedReply(
@@ -671,11 +686,19 @@ class LLMEngine:
                     model=endpoint.model, input=texts, **params
                 ),
             )
-            vectors = [list(item.embedding) for item in sorted(response.data, key=_index)]
+            try:
+                data = sorted(response.data, key=_index)
+                vectors = [[float(x) for x in item.embedding] for item in data]
+            except (AttributeError, TypeError, ValueError):
+                raise CallFailed(
+                    "the embedding endpoint's reply is not a list of embeddings"
+                ) from None
             if len(vectors) != len(texts):
                 raise CallFailed(
                     f"the embedding endpoint returned {len(vectors)} vectors for {len(texts)} texts"
                 )
+        except (BudgetExhausted, NotCalled):
+            raise
         except LLMError:
             self._failed(metric)
             raise
@@ -730,6 +753,24 @@ class LLMEngine:
         return CallFailed(self.redact(f"{endpoint.role} call failed: {what}"))
 
 
+def _sdk_parameters(
+    create: Callable[..., Any], settings: GenerationConfig | EmbeddingConfig
+) -> dict[str, Any]:
+    """The config's extra request parameters, as the SDK takes them: the ones its ``create``
+    declares as keywords, and the rest (``top_k``, ``min_p``, ...) in ``extra_body``."""
+    declared = set(inspect.signature(create).parameters)
+    params: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for key, value in settings.request_parameters.items():
+        if key in declared and key not in ("model", "messages", "input", "extra_body"):
+            params[key] = value
+        else:
+            extra[key] = value
+    if extra:
+        params["extra_body"] = extra
+    return params
+
+
 def _index(item: Any) -> int:
     return int(getattr(item, "index", 0))
 
@@ -762,8 +803,23 @@ def _retry_after_s(exc: BaseException | None) -> float | None:
     try:
         return max(0.0, float(seconds))
     except ValueError:
-        parsed = email.utils.parsedate_to_datetime(seconds) if seconds else None
-        return max(0.0, parsed.timestamp() - time.time()) if parsed is not None else None
+        pass
+    try:
+        parsed = email.utils.parsedate_to_datetime(seconds)
+    except (TypeError, ValueError):
+        return None  # neither seconds nor an HTTP date: back off as usual
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=datetime.UTC)
+    return max(0.0, parsed.timestamp() - time.time())
+
+
+def _about_structured_output(exc: Any) -> bool:
+    """Whether a 400 complains about the structured-output request (not, say, the prompt's
+    length)."""
+    body = getattr(exc, "body", None)
+    param = body.get("param") if isinstance(body, Mapping) else None
+    text = f"{param} {_status_text(exc)}".lower()
+    return any(word in text for word in ("response_format", "json_schema", "structured", "schema"))
 
 
 def _status_text(exc: Any) -> str:

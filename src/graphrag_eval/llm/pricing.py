@@ -1,20 +1,24 @@
 """What judge and embedding calls cost: a built-in price table, overridable in config.
 
 Prices are US dollars per million tokens, as the providers list them (standard tier, checked
-2026-11). A model is looked up by its exact name, then by the longest table entry it starts
-with, so dated snapshots (``gpt-4o-mini-2024-07-18``) and provider prefixes
-(``openai/gpt-4o-mini``) find their base model. A model the table does not know costs 0 and
+2026-11). A model is looked up by its exact name, then without a provider prefix
+(``openai/gpt-4o-mini``), an Ollama tag (``llama3.1:8b``) and a snapshot suffix
+(``gpt-4o-mini-2024-07-18``, ``gpt-4-0613``); nothing else is guessed (``o1-pro`` is not
+``o1``). A model the table does not know costs 0 and
 the run summary says so; set ``llm.prices`` for it.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from graphrag_eval.config import ModelPrice
 
 __all__ = ["BUILTIN_PRICES", "PriceTable", "TokenUsage"]
+
+_SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{4})$")
 
 BUILTIN_PRICES: Mapping[str, tuple[float, float]] = {
     # chat models: (input, output) per million tokens
@@ -67,13 +71,12 @@ class PriceTable:
 
     def price(self, model: str) -> tuple[float, float] | None:
         """``(input, output)`` dollars per million tokens, or ``None`` when unknown."""
-        if model in self._prices:
-            return self._prices[model]
         name = model.rsplit("/", 1)[-1]
-        candidates = [known for known in self._prices if name.startswith(known)]
-        if not candidates:
-            return None
-        return self._prices[max(candidates, key=len)]
+        untagged = name.split(":", 1)[0]
+        for candidate in (model, name, untagged, _SNAPSHOT.sub("", untagged)):
+            if candidate in self._prices:
+                return self._prices[candidate]
+        return None
 
     def cost_usd(self, model: str, usage: TokenUsage) -> float:
         """The dollars ``usage`` costs on ``model`` (0 for an unknown model)."""
