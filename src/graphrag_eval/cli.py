@@ -198,6 +198,12 @@ def evaluate_command(
         dry_run=dry_run,
         max_cost_usd=max_cost_usd,
     )
+    if engine is not None and engine.max_cost_usd is not None and engine.stats.unpriced_models:
+        _stderr().print(
+            f"warning: no price known for {', '.join(sorted(engine.stats.unpriced_models))}: "
+            "its calls count as $0, so the cost limit cannot stop them (set llm.prices)",
+            markup=False,
+        )
     if dry_run:
         _dry_run(questions, response_set, config, engine)
         return

@@ -1023,7 +1023,9 @@ def test_dry_run_counts_calls_the_cache_would_serve_as_cached(
         ("text-embedding-3-small", (0.02, 0.0)),
     ],
 )
-def test_price_lookup_uses_the_longest_known_prefix(model: str, price: tuple[float, float]) -> None:
+def test_price_lookup_strips_provider_prefix_and_snapshot_suffix(
+    model: str, price: tuple[float, float]
+) -> None:
     assert PriceTable().price(model) == price
 
 
