@@ -276,6 +276,13 @@ class _Endpoint:
         # What identifies the endpoint in cache keys (never the key itself).
         self.identity = f"{settings.provider}:{str(self.client.base_url).rstrip('/')}"
         self.lane = _Lane(config)
+        create = (
+            self.client.chat.completions.create
+            if role == "generation"
+            else self.client.embeddings.create
+        )
+        self.request_parameters = _sdk_parameters(create, settings)
+        """The config's extra request parameters, split once as the SDK takes them."""
         self.structured = (
             settings.structured_output if isinstance(settings, GenerationConfig) else "prompt"
         )
@@ -381,8 +388,8 @@ class LLMEngine:
         params: dict[str, Any] = {"temperature": settings.temperature}
         if settings.max_tokens is not None:
             params["max_tokens"] = settings.max_tokens
-        params.update(_sdk_parameters(endpoint.client.chat.completions.create, settings))
-        schema_json = _strict_schema(schema.model_json_schema()) if schema is not None else None
+        params.update(endpoint.request_parameters)
+        schema_json = _strict_schema(schema) if schema is not None else None
         sent: list[dict[str, str]] = [dict(message) for message in messages]
         key = request_key(
             {
@@ -439,7 +446,7 @@ class LLMEngine:
         endpoint = self._endpoint("embedding")
         settings = endpoint.settings
         assert isinstance(settings, EmbeddingConfig)
-        params = _sdk_parameters(endpoint.client.embeddings.create, settings)
+        params = endpoint.request_parameters
         keys = [
             request_key(
                 {
@@ -843,9 +850,11 @@ def _usage(completion: Any, messages: Sequence[Mapping[str, str]]) -> TokenUsage
     )
 
 
-def _strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """A pydantic JSON schema made acceptable to strict structured output: every object
-    closed and every property required."""
+@functools.cache
+def _strict_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON schema made acceptable to strict structured output: every object
+    closed and every property required. Built once per model; read-only."""
+    schema = model.model_json_schema()
 
     def visit(node: Any) -> Any:
         if isinstance(node, dict):
