@@ -368,6 +368,11 @@ def _contexts(text: str) -> list[str]:
     return [match.group(1).strip() for match in re.finditer(r"^\[\d+\] (.*)$", block, re.M)]
 
 
+def _numbered(block: str) -> list[str]:
+    """The items of a ``1. item`` list."""
+    return [re.sub(r"^\d+\.\s*", "", line).strip() for line in block.splitlines() if line.strip()]
+
+
 def default_judge(body: dict[str, Any]) -> str:
     """Answer one of graphrag-eval's prompts by rule (see the module docstring)."""
     messages = body.get("messages") or []
@@ -402,6 +407,66 @@ def default_judge(body: dict[str, Any]) -> str:
             reason = "states a reference claim" if useful else "states no reference claim"
             verdicts.append({"context": rank, "useful": useful, "reason": reason})
         return json.dumps({"verdicts": verdicts})
+    if schema == "ClaimList":
+        answer = _section(task, "Answer")
+        evasive = any(p in answer.lower() for p in ("don't know", "not sure", "cannot answer"))
+        return json.dumps({"claims": [] if evasive else _claims(answer)})
+    if schema == "StatementList":
+        return json.dumps({"statements": _claims(_section(task, "Reference answer"))})
+    if schema in ("ClaimVerdicts", "StatementVerdicts"):
+        label, verdict = (
+            ("claim", "supported") if schema == "ClaimVerdicts" else ("statement", "attributed")
+        )
+        items = _numbered(_section(task, "Claims" if label == "claim" else "Statements"))
+        contexts = " ".join(_contexts(task))
+        verdicts = [
+            {
+                label: number,
+                verdict: _states(item, contexts),
+                "reason": "in the contexts" if _states(item, contexts) else "not in the contexts",
+            }
+            for number, item in enumerate(items, start=1)
+        ]
+        return json.dumps({"verdicts": verdicts})
+    if schema == "ContextRelevances":
+        claims = _claims(_section(task, "Reference answer"))
+        verdicts = []
+        for rank, context in enumerate(_contexts(task), start=1):
+            relevant = any(_states(claim, context) for claim in claims)
+            verdicts.append(
+                {
+                    "context": rank,
+                    "relevant": relevant,
+                    "score": 90 if relevant else 10,
+                    "reason": "states the answer" if relevant else "does not state the answer",
+                }
+            )
+        return json.dumps({"contexts": verdicts})
+    if schema == "FactualAccuracyReply":
+        reference = _claims(_section(task, "Ground truth"))
+        candidate = _section(task, "Candidate")
+        share = sum(_states(claim, candidate) for claim in reference) / max(1, len(reference))
+        score = round(100 * share)
+        criterion = {"score": score, "reasoning": f"{score}% of the ground truth is stated"}
+        return json.dumps(
+            {
+                "correctness": criterion,
+                "completeness": criterion,
+                "consistency": {"score": 100, "reasoning": "no contradictions"},
+                "overall_reasoning": f"the candidate states {score}% of the ground truth",
+                "confidence": 90,
+            }
+        )
+    if schema == "Classification":
+        reference = _claims(_section(task, "Ground truth"))
+        candidate = _section(task, "Candidate")
+        correct = bool(reference) and all(_states(claim, candidate) for claim in reference)
+        return json.dumps(
+            {
+                "classification": "CORRECT" if correct else "WRONG",
+                "reason": "states the ground truth" if correct else "misses the ground truth",
+            }
+        )
     if "Reference answer:" in task and "Candidate answer:" in task:
         reference = _claims(_section(task, "Reference answer"))
         candidate_text = _section(task, "Candidate answer")

@@ -206,8 +206,12 @@ def _aggregate(
     for name, (spec, _) in keys.items():
         values = [value for item in items for value in item.values.get(name, ())]
         if spec.aggregation is Aggregation.LABEL:
+            counted = Counter(str(value) for value in values)
             if values:
-                out[name] = dict(Counter(str(value) for value in values))
+                ordered = {label: counted[label] for label in spec.labels}
+                out[name] = ordered | {k: v for k, v in counted.items() if k not in ordered}
+            for label, count_key in spec.counts:
+                out[count_key] = counted[label]
             continue
         numbers = [value for value in values if _is_number(value)]
         if numbers:

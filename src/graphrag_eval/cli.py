@@ -37,6 +37,7 @@ from graphrag_eval.config import EvaluationConfig, GenerationConfig, load_config
 from graphrag_eval.errors import GraphragEvalError, InputError
 from graphrag_eval.evaluation import (
     EvaluationRun,
+    build_run_engine,
     check_coverage,
     evaluate,
     prepare_reference,
@@ -192,7 +193,7 @@ def evaluate_command(
     diagnostics = Diagnostics()
     questions = prepare_reference(reference, diagnostics)
     response_set = prepare_responses(responses)
-    engine = build_engine(
+    engine = build_run_engine(
         config,
         use_cache=False if no_cache else None,
         dry_run=dry_run,

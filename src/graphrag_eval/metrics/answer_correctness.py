@@ -96,6 +96,7 @@ class AnswerCorrectness(ItemMetric):
     """``answer_recall``/``_precision``/``_f1`` from the judge's claim counts."""
 
     name = "answer_correctness"
+    needs = frozenset({"judge"})
     uses_llm = True
     placement = Placement.BEFORE_STEPS
     outputs = (

@@ -31,6 +31,7 @@ from graphrag_eval.steps.matching import StepsOutcome
 
 __all__ = [
     "Aggregation",
+    "DerivedMetric",
     "Failed",
     "ItemContext",
     "ItemMetric",
@@ -43,10 +44,13 @@ __all__ = [
     "StepMetric",
     "configured_metrics",
     "declared_outputs",
+    "explicitly_selected",
     "metrics_for",
     "register_metric",
     "registered_metrics",
     "reserved_keys",
+    "selectable_metric_names",
+    "selected_names",
     "unregister_metric",
 ]
 
@@ -87,6 +91,12 @@ class OutputKey:
     """Aggregated even when no item has it (zeros), like token counts."""
     headline: bool = False
     """Shown first in summaries (the one number of its metric people look at)."""
+    labels: tuple[str, ...] = ()
+    """For a label key: the labels to show first, in this order, with 0 for absent ones (the
+    grades A to E); other labels follow."""
+    counts: tuple[tuple[str, str], ...] = ()
+    """For a label key: ``(label, aggregate key)`` pairs; the aggregates give how many
+    questions have each label under that key (0 included), e.g. ``correct_answers_count``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +139,8 @@ class ItemContext:
     """Why the step matching failed, if it did (a bug, reported in the log)."""
     services: Mapping[str, Any] = field(default_factory=dict)
     """Shared services (judge, embedder) for metrics that need them."""
+    scores: Mapping[str, Any] = field(default_factory=dict)
+    """For a :class:`DerivedMetric`: the values the item's other metrics produced."""
 
 
 class Metric(ABC):
@@ -143,6 +155,17 @@ class Metric(ABC):
     uses_llm: bool = False
     """Whether it calls the LLM judge or embeddings (its failures may be transient: a resumed
     run evaluates such items again)."""
+    needs: frozenset[str] = frozenset()
+    """Services it cannot run without: ``judge`` (``llm.generation``), ``embeddings``
+    (``llm.embedding`` or the local model), ``bert_model`` (the BERTScore model). Selected
+    by name in ``metrics:`` without them, the run stops with a config error; run by
+    default, the metric is skipped."""
+    default: bool = True
+    """Runs when the config has no ``metrics:`` list (the seed README's metrics)."""
+    always: bool = False
+    """Runs whatever ``metrics:`` says (deterministic bookkeeping: steps, usage)."""
+    depends_on: tuple[str, ...] = ()
+    """Metrics whose values it is computed from (run along with it)."""
 
     def enabled(self, config: EvaluationConfig) -> bool:
         """Whether the metric runs under ``config``; enabled by default."""
@@ -157,6 +180,10 @@ class ItemMetric(Metric):
     @abstractmethod
     async def score(self, context: ItemContext) -> Outcome:
         """Score one item."""
+
+
+class DerivedMetric(ItemMetric):
+    """An item metric computed from other metrics' values (``context.scores``), after them."""
 
 
 class StepMetric(Metric):
@@ -201,9 +228,51 @@ def configured_metrics(config: EvaluationConfig) -> tuple[Metric, ...]:
     return (*registered_metrics(), *custom_metrics(config))
 
 
+def selected_names(config: EvaluationConfig) -> frozenset[str] | None:
+    """The metric names ``metrics:`` asks for, with what they depend on (``None``: no list,
+    the defaults run)."""
+    if config.metrics is None:
+        return None
+    every = configured_metrics(config)
+    if config.metrics == "all":
+        return frozenset(metric.name for metric in every)
+    by_name = {metric.name: metric for metric in every}
+    names = set(config.metrics)
+    pending = list(names)
+    while pending:
+        metric = by_name.get(pending.pop())
+        for dependency in metric.depends_on if metric is not None else ():
+            if dependency not in names:
+                names.add(dependency)
+                pending.append(dependency)
+    return frozenset(names)
+
+
 def metrics_for(config: EvaluationConfig) -> tuple[Metric, ...]:
-    """The metrics that run under ``config``: registered or configured, and enabled."""
-    return tuple(metric for metric in configured_metrics(config) if metric.enabled(config))
+    """The metrics that run under ``config``: the ones ``metrics:`` selects (by default the
+    seed README's), that are enabled; derived metrics last."""
+    selected = selected_names(config)
+    chosen = [
+        metric
+        for metric in configured_metrics(config)
+        if metric.enabled(config)
+        and (metric.always or (metric.default if selected is None else metric.name in selected))
+    ]
+    return (
+        *(metric for metric in chosen if not isinstance(metric, DerivedMetric)),
+        *(metric for metric in chosen if isinstance(metric, DerivedMetric)),
+    )
+
+
+def explicitly_selected(config: EvaluationConfig) -> frozenset[str]:
+    """Names of the metrics the user asked for by name (or with ``all``): these must have
+    what they need."""
+    return selected_names(config) or frozenset()
+
+
+def selectable_metric_names() -> tuple[str, ...]:
+    """The built-in names ``metrics:`` accepts."""
+    return tuple(metric.name for metric in registered_metrics())
 
 
 def declared_outputs(metrics: Iterable[Metric] | None = None) -> dict[str, tuple[OutputKey, bool]]:
@@ -254,19 +323,38 @@ def _load_builtins() -> None:
     if _BUILTINS_LOADED:
         return
     _BUILTINS_LOADED = True
+    from graphrag_eval.metrics.answer_classification import AnswerClassification
     from graphrag_eval.metrics.answer_correctness import AnswerCorrectness
     from graphrag_eval.metrics.answer_relevance import AnswerRelevance
+    from graphrag_eval.metrics.factual_accuracy import FactualAccuracy
+    from graphrag_eval.metrics.ragas import (
+        RagasAnswerRelevance,
+        RagasContextPrecision,
+        RagasContextRecall,
+        RagasFaithfulness,
+        RagasScore,
+    )
     from graphrag_eval.metrics.retrieval_answer import RetrievalAnswer
     from graphrag_eval.metrics.retrieval_context import RetrievalContext
+    from graphrag_eval.metrics.similarity import BertScore, SemanticSimilarity
     from graphrag_eval.metrics.steps_score import StepsScore
     from graphrag_eval.metrics.usage import Usage
 
     builtins: tuple[Metric, ...] = (
         AnswerCorrectness(),
         AnswerRelevance(),
+        FactualAccuracy(),
+        AnswerClassification(),
+        SemanticSimilarity(),
+        BertScore(),
         StepsScore(),
         RetrievalAnswer(),
         RetrievalContext(),
+        RagasFaithfulness(),
+        RagasContextPrecision(),
+        RagasContextRecall(),
+        RagasAnswerRelevance(),
+        RagasScore(),
         Usage(),
     )
     for metric in builtins:

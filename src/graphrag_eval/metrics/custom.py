@@ -43,6 +43,7 @@ class CustomEvaluation(ItemMetric):
     """One configured custom evaluation."""
 
     uses_llm = True
+    needs = frozenset({"judge"})
 
     def __init__(self, settings: CustomEvaluationConfig) -> None:
         self.settings = settings

@@ -104,6 +104,7 @@ class RetrievalAnswer(StepMetric):
     """``retrieval_answer_recall``/``_precision``/``_f1`` on actual retrieval steps."""
 
     name = "retrieval_answer"
+    needs = frozenset({"judge"})
     uses_llm = True
     outputs = (
         OutputKey("retrieval_answer_recall", error_keys=(_RECALL_ERROR,)),

@@ -18,6 +18,7 @@ class StepsScore(ItemMetric):
     matching itself (``ItemContext.steps``) is computed once per item by the runner."""
 
     name = "steps_score"
+    always = True
     outputs = (
         OutputKey(
             "steps_score",

