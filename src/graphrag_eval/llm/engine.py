@@ -401,6 +401,8 @@ class LLMEngine:
         self.bert_scorer = _BertScorer(bert_score) if bert_score is not None else None
         self._in_flight: dict[str, asyncio.Future[None]] = {}
         """Judge requests being made, by cache key (only with the cache)."""
+        self._planned: set[str] = set()
+        """Dry run: the judge requests counted so far."""
         if isinstance(self.embedding, _Endpoint) and self.generation is not None:
             same = (self.embedding.identity, self.embedding.model) == (
                 self.generation.identity,
@@ -496,7 +498,9 @@ class LLMEngine:
                 return Judged(
                     value, cached.text, cached.usage, self._cost(endpoint, cached.usage), True
                 )
-        if self.dry_run:
+        if self.dry_run and key not in self._planned:
+            # The same request twice in a run is made once (merged, then cached).
+            self._planned.add(key)
             self._plan(metric, endpoint, sent, schema_json, params.get("max_tokens"))
         self._check_budget()
         if self.cache is None or key in self._in_flight:
@@ -595,6 +599,14 @@ class LLMEngine:
             self._plan_tokens(metric, self.embedding, tokens, 0)
         elif isinstance(self.embedding, _LocalEmbedding):
             self.stats.planned.setdefault(metric, MetricCalls()).local_texts += texts
+
+    def plan_follow_up(self, metric: str, prompt: str) -> None:
+        """In a dry run, count a judge call that would follow one that was not made (its
+        prompt depends on that call's reply; ``prompt`` approximates it)."""
+        if self.dry_run and self.generation is not None:
+            settings = self.generation.settings
+            assert isinstance(settings, GenerationConfig)
+            self._plan(metric, self.generation, [{"content": prompt}], None, settings.max_tokens)
 
     async def bert_scores(
         self, pairs: Sequence[tuple[str, str]], *, metric: str

@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from graphrag_eval.errors import LLMError
+from graphrag_eval.errors import LLMError, NotCalled
 from graphrag_eval.llm.engine import Judged, LLMEngine, ReplyError
 from graphrag_eval.llm.prompts import prompt
 from graphrag_eval.llm.replies import json_reply
@@ -195,14 +195,22 @@ class RagasFaithfulness(_Ragas):
         if not answer.strip():
             return self._scored(100.0, "the answer is blank: it makes no claims", 0.0)
         try:
-            extracted = await _ask(
-                engine,
-                "ragas_claims",
-                ClaimList,
-                self.name,
-                question=context.question.question_text,
-                answer=answer,
-            )
+            try:
+                extracted = await _ask(
+                    engine,
+                    "ragas_claims",
+                    ClaimList,
+                    self.name,
+                    question=context.question.question_text,
+                    answer=answer,
+                )
+            except NotCalled:
+                if contexts:  # a dry run: the verification call would follow
+                    follow_up = prompt("ragas_faithfulness").format(
+                        contexts=format_contexts(contexts), claims=answer
+                    )
+                    engine.plan_follow_up(self.name, follow_up)
+                raise
             claims = _nonblank(extracted.value.claims)
             if not claims:
                 return self._scored(100.0, "the answer makes no claims", extracted.cost_usd)
@@ -301,14 +309,22 @@ class RagasContextRecall(_Ragas):
         if not reference.strip():
             return Failed("reference_answer is blank; not sent to the judge")
         try:
-            extracted = await _ask(
-                engine,
-                "ragas_statements",
-                StatementList,
-                self.name,
-                question=context.question.question_text,
-                reference_answer=reference,
-            )
+            try:
+                extracted = await _ask(
+                    engine,
+                    "ragas_statements",
+                    StatementList,
+                    self.name,
+                    question=context.question.question_text,
+                    reference_answer=reference,
+                )
+            except NotCalled:
+                if contexts:  # a dry run: the attribution call would follow
+                    follow_up = prompt("ragas_attribution").format(
+                        contexts=format_contexts(contexts), statements=reference
+                    )
+                    engine.plan_follow_up(self.name, follow_up)
+                raise
             statements = _nonblank(extracted.value.statements)
             if not statements:
                 return self._scored(

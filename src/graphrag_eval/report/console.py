@@ -160,7 +160,14 @@ def print_llm_summary(console: Console, stats: CallStats, max_cost_usd: float | 
         extras.append(f"{stats.retries:,} retries")
     if stats.failed:
         extras.append(f"{stats.failed:,} calls failed")
-    console.print(line + (f" ({', '.join(extras)})" if extras else ""), markup=False)
+    if stats.calls or stats.failed or stats.cost_usd or not stats.local_texts:
+        console.print(line + (f" ({', '.join(extras)})" if extras else ""), markup=False)
+    if stats.local_texts:
+        console.print(
+            f"local models: {stats.local_texts:,} texts encoded"
+            + ("" if stats.calls else f", {stats.cache_hits:,} lookups served from the cache"),
+            markup=False,
+        )
     if stats.unpriced_models:
         console.print(
             f"  no price known for {', '.join(sorted(stats.unpriced_models))}: counted as $0 "
@@ -185,23 +192,28 @@ def print_dry_run(console: Console, plan: Mapping[str, Any], questions: int) -> 
         title_justify="left",
     )
     table.add_column("metric", overflow="fold")
-    for column in ("calls", "cached", "tokens in", "tokens out", "cost"):
+    local = bool(plan.get("local_texts"))
+    columns = ["calls", "cached", "tokens in", "tokens out", "cost"]
+    for column in [*columns, "local texts"] if local else columns:
         table.add_column(column, justify="right")
     rows = [(Text(name), values) for name, values in plan["by_metric"].items()]
     rows.append((Text("total", style="bold"), plan))
     for label, values in rows:
-        table.add_row(
-            label,
+        cells = [
             f"{values['calls']:,}",
             f"{values['cached']:,}",
             f"{values['input_tokens']:,}",
             f"{values['output_tokens']:,}",
             format_dollars(values["cost_usd"]),
-        )
+        ]
+        if local:
+            cells.append(f"{values.get('local_texts', 0):,}")
+        table.add_row(label, *cells)
     console.print(table)
     console.print(
         "Tokens are estimated at 4 characters per token; replies at max_tokens, or 300 tokens "
-        "when it is not set. Cached calls cost nothing.",
+        "when it is not set. Cached calls cost nothing."
+        + (" Local texts run through a local model on this machine, for free." if local else ""),
         markup=False,
     )
     if plan.get("unpriced_models"):
