@@ -92,6 +92,7 @@ class AnswerClassification(ItemMetric):
             "answer_classification",
             Aggregation.LABEL,
             headline=True,
+            labels=(CORRECT, WRONG, DONT_KNOW),
             counts=(
                 (CORRECT, "correct_answers_count"),
                 (WRONG, "wrong_answers_count"),

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from graphrag_eval.inputs import Notice, count_kinds
 from graphrag_eval.llm.engine import CallStats
-from graphrag_eval.metrics.base import declared_outputs
+from graphrag_eval.metrics.base import Aggregation, declared_outputs
 from graphrag_eval.metrics.usage import USAGE_KEYS
 
 __all__ = [
@@ -95,6 +95,12 @@ def print_summary(console: Console, aggregates: Mapping[str, Any]) -> None:
         }
         overall.add_row(key, *(cells[column] for column in columns))
     console.print(overall)
+    declared_all = declared_outputs()
+    for key, value in micro.items():  # label keys: the classes and grades, counted
+        entry = declared_all.get(key)
+        if entry is not None and entry[0].aggregation is Aggregation.LABEL:
+            counts = ", ".join(f"{label} {count:,}" for label, count in value.items())
+            console.print(f"{key}: {counts}", markup=False, highlight=False)
 
     declared = declared_outputs()
     headline = [key for key in keys if key in declared and declared[key][0].headline]
