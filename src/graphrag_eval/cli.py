@@ -39,6 +39,7 @@ from graphrag_eval.evaluation import (
     EvaluationRun,
     build_run_engine,
     check_coverage,
+    check_selection,
     evaluate,
     prepare_reference,
     prepare_responses,
@@ -450,7 +451,7 @@ def validate(reference: Path, responses: Path, config_path: Path | None, strict:
     Example:
       graphrag-eval validate reference.yaml responses.jsonl -c config.yaml
     """
-    load_config(config_path)
+    check_selection(load_config(config_path))
     diagnostics = Diagnostics()
     questions = prepare_reference(reference, diagnostics)
     response_set = prepare_responses(responses)

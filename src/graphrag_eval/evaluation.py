@@ -58,6 +58,7 @@ __all__ = [
     "EvaluationRun",
     "arun_evaluation",
     "build_run_engine",
+    "check_selection",
     "check_services",
     "evaluate",
     "prepare_reference",
@@ -178,14 +179,7 @@ def build_run_engine(
         for metric in metrics
     )
     bert_score = any("bert_model" in metric.needs for metric in metrics)
-    _check(
-        config,
-        {
-            "judge": has_judge,
-            "embeddings": config.llm.embedding is not None or extra,
-            "bert_model": True,  # the engine checks the model itself, with a precise message
-        },
-    )
+    check_selection(config)
     return build_engine(
         config,
         use_cache=use_cache,
@@ -204,6 +198,19 @@ _SERVICE_HELP = {
     ),
     "bert_model": "the local BERTScore model (the 'embeddings' extra)",
 }
+
+
+def check_selection(config: EvaluationConfig) -> None:
+    """Raise :class:`ConfigError` when a metric named in ``metrics:`` (or run by ``all``)
+    needs a model the config does not name (and the ``embeddings`` extra does not supply)."""
+    _check(
+        config,
+        {
+            "judge": config.llm.generation is not None,
+            "embeddings": config.llm.embedding is not None or embeddings_extra_installed(),
+            "bert_model": True,  # the engine checks the model itself, with a precise message
+        },
+    )
 
 
 def check_services(config: EvaluationConfig, engine: LLMEngine | None) -> None:

@@ -52,8 +52,8 @@ def json_list(items: Sequence[str]) -> str:
 def contexts_of(response: Response) -> list[str] | None:
     """The texts of the contexts the system retrieved (SPEC §6): ``retrieved_contexts`` on
     the response, else the contexts of its successful ``retrieval`` steps (in step order).
-    ``None`` when the response has neither (the system retrieved nothing at all: context
-    metrics do not apply); an empty list when retrieval returned nothing."""
+    ``None`` when the response has neither (the system did not retrieve: context metrics do
+    not apply); an empty list when retrieval returned nothing or failed."""
     if response.retrieved_contexts is not None:
         texts = []
         for item in response.retrieved_contexts:
@@ -67,13 +67,13 @@ def contexts_of(response: Response) -> list[str] | None:
             if isinstance(text, str) and text.strip():
                 texts.append(text)
         return texts
-    steps = [
-        step for step in response.actual_steps or () if step.name == "retrieval" and step.succeeded
-    ]
+    steps = [step for step in response.actual_steps or () if step.name == "retrieval"]
     if not steps:
         return None
     texts = []
     for step in steps:
+        if not step.succeeded:
+            continue  # a failed retrieval found nothing: scored 0, not left out
         try:
             contexts = parse_contexts(step.output)
         except ValueError:
