@@ -537,6 +537,13 @@ class EvaluationConfig(_Section):
     ``retrieval_context`` and custom evaluations), each where its inputs and models are
     available. ``steps_score`` and the usage counts are always computed."""
 
+    @field_validator("metrics", mode="before")
+    @classmethod
+    def _all_or_list(cls, value: Any) -> Any:
+        if isinstance(value, str) and value != "all":
+            raise ValueError(f"expected a list of metric names or 'all', got '{value}'")
+        return value
+
     @model_validator(mode="after")
     def _check_custom_names(self) -> EvaluationConfig:
         # metrics import this module

@@ -672,16 +672,6 @@ def test_grade_thresholds(percentage: float, letter: str) -> None:
     assert grade(percentage) == letter
 
 
-FLOAT_GRADE_BUG = pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "src bug: factual_accuracy.py sums score * weight in floating point, so integer "
-        "scores whose weighted mean is exactly a threshold can land just below it "
-        "(31, 97, 77 -> 59.99999999999999 -> C instead of B)"
-    ),
-)
-
-
 @pytest.mark.parametrize(
     ("scores", "percentage", "letter"),
     [
@@ -693,9 +683,9 @@ FLOAT_GRADE_BUG = pytest.mark.xfail(
         ((40, 40, 40), 40.0, "C"),
         ((20, 20, 20), 20.0, "D"),
         ((19, 20, 21), 19.7, "E"),
-        pytest.param((31, 97, 77), 60.0, "B", marks=FLOAT_GRADE_BUG, id="exactly-60-mixed"),
-        pytest.param((7, 97, 37), 40.0, "C", marks=FLOAT_GRADE_BUG, id="exactly-40-mixed"),
-        pytest.param((0, 62, 7), 20.0, "D", marks=FLOAT_GRADE_BUG, id="exactly-20-mixed"),
+        pytest.param((31, 97, 77), 60.0, "B", id="exactly-60-mixed"),
+        pytest.param((7, 97, 37), 40.0, "C", id="exactly-40-mixed"),
+        pytest.param((0, 62, 7), 20.0, "D", id="exactly-20-mixed"),
     ],
 )
 def test_grade_of_judged_scores_at_and_around_the_thresholds(
@@ -1098,16 +1088,6 @@ def test_matching_is_by_whole_words(answer: str) -> None:
     assert uncertainty(answer, DEFAULT_UNCERTAINTY_PHRASES, DEFAULT_NON_ANSWERS) is None
 
 
-QUOTED_PHRASE_BUG = pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "src bug: answer_classification.py _patterns treats an apostrophe as part of a word "
-        "((?<![\\w'])...(?![\\w'])), so a phrase in single quotes is missed while the same "
-        "phrase in double quotes is found"
-    ),
-)
-
-
 @pytest.mark.parametrize(
     ("answer", "phrase"),
     [
@@ -1118,9 +1098,9 @@ QUOTED_PHRASE_BUG = pytest.mark.xfail(
         ("(N/A)", "n/a"),
         ("'N/A'", "n/a"),
         ("Unknown.", "unknown"),
-        pytest.param("\u2018I don\u2019t know\u2019", "i don't know", marks=QUOTED_PHRASE_BUG),
-        pytest.param("The status is 'unknown'.", "unknown", marks=QUOTED_PHRASE_BUG),
-        pytest.param("He said 'not sure'.", "not sure", marks=QUOTED_PHRASE_BUG),
+        pytest.param("\u2018I don\u2019t know\u2019", "i don't know"),
+        pytest.param("The status is 'unknown'.", "unknown"),
+        pytest.param("He said 'not sure'.", "not sure"),
     ],
 )
 def test_case_apostrophes_and_spacing_do_not_hide_uncertainty(answer: str, phrase: str) -> None:

@@ -77,15 +77,25 @@ def resolve_model(name: str, field: str) -> tuple[str, str]:
         if not (path / "config.json").is_file():
             raise ConfigError(f"{path} is not a model directory (no config.json)", field=field)
         return str(path.resolve()), str(path.resolve())
-    from huggingface_hub import try_to_load_from_cache
+    if not _looks_like_path(name):
+        from huggingface_hub import try_to_load_from_cache
 
-    if isinstance(try_to_load_from_cache(name, "config.json"), str):
-        return name, name
+        try:
+            found = try_to_load_from_cache(name, "config.json")
+        except ValueError:  # not a valid repository id
+            found = None
+        if isinstance(found, str):
+            return name, name
     raise ConfigError(
         f"model '{name}' is neither a directory nor in the local Hugging Face cache "
         "(graphrag-eval never downloads models)",
         field=field,
     )
+
+
+def _looks_like_path(name: str) -> bool:
+    """Not a Hugging Face repository id (``name`` or ``owner/name``)."""
+    return name.startswith((".", "~", "/")) or name.count("/") > 1 or "\\" in name
 
 
 _executor: ThreadPoolExecutor | None = None

@@ -62,7 +62,7 @@ def _patterns(phrases: tuple[str, ...]) -> re.Pattern[str] | None:
     ]
     if not parts:
         return None
-    return re.compile(r"(?<![\w'])(?:" + "|".join(parts) + r")(?![\w'])")
+    return re.compile(r"(?<!\w)(?:" + "|".join(parts) + r")(?!\w)")
 
 
 def uncertainty(answer: str, phrases: Sequence[str], non_answers: Sequence[str]) -> str | None:

@@ -123,7 +123,8 @@ class FactualAccuracy(ItemMetric):
         weights = context.config.factual_accuracy.weights.model_dump()
         total = sum(weights.values())
         scores = {name: float(getattr(reply, name).score) for name in CRITERIA}
-        percentage = sum(scores[name] * weights[name] for name in CRITERIA) / total
+        # Rounded so that floating point cannot put an exact threshold (60.0) a hair below.
+        percentage = round(sum(scores[name] * weights[name] for name in CRITERIA) / total, 9)
         reason = "\n".join(
             [
                 reply.overall_reasoning.strip(),
