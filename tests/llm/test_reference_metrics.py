@@ -476,11 +476,14 @@ def test_ragas_answer_relevance_is_answer_relevance_times_100(
 def test_answer_relevance_and_ragas_answer_relevance_share_one_judge_call(
     server: JudgeServer, make_config: MakeConfig
 ) -> None:
+    """They ask the same question at the same moment: one judge call and one embeddings
+    request serve both (the second waits for the first and reads the cache)."""
     config = selecting(make_config(server), "answer_relevance", "ragas_answer_relevance")
 
     result = run_one(config, "OSLO T1 and OSLO T2")
 
     assert server.count("chat/completions") == 1
+    assert server.count("embeddings") == 1
     assert result["ragas_answer_relevance"] == pytest.approx(100 * result["answer_relevance"])
     assert result["ragas_answer_relevance_reason"] == result["answer_relevance_reason"]
 

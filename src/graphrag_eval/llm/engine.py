@@ -37,8 +37,8 @@ import os
 import random
 import re
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -567,12 +567,7 @@ class LLMEngine:
             )
             for text in texts
         ]
-        found = self.cache.get_embeddings(keys) if self.cache is not None else {}
-        calls = self.stats.metric(metric)
-        missing = list(dict.fromkeys(key for key in keys if key not in found))
-        if len(missing) < len(set(keys)):
-            self.stats.cache_hits += 1
-            calls.cache_hits += 1
+        found, missing = await self._cached_embeddings(keys, metric)
         if missing:
             text_of = dict(zip(keys, texts, strict=True))
             if self.dry_run:
@@ -580,13 +575,14 @@ class LLMEngine:
                 batches = -(-len(missing) // settings.batch_size)
                 self._plan_tokens(metric, endpoint, tokens, 0, batches=batches)
             self._check_budget()
-            for start in range(0, len(missing), settings.batch_size):
-                batch = missing[start : start + settings.batch_size]
-                found.update(
-                    await self._embed_batch(
-                        endpoint, [text_of[key] for key in batch], batch, params, metric
+            with self._making(missing):
+                for start in range(0, len(missing), settings.batch_size):
+                    batch = missing[start : start + settings.batch_size]
+                    found.update(
+                        await self._embed_batch(
+                            endpoint, [text_of[key] for key in batch], batch, params, metric
+                        )
                     )
-                )
         usage = TokenUsage(sum(found[key][1] for key in keys), 0)
         return Embedded([found[key][0] for key in keys], usage, self._cost(endpoint, usage))
 
@@ -845,6 +841,42 @@ class LLMEngine:
             )
         return text, usage
 
+    async def _cached_embeddings(
+        self, keys: list[str], metric: str
+    ) -> tuple[dict[str, tuple[list[float], int]], list[str]]:
+        """The cached vectors of ``keys`` and the keys still missing, after waiting for those
+        another call is fetching right now (two metrics embedding the same texts)."""
+        if self.cache is None:
+            return {}, list(dict.fromkeys(keys))
+        found = self.cache.get_embeddings(keys)
+        missing = list(dict.fromkeys(key for key in keys if key not in found))
+        leaders = {self._in_flight[key] for key in missing if key in self._in_flight}
+        if leaders:
+            await asyncio.wait(leaders)
+            found.update(self.cache.get_embeddings(missing))
+            missing = [key for key in missing if key not in found]
+        if len(missing) < len(set(keys)):
+            self.stats.cache_hits += 1
+            self.stats.metric(metric).cache_hits += 1
+        return found, missing
+
+    @contextmanager
+    def _making(self, keys: Sequence[str]) -> Iterator[None]:
+        """Mark ``keys`` as being fetched, for :meth:`_cached_embeddings` (with the cache)."""
+        if self.cache is None:
+            yield
+            return
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        mine = [key for key in keys if key not in self._in_flight]
+        for key in mine:
+            self._in_flight[key] = done
+        try:
+            yield
+        finally:
+            for key in mine:
+                del self._in_flight[key]
+            done.set_result(None)
+
     def _local(self, metric: str, texts: int) -> None:
         self.stats.local_texts += texts
         self.stats.metric(metric).local_texts += texts
@@ -858,18 +890,15 @@ class LLMEngine:
             )
             for text in texts
         ]
-        found = self.cache.get_embeddings(keys) if self.cache is not None else {}
-        missing = list(dict.fromkeys(key for key in keys if key not in found))
-        if len(missing) < len(set(keys)):
-            self.stats.cache_hits += 1
-            self.stats.metric(metric).cache_hits += 1
+        found, missing = await self._cached_embeddings(keys, metric)
         if missing:
             if self.dry_run:
                 self.stats.planned.setdefault(metric, MetricCalls()).local_texts += len(missing)
                 raise NotCalled("dry run: nothing was computed")
             text_of = dict(zip(keys, texts, strict=True))
             try:
-                vectors = await endpoint.batcher.run([text_of[key] for key in missing])
+                with self._making(missing):
+                    vectors = await endpoint.batcher.run([text_of[key] for key in missing])
             except Exception as exc:
                 self._failed(metric)
                 raise CallFailed(f"the local model {endpoint.identity} failed: {exc!r}") from None
