@@ -173,14 +173,82 @@ class _Ragas(ItemMetric):
         return Scored({self.name: score, f"{self.name}_reason": reason, f"{self.name}_cost": cost})
 
 
-class RagasFaithfulness(_Ragas):
+class _ExtractThenVerify(_Ragas):
+    """A metric of two judge calls: one lists the items of a text (the answer's claims, the
+    reference answer's statements), the other says which of them the contexts back; the
+    score is the share that are backed, × 100."""
+
+    extract: str
+    """The prompt listing the items (its reply has a list ``items_field``)."""
+    extract_schema: type[BaseModel]
+    items_field: str
+    verify: str
+    """The prompt judging the items against the contexts (placeholder ``items_field``)."""
+    verify_schema: type[BaseModel]
+    verdict_field: str
+    """The verdict's flag (``supported``, ``attributed``)."""
+    check: Callable[[Any, int], None]
+    none_reason: str
+    """The reason when the text has no items (scored 100, as the reference says)."""
+
+    def __init__(self) -> None:
+        self.outputs = self._outputs()
+
+    async def _score(
+        self, engine: LLMEngine, contexts: list[str], fields: dict[str, str], text: str
+    ) -> Outcome:
+        """Score ``text`` (the one ``fields`` show the extraction prompt)."""
+        yes, no = self.verdict_field, f"not {self.verdict_field}"
+        try:
+            try:
+                extracted = await _ask(
+                    engine, self.extract, self.extract_schema, self.name, None, **fields
+                )
+            except NotCalled:
+                if contexts:  # a dry run: the verification call would follow
+                    follow_up = prompt(self.verify).format(
+                        contexts=format_contexts(contexts), **{self.items_field: text}
+                    )
+                    engine.plan_follow_up(self.name, follow_up)
+                raise
+            items = _nonblank(getattr(extracted.value, self.items_field))
+            if not items:
+                return self._scored(100.0, self.none_reason, extracted.cost_usd)
+            if not contexts:
+                reason = "\n".join(f"[{no}] {item}" for item in items)
+                return self._scored(
+                    0.0, reason + "\n(no contexts were retrieved)", extracted.cost_usd
+                )
+            verified = await _ask(
+                engine,
+                self.verify,
+                self.verify_schema,
+                self.name,
+                lambda reply: self.check(reply, len(items)),
+                contexts=format_contexts(contexts),
+                **{self.items_field: json_list(items)},
+            )
+        except LLMError as exc:
+            return Failed(str(exc))
+        verdicts = verified.value.verdicts
+        backed = [bool(getattr(verdict, self.verdict_field)) for verdict in verdicts]
+        reason = "\n".join(
+            f"[{yes if ok else no}] {item}: {verdict.reason}"
+            for item, ok, verdict in zip(items, backed, verdicts, strict=True)
+        )
+        cost = extracted.cost_usd + verified.cost_usd
+        return self._scored(100.0 * sum(backed) / len(items), reason, cost)
+
+
+class RagasFaithfulness(_ExtractThenVerify):
     """``ragas_faithfulness``: the share of the answer's claims the contexts support."""
 
     name = "ragas_faithfulness"
     error_keys = ("ragas_faithfulness_error",)
-
-    def __init__(self) -> None:
-        self.outputs = self._outputs()
+    extract, extract_schema, items_field = "ragas_claims", ClaimList, "claims"
+    verify, verify_schema, verdict_field = "ragas_faithfulness", ClaimVerdicts, "supported"
+    check = staticmethod(_claims_check)
+    none_reason = "the answer makes no claims"
 
     async def score(self, context: ItemContext) -> Outcome:
         answer = context.response.actual_answer
@@ -194,51 +262,35 @@ class RagasFaithfulness(_Ragas):
             return Skipped(NO_JUDGE)
         if not answer.strip():
             return self._scored(100.0, "the answer is blank: it makes no claims", 0.0)
-        try:
-            try:
-                extracted = await _ask(
-                    engine,
-                    "ragas_claims",
-                    ClaimList,
-                    self.name,
-                    question=context.question.question_text,
-                    answer=answer,
-                )
-            except NotCalled:
-                if contexts:  # a dry run: the verification call would follow
-                    follow_up = prompt("ragas_faithfulness").format(
-                        contexts=format_contexts(contexts), claims=answer
-                    )
-                    engine.plan_follow_up(self.name, follow_up)
-                raise
-            claims = _nonblank(extracted.value.claims)
-            if not claims:
-                return self._scored(100.0, "the answer makes no claims", extracted.cost_usd)
-            if not contexts:
-                reason = "\n".join(f"[not supported] {claim}" for claim in claims)
-                return self._scored(
-                    0.0, reason + "\n(no contexts were retrieved)", extracted.cost_usd
-                )
-            verified = await _ask(
-                engine,
-                "ragas_faithfulness",
-                ClaimVerdicts,
-                self.name,
-                lambda reply: _claims_check(reply, len(claims)),
-                contexts=format_contexts(contexts),
-                claims=json_list(claims),
-            )
-        except LLMError as exc:
-            return Failed(str(exc))
-        verdicts = verified.value.verdicts
-        supported = sum(verdict.supported for verdict in verdicts)
-        reason = "\n".join(
-            f"[{'supported' if v.supported else 'not supported'}] {claim}: {v.reason}"
-            for claim, v in zip(claims, verdicts, strict=True)
-        )
-        return self._scored(
-            100.0 * supported / len(claims), reason, extracted.cost_usd + verified.cost_usd
-        )
+        fields = {"question": context.question.question_text, "answer": answer}
+        return await self._score(engine, contexts, fields, answer)
+
+
+class RagasContextRecall(_ExtractThenVerify):
+    """``ragas_context_recall``: the share of the reference answer's statements the
+    contexts contain."""
+
+    name = "ragas_context_recall"
+    error_keys = ("ragas_context_recall_error",)
+    extract, extract_schema, items_field = "ragas_statements", StatementList, "statements"
+    verify, verify_schema, verdict_field = "ragas_attribution", StatementVerdicts, "attributed"
+    check = staticmethod(_statements_check)
+    none_reason = "the reference answer has no statements"
+
+    async def score(self, context: ItemContext) -> Outcome:
+        reference = context.question.reference_answer
+        if reference is None:
+            return Skipped("needs reference_answer")
+        contexts = contexts_of(context.response)
+        if contexts is None:
+            return Skipped(NO_CONTEXTS)
+        engine = engine_of(context)
+        if engine is None or not engine.can_judge:
+            return Skipped(NO_JUDGE)
+        if not reference.strip():
+            return Failed("reference_answer is blank; not sent to the judge")
+        fields = {"question": context.question.question_text, "reference_answer": reference}
+        return await self._score(engine, contexts, fields, reference)
 
 
 class RagasContextPrecision(_Ragas):
@@ -284,77 +336,6 @@ class RagasContextPrecision(_Ragas):
             for v in verdicts
         )
         return self._scored(100.0 * relevant / len(verdicts), reason, judged.cost_usd)
-
-
-class RagasContextRecall(_Ragas):
-    """``ragas_context_recall``: the share of the reference answer's statements the
-    contexts contain."""
-
-    name = "ragas_context_recall"
-    error_keys = ("ragas_context_recall_error",)
-
-    def __init__(self) -> None:
-        self.outputs = self._outputs()
-
-    async def score(self, context: ItemContext) -> Outcome:
-        reference = context.question.reference_answer
-        if reference is None:
-            return Skipped("needs reference_answer")
-        contexts = contexts_of(context.response)
-        if contexts is None:
-            return Skipped(NO_CONTEXTS)
-        engine = engine_of(context)
-        if engine is None or not engine.can_judge:
-            return Skipped(NO_JUDGE)
-        if not reference.strip():
-            return Failed("reference_answer is blank; not sent to the judge")
-        try:
-            try:
-                extracted = await _ask(
-                    engine,
-                    "ragas_statements",
-                    StatementList,
-                    self.name,
-                    question=context.question.question_text,
-                    reference_answer=reference,
-                )
-            except NotCalled:
-                if contexts:  # a dry run: the attribution call would follow
-                    follow_up = prompt("ragas_attribution").format(
-                        contexts=format_contexts(contexts), statements=reference
-                    )
-                    engine.plan_follow_up(self.name, follow_up)
-                raise
-            statements = _nonblank(extracted.value.statements)
-            if not statements:
-                return self._scored(
-                    100.0, "the reference answer has no statements", extracted.cost_usd
-                )
-            if not contexts:
-                reason = "\n".join(f"[not attributed] {s}" for s in statements)
-                return self._scored(
-                    0.0, reason + "\n(no contexts were retrieved)", extracted.cost_usd
-                )
-            attributed = await _ask(
-                engine,
-                "ragas_attribution",
-                StatementVerdicts,
-                self.name,
-                lambda reply: _statements_check(reply, len(statements)),
-                contexts=format_contexts(contexts),
-                statements=json_list(statements),
-            )
-        except LLMError as exc:
-            return Failed(str(exc))
-        verdicts = attributed.value.verdicts
-        found = sum(verdict.attributed for verdict in verdicts)
-        reason = "\n".join(
-            f"[{'attributed' if v.attributed else 'not attributed'}] {statement}: {v.reason}"
-            for statement, v in zip(statements, verdicts, strict=True)
-        )
-        return self._scored(
-            100.0 * found / len(statements), reason, extracted.cost_usd + attributed.cost_usd
-        )
 
 
 class RagasAnswerRelevance(_Ragas):
