@@ -264,6 +264,16 @@ def test_bert_score_layer_is_configurable() -> None:
     assert abs(bert(third)[2] - bert(last)[2]) > 1.0
 
 
+@pytest.mark.parametrize("layer", [7, 99, -8])
+def test_a_bert_score_layer_the_model_lacks_is_a_config_error(layer: int) -> None:
+    """all-MiniLM-L6-v2 has 6 layers: 0..6 and -7..-1 exist; others stop the run at once."""
+    with pytest.raises(ConfigError) as caught:
+        build_run_engine(load_config({**BERT_SCORE, "bert_score": {"layer": layer}}))
+
+    assert caught.value.field == "bert_score.layer"
+    assert "the model has 6 layers" in str(caught.value)
+
+
 def test_bert_score_max_length_cuts_texts() -> None:
     """Texts that differ only after the first tokens score 100 when cut short."""
     shared = "one two three four five six seven eight nine ten"

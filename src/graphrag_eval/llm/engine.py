@@ -69,6 +69,7 @@ from graphrag_eval.llm.local import (
     Batcher,
     bert_score_of,
     embeddings_extra_installed,
+    hidden_layers,
     local_model,
     resolve_model,
 )
@@ -343,6 +344,14 @@ class _BertScorer:
 
     def __init__(self, settings: BertScoreConfig) -> None:
         source, identity = resolve_model(settings.model, "bert_score.model")
+        layers = hidden_layers(source)
+        layer = settings.layer
+        if layer is not None and layers is not None and not -(layers + 1) <= layer <= layers:
+            raise ConfigError(
+                f"layer {layer} is out of range: the model has {layers} layers "
+                f"(0 is the input embeddings, {layers} or -1 the last)",
+                field="bert_score.layer",
+            )
         self.settings = settings
         self.identity = f"local:{identity}"
         model = local_model(source, identity)

