@@ -45,7 +45,14 @@ from graphrag_eval.metrics.base import (
     declared_outputs,
 )
 
-__all__ = ["compute_aggregates", "is_empty_output", "load_results"]
+__all__ = [
+    "ItemValues",
+    "compute_aggregates",
+    "is_empty_output",
+    "item_values",
+    "load_results",
+    "numeric_keys",
+]
 
 
 def compute_aggregates(
@@ -84,6 +91,71 @@ def compute_aggregates(
         if means:
             macro[key] = {"mean": statistics.fmean(means)}
     return {"per_template": per_template, "micro": micro, "macro": macro}
+
+
+@dataclass(frozen=True, slots=True)
+class ItemValues:
+    """The numeric scores of each question, one number per key, as the aggregates count them."""
+
+    keys: dict[str, OutputKey]
+    """The numeric keys, in the aggregates' order, with their declarations."""
+    values: list[dict[str, float]]
+    """Per result, in order: key -> value (the mean over the steps for keys on steps). A key
+    is absent where the question was not scored; error samples count as 0 under
+    ``aggregation.error_samples: zero``, as in the aggregates."""
+
+
+def numeric_keys(
+    evaluation_results: Sequence[Mapping[str, Any]], config: ConfigSource = None
+) -> dict[str, OutputKey]:
+    """The numerically aggregated keys the results have, with their declarations."""
+    settings = load_config(config)
+    keys = _collect_keys(evaluation_results, declared_outputs(configured_metrics(settings)))
+    return {
+        name: spec for name, (spec, _) in keys.items() if spec.aggregation is Aggregation.NUMERIC
+    }
+
+
+def item_values(
+    evaluation_results: Sequence[Mapping[str, Any]], config: ConfigSource = None
+) -> ItemValues:
+    """Each question's value of every numeric key (for comparing runs item by item)."""
+    settings = load_config(config)
+    keys = _collect_keys(evaluation_results, declared_outputs(configured_metrics(settings)))
+    zeroable = (
+        _zeroable_keys(evaluation_results, keys)
+        if settings.aggregation.error_samples == "zero"
+        else {}
+    )
+    numeric = {
+        name: spec for name, (spec, _) in keys.items() if spec.aggregation is Aggregation.NUMERIC
+    }
+    zeroable = {name: spec for name, spec in zeroable.items() if name in numeric}
+    on_items = [name for name in numeric if not keys[name][1]]
+    on_steps = [name for name in numeric if keys[name][1]]
+    values: list[dict[str, float]] = []
+    for result in evaluation_results:
+        row: dict[str, float] = {}
+        if result.get("status") == "error":
+            for name, spec in zeroable.items():
+                if all(field in result for field in spec.requires):
+                    row[name] = 0.0
+        else:
+            for name in on_items:
+                value: Any = result.get(name)
+                if _is_number(value):
+                    row[name] = float(value)
+            steps: Any = result.get("actual_steps") if on_steps else None
+            for name in on_steps if isinstance(steps, list) else ():
+                numbers = [
+                    step[name]
+                    for step in steps
+                    if isinstance(step, Mapping) and _is_number(step.get(name))
+                ]
+                if numbers:
+                    row[name] = statistics.fmean(numbers)
+        values.append(row)
+    return ItemValues(numeric, values)
 
 
 def _is_number(value: Any) -> bool:
@@ -272,10 +344,14 @@ def is_empty_output(output: Any) -> bool:
     return False
 
 
-def load_results(path: str | Path) -> list[dict[str, Any]]:
+def load_results(
+    path: str | Path, problems: list[InputError] | None = None
+) -> list[dict[str, Any]]:
     """Read per-question results saved by ``graphrag-eval evaluate`` (JSONL, JSON or YAML).
 
-    Raises :class:`InputError` naming the file and line or item when they cannot be used.
+    Raises :class:`InputError` naming the file and line or item when they cannot be used. With
+    a ``problems`` list, a bad line or item is appended to it and skipped instead, so one
+    broken record (the torn last line of a killed run) does not lose the others.
     """
     path = Path(path)
     label = str(path)
@@ -285,7 +361,8 @@ def load_results(path: str | Path) -> list[dict[str, Any]]:
             records = []
             for number, value in iter_jsonl(path):
                 if isinstance(value, BrokenLine):
-                    raise InputError(str(value), file=label, item=f"line {number}")
+                    _problem(InputError(str(value), file=label, item=f"line {number}"), problems)
+                    continue
                 records.append((f"line {number}", value))
         else:
             data = read_document(path)
@@ -294,16 +371,29 @@ def load_results(path: str | Path) -> list[dict[str, Any]]:
             records = [(f"results[{index}]", value) for index, value in enumerate(data)]
     except FileNotFoundError:
         raise InputError("file not found", file=label) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, not a results file", file=label) from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise InputError(str(exc), file=label) from None
     results = []
     for where, value in records:
         if not isinstance(value, dict):
-            raise InputError("expected a result mapping", file=label, item=where)
-        for field in ("template_id", "question_id", "status"):
-            if field not in value:
-                raise InputError(
-                    "missing (is this a results file?)", file=label, item=where, field=field
-                )
+            _problem(InputError("expected a result mapping", file=label, item=where), problems)
+            continue
+        missing = [f for f in ("template_id", "question_id", "status") if f not in value]
+        if missing:
+            _problem(
+                InputError(
+                    "missing (is this a results file?)", file=label, item=where, field=missing[0]
+                ),
+                problems,
+            )
+            continue
         results.append(value)
     return results
+
+
+def _problem(error: InputError, problems: list[InputError] | None) -> None:
+    if problems is None:
+        raise error
+    problems.append(error)

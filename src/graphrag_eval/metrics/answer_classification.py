@@ -100,7 +100,7 @@ class AnswerClassification(ItemMetric):
             ),
         ),
         OutputKey("answer_classification_reason", Aggregation.NONE),
-        OutputKey("answer_classification_cost"),
+        OutputKey("answer_classification_cost", lower_is_better=True),
     )
     error_keys = ("answer_classification_error",)
 

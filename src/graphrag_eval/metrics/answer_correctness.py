@@ -104,10 +104,12 @@ class AnswerCorrectness(ItemMetric):
         OutputKey("answer_actual_claims_count", Aggregation.NONE),
         OutputKey("answer_matching_claims_count", Aggregation.NONE),
         OutputKey("answer_correctness_reason", Aggregation.NONE),
-        OutputKey("answer_recall", zero_for_error_samples=True, requires=_ANSWER),
-        OutputKey("answer_precision", zero_for_error_samples=True, requires=_ANSWER),
-        OutputKey("answer_f1", zero_for_error_samples=True, requires=_ANSWER, headline=True),
-        OutputKey("answer_correctness_cost"),
+        OutputKey("answer_recall", zero_for_error_samples=True, requires=_ANSWER, maximum=1),
+        OutputKey("answer_precision", zero_for_error_samples=True, requires=_ANSWER, maximum=1),
+        OutputKey(
+            "answer_f1", zero_for_error_samples=True, requires=_ANSWER, headline=True, maximum=1
+        ),
+        OutputKey("answer_correctness_cost", lower_is_better=True),
     )
     error_keys = ("answer_eval_error",)
 

@@ -109,9 +109,9 @@ class AnswerRelevance(ItemMetric):
     needs = frozenset({"judge", "embeddings"})
     placement = Placement.BEFORE_STEPS
     outputs = (
-        OutputKey("answer_relevance", zero_for_error_samples=True, headline=True),
+        OutputKey("answer_relevance", zero_for_error_samples=True, headline=True, maximum=1),
         OutputKey("answer_relevance_reason", Aggregation.NONE),
-        OutputKey("answer_relevance_cost"),
+        OutputKey("answer_relevance_cost", lower_is_better=True),
     )
     error_keys = ("answer_relevance_error",)
 

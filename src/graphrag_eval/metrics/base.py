@@ -97,6 +97,12 @@ class OutputKey:
     counts: tuple[tuple[str, str], ...] = ()
     """For a label key: ``(label, aggregate key)`` pairs; the aggregates give how many
     questions have each label under that key (0 included), e.g. ``correct_answers_count``."""
+    maximum: float | None = None
+    """The best possible value of a score (1 or 100), for charts and for putting scores of
+    different scales side by side; ``None`` for unbounded values (tokens, costs)."""
+    lower_is_better: bool = False
+    """Smaller values are better (costs, tokens, seconds): comparisons and thresholds read
+    a fall as an improvement."""
 
 
 @dataclass(frozen=True, slots=True)

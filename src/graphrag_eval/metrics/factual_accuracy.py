@@ -76,11 +76,13 @@ class FactualAccuracy(ItemMetric):
     needs = frozenset({"judge"})
     placement = Placement.BEFORE_STEPS
     outputs = (
-        OutputKey("factual_accuracy_percentage", zero_for_error_samples=True, headline=True),
+        OutputKey(
+            "factual_accuracy_percentage", zero_for_error_samples=True, headline=True, maximum=100
+        ),
         OutputKey("factual_accuracy_grade", Aggregation.LABEL, labels=("A", "B", "C", "D", "E")),
-        *(OutputKey(f"factual_accuracy_{name}") for name in CRITERIA),
+        *(OutputKey(f"factual_accuracy_{name}", maximum=100) for name in CRITERIA),
         OutputKey("factual_accuracy_reason", Aggregation.NONE),
-        OutputKey("factual_accuracy_cost"),
+        OutputKey("factual_accuracy_cost", lower_is_better=True),
     )
     error_keys = ("factual_accuracy_error",)
 

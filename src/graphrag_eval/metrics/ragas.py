@@ -164,9 +164,9 @@ class _Ragas(ItemMetric):
 
     def _outputs(self) -> tuple[OutputKey, ...]:
         return (
-            OutputKey(self.name, zero_for_error_samples=True, headline=True),
+            OutputKey(self.name, zero_for_error_samples=True, headline=True, maximum=100),
             OutputKey(f"{self.name}_reason", Aggregation.NONE),
-            OutputKey(f"{self.name}_cost"),
+            OutputKey(f"{self.name}_cost", lower_is_better=True),
         )
 
     def _scored(self, score: float, reason: str, cost: float) -> Scored:
@@ -385,7 +385,7 @@ class RagasScore(DerivedMetric):
     name = "ragas_score"
     default = False
     depends_on = tuple(COMPONENTS)
-    outputs = (OutputKey("ragas_score", zero_for_error_samples=True, headline=True),)
+    outputs = (OutputKey("ragas_score", zero_for_error_samples=True, headline=True, maximum=100),)
     error_keys = ()
 
     async def score(self, context: ItemContext) -> Outcome:

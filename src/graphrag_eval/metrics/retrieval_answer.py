@@ -107,14 +107,18 @@ class RetrievalAnswer(StepMetric):
     needs = frozenset({"judge"})
     uses_llm = True
     outputs = (
-        OutputKey("retrieval_answer_recall", error_keys=(_RECALL_ERROR,)),
+        OutputKey("retrieval_answer_recall", error_keys=(_RECALL_ERROR,), maximum=1),
         OutputKey("retrieval_answer_recall_reason", Aggregation.NONE),
-        OutputKey("retrieval_answer_recall_cost", error_keys=(_RECALL_ERROR,)),
-        OutputKey("retrieval_answer_precision", error_keys=(_PRECISION_ERROR,)),
+        OutputKey(
+            "retrieval_answer_recall_cost", error_keys=(_RECALL_ERROR,), lower_is_better=True
+        ),
+        OutputKey("retrieval_answer_precision", error_keys=(_PRECISION_ERROR,), maximum=1),
         OutputKey("retrieval_answer_precision_reason", Aggregation.NONE),
-        OutputKey("retrieval_answer_precision_cost", error_keys=(_PRECISION_ERROR,)),
-        OutputKey("retrieval_answer_f1", headline=True),
-        OutputKey("retrieval_answer_f1_cost"),
+        OutputKey(
+            "retrieval_answer_precision_cost", error_keys=(_PRECISION_ERROR,), lower_is_better=True
+        ),
+        OutputKey("retrieval_answer_f1", headline=True, maximum=1),
+        OutputKey("retrieval_answer_f1_cost", lower_is_better=True),
     )
     error_keys = (_RECALL_ERROR, _PRECISION_ERROR)
 

@@ -58,10 +58,10 @@ class RetrievalContext(StepMetric):
 
     name = "retrieval_context"
     outputs = (
-        OutputKey("retrieval_context_recall"),
-        OutputKey("retrieval_context_precision"),
-        OutputKey("retrieval_context_f1", headline=True),
-        OutputKey("retrieval_context_ids_average_precision"),
+        OutputKey("retrieval_context_recall", maximum=1),
+        OutputKey("retrieval_context_precision", maximum=1),
+        OutputKey("retrieval_context_f1", headline=True, maximum=1),
+        OutputKey("retrieval_context_ids_average_precision", maximum=1),
     )
     error_keys = _ERRORS
 

@@ -54,7 +54,12 @@ class SemanticSimilarity(ItemMetric):
     needs = frozenset({"embeddings"})
     placement = Placement.BEFORE_STEPS
     outputs = (
-        OutputKey("semantic_similarity_percentage", zero_for_error_samples=True, headline=True),
+        OutputKey(
+            "semantic_similarity_percentage",
+            zero_for_error_samples=True,
+            headline=True,
+            maximum=100,
+        ),
     )
     error_keys = ("semantic_similarity_error",)
 
@@ -86,9 +91,9 @@ class BertScore(ItemMetric):
     needs = frozenset({"bert_model"})
     placement = Placement.BEFORE_STEPS
     outputs = (
-        OutputKey("bert_score_precision", zero_for_error_samples=True),
-        OutputKey("bert_score_recall", zero_for_error_samples=True),
-        OutputKey("bert_score_f1", zero_for_error_samples=True, headline=True),
+        OutputKey("bert_score_precision", zero_for_error_samples=True, maximum=100),
+        OutputKey("bert_score_recall", zero_for_error_samples=True, maximum=100),
+        OutputKey("bert_score_f1", zero_for_error_samples=True, headline=True, maximum=100),
     )
     error_keys = ("bert_score_error",)
 

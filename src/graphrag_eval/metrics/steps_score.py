@@ -25,6 +25,7 @@ class StepsScore(ItemMetric):
             zero_for_error_samples=True,
             requires=("reference_steps",),
             headline=True,
+            maximum=1,
         ),
     )
     error_keys = ("steps_score_error",)

@@ -23,7 +23,7 @@ class Usage(ItemMetric):
 
     name = "usage"
     always = True
-    outputs = tuple(OutputKey(key, always=True) for key in USAGE_KEYS)
+    outputs = tuple(OutputKey(key, always=True, lower_is_better=True) for key in USAGE_KEYS)
     error_keys = ()
 
     async def score(self, context: ItemContext) -> Outcome:
