@@ -1,0 +1,102 @@
+"""Saved runs: the output directory of ``graphrag-eval evaluate``, read back for reports and
+comparisons.
+
+A run is named by its directory (which holds ``results.jsonl`` and ``run.yaml``) or by a
+results file (JSONL, JSON or YAML); ``run.yaml`` beside the file is read when it is there.
+The aggregates are computed again from the results, with the aggregation settings the run
+used (from ``run.yaml``) unless a config is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from graphrag_eval.aggregation import compute_aggregates, load_results
+from graphrag_eval.config import ConfigSource, EvaluationConfig, load_config
+from graphrag_eval.errors import ConfigError, InputError
+from graphrag_eval.files import read_document
+
+__all__ = ["RESULT_FILE_NAMES", "RUN_YAML", "SavedRun", "load_run"]
+
+RESULT_FILE_NAMES = ("results.jsonl", "results.json", "results.yaml", "results.yml")
+RUN_YAML = "run.yaml"
+
+
+@dataclass(slots=True)
+class SavedRun:
+    """One evaluation run read from disk."""
+
+    label: str
+    """How the run is called in reports: its directory or file as given."""
+    results_path: Path
+    results: list[dict[str, Any]]
+    aggregates: dict[str, Any]
+    config: EvaluationConfig
+    info: dict[str, Any] = field(default_factory=dict)
+    """The run's ``run.yaml`` (settings, counts, judge costs), or empty when there is none."""
+    problems: list[InputError] = field(default_factory=list)
+    """Records of the results file that could not be read and were skipped."""
+
+
+def load_run(path: str | Path, config: ConfigSource = None) -> SavedRun:
+    """Read a run from its output directory or its results file.
+
+    Raises :class:`InputError` when there are no results to read.
+    """
+    path = Path(path)
+    if path.is_dir():
+        found = [path / name for name in RESULT_FILE_NAMES if (path / name).is_file()]
+        if not found:
+            raise InputError(
+                f"no {' or '.join(RESULT_FILE_NAMES[:2])} in this directory (is it the output "
+                "directory of graphrag-eval evaluate?)",
+                file=str(path),
+            )
+        results_path, directory = found[0], path
+    elif path.exists():
+        results_path, directory = path, path.parent
+    else:
+        raise InputError("no such file or directory", file=str(path))
+    info = _read_info(directory / RUN_YAML)
+    settings = load_config(config) if config is not None else _run_config(info, directory)
+    problems: list[InputError] = []
+    results = load_results(results_path, problems)
+    if not results:
+        reason = f" ({problems[0]})" if problems else ""
+        raise InputError(f"no results to read{reason}", file=str(results_path))
+    return SavedRun(
+        label=str(path),
+        results_path=results_path,
+        results=results,
+        aggregates=compute_aggregates(results, settings),
+        config=settings,
+        info=info,
+        problems=problems,
+    )
+
+
+def _read_info(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        data = read_document(path)
+    except (OSError, ValueError):
+        return {}  # a damaged run.yaml costs the settings section, not the report
+    return dict(data) if isinstance(data, Mapping) else {}
+
+
+def _run_config(info: Mapping[str, Any], directory: Path) -> EvaluationConfig:
+    """The aggregation settings the run used; the rest of its config is not needed here."""
+    saved = info.get("config")
+    if not isinstance(saved, Mapping) or not isinstance(saved.get("aggregation"), Mapping):
+        return EvaluationConfig()
+    try:
+        return load_config({"aggregation": saved["aggregation"]})
+    except ConfigError as exc:
+        raise ConfigError(
+            f"the aggregation settings saved in the run cannot be used ({exc}); pass -c CONFIG",
+            file=str(directory / RUN_YAML),
+        ) from None
