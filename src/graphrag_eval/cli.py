@@ -33,6 +33,7 @@ from graphrag_eval import __version__
 from graphrag_eval.aggregation import compute_aggregates, load_results
 from graphrag_eval.checkpoint import Resumed, fingerprint, write_checkpoint
 from graphrag_eval.checkpoint import resume as resume_run
+from graphrag_eval.compare import DEFAULT_CONFIDENCE, compare_results
 from graphrag_eval.config import EvaluationConfig, GenerationConfig, load_config
 from graphrag_eval.errors import GraphragEvalError, InputError
 from graphrag_eval.evaluation import (
@@ -45,16 +46,34 @@ from graphrag_eval.evaluation import (
     prepare_responses,
 )
 from graphrag_eval.files import JSON_TEXT_ERRORS, dump_yaml, write_json_lines, write_text_atomic
+from graphrag_eval.gating import (
+    Threshold,
+    check_known,
+    check_regressions,
+    check_thresholds,
+    parse_threshold,
+)
 from graphrag_eval.inputs import Diagnostics, Notice, ReferenceQuestion, ResponseSet, count_kinds
 from graphrag_eval.llm.engine import LLMEngine, build_engine
 from graphrag_eval.metrics.answer_correctness import judge_correctness
-from graphrag_eval.metrics.base import Failed, Outcome, Scored, metrics_for
+from graphrag_eval.metrics.base import (
+    Aggregation,
+    Failed,
+    Outcome,
+    Scored,
+    configured_metrics,
+    declared_outputs,
+    metrics_for,
+)
 from graphrag_eval.report.console import (
+    print_comparison,
     print_dry_run,
     print_llm_summary,
     print_notices,
     print_summary,
 )
+from graphrag_eval.report.html import DEFAULT_WORST, write_comparison, write_report
+from graphrag_eval.runs import SavedRun, load_run
 
 __all__ = ["answer_correctness_main", "cli", "main"]
 
@@ -64,9 +83,11 @@ EXIT_OK, EXIT_THRESHOLD, EXIT_BAD_INPUT = 0, 1, 2
 _PROGRESS_MIN_ITEMS = 200  # below this a run is over before a bar is worth drawing
 
 RESULTS_JSONL = "results.jsonl"
+RESULTS_JSON = "results.json"
 RESULTS_YAML = "results.yaml"
 AGGREGATES_YAML = "aggregates.yaml"
 RUN_YAML = "run.yaml"
+REPORT_HTML = "report.html"
 
 
 def _stderr(force_terminal: bool | None = None) -> Console:
@@ -109,6 +130,27 @@ def _config_option(help_text: str) -> Callable[[Callable[..., Any]], Callable[..
 _no_cache_option = click.option(
     "--no-cache", is_flag=True, help="Neither read nor write the judge call cache."
 )
+
+
+def _thresholds(
+    ctx: click.Context, param: click.Parameter, values: Sequence[str]
+) -> list[Threshold]:
+    try:
+        return [parse_threshold(value) for value in values]
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+
+
+_fail_under_option = click.option(
+    "--fail-under",
+    "fail_under",
+    multiple=True,
+    metavar="METRIC=VALUE",
+    callback=_thresholds,
+    help="Exit 1 when the mean of METRIC over all questions is under VALUE, or when no "
+    "question has a value of it (repeatable; for CI).",
+)
+
 _max_cost_option = click.option(
     "--max-cost",
     "max_cost_usd",
@@ -133,15 +175,28 @@ _max_cost_option = click.option(
     help="Directory for results.jsonl, aggregates.yaml and run.yaml.",
 )
 @click.option(
-    "--yaml",
-    "write_yaml",
-    is_flag=True,
-    help="Also write the per-question results as results.yaml.",
+    "--format",
+    "results_format",
+    type=click.Choice(["jsonl", "json", "yaml"]),
+    default="jsonl",
+    show_default=True,
+    help="Format of the per-question results: results.jsonl is always written (it is the "
+    "checkpoint); json or yaml also writes results.json or results.yaml.",
 )
+@click.option("--yaml", "write_yaml", is_flag=True, hidden=True, help="Same as --format yaml.")
+@click.option(
+    "--report/--no-report",
+    "html_report",
+    default=True,
+    show_default=True,
+    help="Write the HTML report OUT_DIR/report.html.",
+)
+@_fail_under_option
 @click.option(
     "--progress/--no-progress",
     default=None,
-    help="Show a progress bar (default: on a terminal, for runs of 200+ questions).",
+    help="Show a progress bar with the time left (default: on a terminal, for runs with a "
+    "judge or of 200+ questions).",
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print no summary, only errors.")
 @click.option(
@@ -162,7 +217,10 @@ def evaluate_command(
     responses: Path,
     config_path: Path | None,
     out_dir: Path,
+    results_format: str,
     write_yaml: bool,
+    html_report: bool,
+    fail_under: Sequence[Threshold],
     progress: bool | None,
     quiet: bool,
     resume: bool,
@@ -175,8 +233,8 @@ def evaluate_command(
     REFERENCE is a YAML or JSON list of templates with questions; RESPONSES is JSON (a dict
     by question id or a list), JSONL (one response per line) or YAML. Per-question results
     are appended to OUT_DIR/results.jsonl as they finish (and put in reference order at the
-    end); aggregates go to OUT_DIR/aggregates.yaml and the run summary, with every input
-    problem, to OUT_DIR/run.yaml.
+    end); aggregates go to OUT_DIR/aggregates.yaml, the run summary, with every input
+    problem, to OUT_DIR/run.yaml, and the HTML report to OUT_DIR/report.html.
 
     \b
     With an LLM configured (llm.generation in the config), answers are also judged; judge
@@ -184,13 +242,18 @@ def evaluate_command(
     kill -9) continues with --resume and loses nothing.
 
     \b
+    Exit codes: 0 ok, 1 a --fail-under threshold not met, 2 bad input or config.
+
+    \b
     Example:
-      graphrag-eval evaluate reference.yaml responses.jsonl -c config.yaml -o out/ --yaml
+      graphrag-eval evaluate reference.yaml responses.jsonl -c config.yaml -o out/
       graphrag-eval evaluate reference.yaml responses.jsonl -c config.yaml --dry-run
       graphrag-eval evaluate reference.yaml responses.jsonl -c config.yaml -o out/ --resume
+      graphrag-eval evaluate reference.yaml responses.jsonl -o out/ --fail-under steps_score=0.8
     """
     started = time.perf_counter()
     config = load_config(config_path)
+    check_known(fail_under, _numeric_outputs(config))
     diagnostics = Diagnostics()
     questions = prepare_reference(reference, diagnostics)
     response_set = prepare_responses(responses)
@@ -226,7 +289,7 @@ def evaluate_command(
     write_checkpoint(out_dir, run_fingerprint)
     stderr = _stderr(force_terminal=progress or None)  # --progress draws even when piped
     show_progress = (
-        stderr.is_terminal and len(questions) >= _PROGRESS_MIN_ITEMS
+        stderr.is_terminal and (len(questions) >= _PROGRESS_MIN_ITEMS or engine is not None)
         if progress is None
         else progress
     )
@@ -281,27 +344,42 @@ def evaluate_command(
         results_path,
         "".join(json.dumps(result, ensure_ascii=False) + "\n" for result in run.results),
     )
-    if write_yaml:
+    if write_yaml or results_format == "yaml":
         write_text_atomic(out_dir / RESULTS_YAML, dump_yaml(run.results))
+    elif results_format == "json":
+        write_text_atomic(
+            out_dir / RESULTS_JSON, json.dumps(run.results, ensure_ascii=False, indent=1) + "\n"
+        )
     aggregates = compute_aggregates(run.results, config)
     write_text_atomic(out_dir / AGGREGATES_YAML, dump_yaml(aggregates))
     elapsed = time.perf_counter() - started
-    write_text_atomic(
-        out_dir / RUN_YAML,
-        dump_yaml(
-            _run_summary(
-                reference,
-                responses,
-                config_path,
-                config,
-                run.results,
-                diagnostics.notices,
-                elapsed,
-                engine,
-                resumed,
-            )
-        ),
+    summary = _run_summary(
+        reference,
+        responses,
+        config_path,
+        config,
+        run.results,
+        diagnostics.notices,
+        elapsed,
+        engine,
+        resumed,
     )
+    write_text_atomic(out_dir / RUN_YAML, dump_yaml(summary))
+
+    report_path = out_dir / REPORT_HTML
+    if html_report:
+        write_report(
+            SavedRun(
+                label=str(out_dir),
+                results_path=results_path,
+                results=run.results,
+                aggregates=aggregates,
+                config=config,
+                info=summary,
+            ),
+            report_path,
+        )
+    failures = check_thresholds(aggregates["micro"], fail_under)
 
     if not quiet:
         console = _stdout()
@@ -321,8 +399,32 @@ def evaluate_command(
                 "failure)"
             )
         console.print(
-            f"{len(run.results)} questions evaluated in {elapsed:.2f} s; results in {out_dir}/",
+            f"{len(run.results)} questions evaluated in {elapsed:.2f} s; results in {out_dir}/"
+            + (f", report in {report_path}" if html_report else ""),
         )
+        for threshold in fail_under:
+            if not any(failure.startswith(f"{threshold.metric}:") for failure in failures):
+                console.print(f"ok: {threshold.metric} mean meets {threshold.value:g}")
+    _gate(failures)
+
+
+def _numeric_outputs(config: EvaluationConfig) -> set[str]:
+    """The numeric keys the configured metrics (custom evaluations included) write."""
+    return {
+        name
+        for name, (spec, _) in declared_outputs(configured_metrics(config)).items()
+        if spec.aggregation is Aggregation.NUMERIC
+    }
+
+
+def _gate(failures: Sequence[str]) -> None:
+    """Exit 1 with one line per failed gate."""
+    if not failures:
+        return
+    stderr = _stderr()
+    for failure in failures:
+        stderr.print(f"FAIL {failure}", markup=False, highlight=False)
+    raise click.exceptions.Exit(EXIT_THRESHOLD)
 
 
 def _dry_run(
@@ -429,6 +531,184 @@ def aggregate(
         click.echo(text, nl=False)
     else:
         write_text_atomic(output, text)
+
+
+@cli.command()
+@_debug_option
+@click.argument("results", type=click.Path(path_type=Path))
+@_config_option("YAML config file (its aggregation section applies instead of the run's).")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="HTML file to write (default: report.html beside the results).",
+)
+@click.option(
+    "--worst",
+    type=click.IntRange(min=0),
+    default=DEFAULT_WORST,
+    show_default=True,
+    help="How many of the lowest-scoring questions to show in full.",
+)
+def report(results: Path, config_path: Path | None, output: Path | None, worst: int) -> None:
+    """Write the HTML report of saved RESULTS: a run's output directory or its results file.
+
+    The report is one self-contained file that opens offline: the run's settings and
+    coverage, every metric overall and per template, score charts, step statistics, the
+    judge's cost and tokens, and the worst questions with their answers, steps and the
+    judge's reasons.
+
+    \b
+    Example:
+      graphrag-eval report out/
+      graphrag-eval report out/results.jsonl -o report.html --worst 50
+    """
+    run = _load_run(results, config_path)
+    target = output or run.results_path.parent / REPORT_HTML
+    write_report(run, target, worst)
+    _stdout().print(f"report of {len(run.results)} questions in {target}")
+
+
+@cli.command()
+@_debug_option
+@click.argument("run_a", metavar="RUN_A", type=click.Path(path_type=Path))
+@click.argument("run_b", metavar="RUN_B", type=click.Path(path_type=Path))
+@_config_option("YAML config file (its aggregation section applies to both runs).")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "yaml"]),
+    default="text",
+    show_default=True,
+    help="What to print: a table, or the whole comparison as JSON or YAML.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the JSON or YAML comparison to this file instead of standard output.",
+)
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the comparison as an HTML page.",
+)
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap resampling."
+)
+@click.option(
+    "--resamples",
+    type=click.IntRange(min=100),
+    help="Bootstrap resamples per interval (default: 10,000; fewer, down to 2,000, for runs "
+    "of more than 20,000 questions).",
+)
+@click.option(
+    "--confidence",
+    type=click.FloatRange(min=0.5, max=1, max_open=True),
+    default=DEFAULT_CONFIDENCE,
+    show_default=True,
+    help="Confidence level of the intervals.",
+)
+@click.option(
+    "--top",
+    type=click.IntRange(min=0),
+    default=10,
+    show_default=True,
+    help="Questions listed per metric that got better and worse (0: all).",
+)
+@_fail_under_option
+@click.option(
+    "--fail-on-regression",
+    is_flag=True,
+    help="Exit 1 when any score (a metric with a best value, not costs or tokens) got "
+    "significantly worse.",
+)
+def compare(
+    run_a: Path,
+    run_b: Path,
+    config_path: Path | None,
+    output_format: str,
+    as_json: bool,
+    output: Path | None,
+    html_path: Path | None,
+    seed: int,
+    resamples: int | None,
+    confidence: float,
+    top: int,
+    fail_under: Sequence[Threshold],
+    fail_on_regression: bool,
+) -> None:
+    """Compare run B with run A, question by question.
+
+    RUN_A and RUN_B are output directories of evaluate (or their results files). Questions
+    are paired by id; for each metric, overall and per template, the comparison gives the
+    mean of each run over the questions scored in both, the difference B - A with a paired
+    bootstrap confidence interval (seeded: the same runs give the same intervals), whether
+    the metric got significantly better or worse, and the questions that changed most.
+
+    With --fail-under METRIC=VALUE, exits 1 when run B's mean of METRIC is under VALUE or
+    METRIC got significantly worse; with --fail-on-regression, when any score got
+    significantly worse. Exit codes: 0 ok, 1 a gate failed, 2 bad input.
+
+    \b
+    Example:
+      graphrag-eval compare baseline/ candidate/
+      graphrag-eval compare baseline/ candidate/ --html comparison.html --json -o diff.json
+      graphrag-eval compare baseline/ candidate/ --fail-under answer_f1=0.7 --fail-on-regression
+    """
+    first = _load_run(run_a, config_path)
+    second = _load_run(run_b, config_path)
+    numeric = set(first.aggregates["macro"]) | set(second.aggregates["macro"])
+    check_known(fail_under, numeric | _numeric_outputs(second.config))
+    comparison = compare_results(
+        first.results,
+        second.results,
+        config_a=first.config,
+        config_b=second.config,
+        run_a=str(run_a),
+        run_b=str(run_b),
+        seed=seed,
+        resamples=resamples,
+        confidence=confidence,
+        top=top,
+    )
+    if html_path is not None:
+        write_comparison(comparison, html_path, first, second)
+    output_format = "json" if as_json else output_format
+    if output_format == "text":
+        if output is not None:
+            raise click.UsageError("-o/--output takes the JSON or YAML comparison: add --json")
+        print_comparison(_stdout(), comparison)
+        if html_path is not None:
+            _stdout().print(f"comparison page in {html_path}")
+    else:
+        data = comparison.as_dict()
+        text = (
+            json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+            if output_format == "json"
+            else dump_yaml(data)
+        )
+        if output is None:
+            click.echo(text, nl=False)
+        else:
+            write_text_atomic(output, text)
+    failures = check_thresholds(second.aggregates["micro"], fail_under)
+    watched = [threshold.metric for threshold in fail_under]
+    if fail_on_regression:
+        watched += [name for name, spec in comparison.keys.items() if spec.maximum]
+    failures += check_regressions(comparison, dict.fromkeys(watched))
+    _gate(failures)
+
+
+def _load_run(path: Path, config_path: Path | None) -> SavedRun:
+    run = load_run(path, load_config(config_path) if config_path is not None else None)
+    for problem in run.problems[:5]:
+        _stderr().print(f"warning: skipped {problem}", markup=False, highlight=False)
+    if len(run.problems) > 5:
+        _stderr().print(f"warning: skipped {len(run.problems) - 5} more records", markup=False)
+    return run
 
 
 @cli.command()

@@ -9,7 +9,8 @@ the interval is the percentiles of the resampled means. The generator is seeded 
 the same intervals.
 
 A difference whose interval excludes 0 is significant: the metric got ``better`` or
-``worse`` (a fall is better for costs, tokens and seconds). With many metrics and templates
+``worse`` (a fall is better for costs, tokens and seconds). Fewer than :data:`MIN_PAIRS`
+pairs get ``too few pairs`` instead of a verdict. With many metrics and templates
 some intervals will exclude 0 by chance (about 1 in 20 at 95%): read the per-template rows as
 pointers to look at, the overall row as the verdict.
 """
@@ -38,9 +39,15 @@ __all__ = [
     "bootstrap_intervals",
     "compare_results",
     "format_interval",
+    "format_signed",
 ]
 
-Verdict = Literal["better", "worse", "unchanged", "no pairs"]
+Verdict = Literal["better", "worse", "unchanged", "too few pairs", "no pairs"]
+
+MIN_PAIRS = 6
+"""Fewer paired questions than this get no verdict: with 5 pairs even a change in the same
+direction on all of them is within chance (a sign test gives p = 0.06), and a bootstrap of
+so few values cannot show otherwise."""
 
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_CONFIDENCE = 0.95
@@ -329,8 +336,10 @@ def _metric_change(
             0, 0, 0, only_a, only_b,
         )  # fmt: skip
     low, high = interval
-    if low > _TOLERANCE:
-        verdict: Verdict = "worse" if spec.lower_is_better else "better"
+    if len(rows) < MIN_PAIRS:
+        verdict: Verdict = "too few pairs"
+    elif low > _TOLERANCE:
+        verdict = "worse" if spec.lower_is_better else "better"
     elif high < -_TOLERANCE:
         verdict = "better" if spec.lower_is_better else "worse"
     else:
@@ -439,8 +448,20 @@ def bootstrap_intervals(
     return intervals
 
 
+def format_signed(value: float, digits: int = 3) -> str:
+    """A difference with its sign and ``digits`` significant digits (no exponent below a
+    billion)."""
+    if value == 0:
+        return "0"
+    magnitude = abs(value)
+    if magnitude >= 10 ** (digits - 1):
+        return f"{value:+,.0f}"
+    decimals = max(0, digits - 1 - math.floor(math.log10(magnitude)))
+    return f"{value:+.{decimals}f}"
+
+
 def format_interval(low: float | None, high: float | None, digits: int = 3) -> str:
     """``[low, high]`` with signs, or ``-`` when there is no interval."""
     if low is None or high is None or math.isnan(low) or math.isnan(high):
         return "-"
-    return f"[{low:+.{digits}f}, {high:+.{digits}f}]"
+    return f"[{format_signed(low, digits)}, {format_signed(high, digits)}]"

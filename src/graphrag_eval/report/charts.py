@@ -7,12 +7,20 @@ code, and the numbers the tooltips would show are in the tables beside the chart
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 import pygal
 from markupsafe import Markup
 from pygal.style import Style
+
+# pygal appends an import hook to sys.meta_path for its map plugins (pygal.maps.*). The hook
+# has no find_spec, so every later import that reaches it raises an ImportWarning. Charts
+# need no plugin: take the hook out again.
+sys.meta_path[:] = [
+    finder for finder in sys.meta_path if type(finder).__name__ != "PluginImportFixer"
+]
 
 __all__ = ["difference_chart", "histogram"]
 
@@ -101,6 +109,13 @@ def _count_labels(top: int) -> list[int]:
     return list(range(0, top + step, step)) if top else [0, 1]
 
 
+def _span(values: Sequence[float]) -> tuple[float, float]:
+    """An axis range that shows 0 and every value, whiskers included, with a margin."""
+    low, high = min(0.0, *values), max(0.0, *values)
+    margin = (high - low) * 0.05 or 1.0
+    return low - margin, high + margin
+
+
 def difference_chart(rows: Sequence[tuple[str, float, float, float]]) -> Markup:
     """Differences (B - A) with their confidence intervals, in points of each metric's scale
     (percent of its best value), one bar per metric: ``(metric, difference, low, high)``."""
@@ -109,7 +124,8 @@ def difference_chart(rows: Sequence[tuple[str, float, float, float]]) -> Markup:
             title="Difference B - A, % of the metric's scale, with confidence interval",
             height=max(160, 60 + 26 * len(rows)),
             width=720,
-            value_formatter=lambda value: f"{value:+.2f}",
+            value_formatter=lambda value: f"{value:+.3g}",
+            range=_span([value for _, *values in rows for value in values]),
         )
     )
     chart.x_labels = [metric for metric, *_ in rows]

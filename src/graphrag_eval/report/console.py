@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from graphrag_eval.compare import Comparison, MetricChange, format_interval, format_signed
 from graphrag_eval.inputs import Notice, count_kinds
 from graphrag_eval.llm.engine import CallStats
 from graphrag_eval.metrics.base import Aggregation, declared_outputs
@@ -17,6 +19,7 @@ from graphrag_eval.metrics.usage import USAGE_KEYS
 __all__ = [
     "format_dollars",
     "format_number",
+    "print_comparison",
     "print_dry_run",
     "print_llm_summary",
     "print_notices",
@@ -228,3 +231,97 @@ def print_dry_run(console: Console, plan: Mapping[str, Any], questions: int) -> 
             "(set llm.prices)",
             markup=False,
         )
+
+
+_VERDICT_STYLE = {
+    "better": "green",
+    "worse": "red",
+    "unchanged": "",
+    "too few pairs": "dim",
+    "no pairs": "dim",
+}
+_ITEMS_SHOWN = 5
+
+
+def _verdict(change: MetricChange) -> Text:
+    return Text(change.verdict, style=_VERDICT_STYLE[change.verdict])
+
+
+def print_comparison(console: Console, comparison: Comparison) -> None:
+    """Print a comparison: the overall table, significant per-template changes, and the
+    questions that got worse for the metrics that did."""
+    console.print(f"A: {comparison.run_a}", markup=False, highlight=False)
+    console.print(f"B: {comparison.run_b}", markup=False, highlight=False)
+    console.print(
+        f"{comparison.paired:,} questions in both runs"
+        + (f", {len(comparison.only_in_a):,} only in A" if comparison.only_in_a else "")
+        + (f", {len(comparison.only_in_b):,} only in B" if comparison.only_in_b else ""),
+        markup=False,
+    )
+    for status, ids in comparison.status_changes.items():
+        console.print(f"  {len(ids):,} questions {status}", markup=False)
+    level = f"{comparison.confidence:.0%}"
+    table = Table(
+        title=f"B - A per metric, {level} paired bootstrap interval ({comparison.resamples:,} "
+        f"resamples, seed {comparison.seed})",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    longest = max((len(name) for name in comparison.overall), default=6)
+    table.add_column("metric", overflow="fold", min_width=min(longest, 28))
+    # Narrow terminals keep the verdict and drop the means (they are in --json and --html).
+    columns = ["pairs", "A", "B", "B - A", "interval", "change", "better/worse/same"]
+    if console.width < 130:
+        columns.remove("better/worse/same")
+    if console.width < 100:
+        columns.remove("A")
+        columns.remove("B")
+    for column in columns:
+        table.add_column(column, justify="left" if column == "change" else "right", no_wrap=True)
+    for name, change in comparison.overall.items():
+        cells: dict[str, str | Text] = {
+            "pairs": f"{change.pairs:,}",
+            "A": "-" if change.mean_a is None else format_number(change.mean_a),
+            "B": "-" if change.mean_b is None else format_number(change.mean_b),
+            "B - A": "-" if change.difference is None else format_signed(change.difference),
+            "interval": format_interval(change.ci_low, change.ci_high),
+            "change": _verdict(change),
+            "better/worse/same": f"{change.improved:,}/{change.regressed:,}/{change.unchanged:,}",
+        }
+        table.add_row(Text(name), *(cells[column] for column in columns))
+    console.print(table)
+    significant = [
+        (template, change)
+        for template, changes in comparison.per_template.items()
+        for change in changes.values()
+        if change.verdict in ("better", "worse")
+    ]
+    if significant:
+        console.print("Significant changes per template:", markup=False)
+        for template, change in significant:
+            line = Text(f"  {template}: {change.metric} ")
+            line.append(change.verdict, style=_VERDICT_STYLE[change.verdict])
+            line.append(
+                f" {format_signed(change.difference or 0.0)} "
+                f"{format_interval(change.ci_low, change.ci_high)} "
+                f"over {change.pairs:,} questions"
+            )
+            console.print(line)
+    for name in comparison.significant("worse"):
+        change = comparison.overall[name]
+        if not change.worse_items:
+            continue
+        console.print(f"Questions worse on {name} (largest fall first):", markup=False)
+        for item in change.worse_items[:_ITEMS_SHOWN]:
+            console.print(
+                f"  {item.question_id} ({item.template_id}): {format_number(item.a)} -> "
+                f"{format_number(item.b)}",
+                markup=False,
+                highlight=False,
+            )
+        if change.regressed > _ITEMS_SHOWN:
+            console.print(
+                f"  ... and {change.regressed - _ITEMS_SHOWN:,} more (--json lists them)",
+                markup=False,
+            )

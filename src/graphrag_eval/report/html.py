@@ -21,7 +21,7 @@ import jinja2
 
 from graphrag_eval import __version__
 from graphrag_eval.aggregation import item_values
-from graphrag_eval.compare import Comparison, MetricChange, format_interval
+from graphrag_eval.compare import Comparison, MetricChange, format_interval, format_signed
 from graphrag_eval.files import dump_yaml, write_text_atomic
 from graphrag_eval.metrics.base import Aggregation, OutputKey, declared_outputs
 from graphrag_eval.report import charts
@@ -43,6 +43,7 @@ _environment = jinja2.Environment(
 )
 _environment.filters["num"] = format_number
 _environment.filters["dollars"] = format_dollars
+_environment.filters["signed"] = format_signed
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,31 +199,25 @@ def _template_means(
     columns = [row for row in headline if row.best]
     if not columns:
         return None
-    rows = []
+    rows: list[tuple[float, str, list[tuple[str, str] | None]]] = []
     for template_id, stats in per_template.items():
-        cells = []
+        cells: list[tuple[str, str] | None] = []
+        first = math.inf  # templates without the first metric go last
         for column in columns:
             value = stats.get(column.name)
             scored = stats.get("coverage", {}).get(column.name, {}).get("scored")
             if isinstance(value, Mapping) and scored:
                 fraction = max(0.0, min(1.0, value["mean"] / (column.best or 1)))
                 cells.append((format_number(value["mean"]), f"{fraction * 100:.1f}%"))
+                if column is columns[0]:
+                    first = value["mean"]
             else:
                 cells.append(None)
-        rows.append((template_id, cells))
-    first = [
-        cell[1] if (cell := cells[0]) is not None else "" for _, cells in rows
-    ]  # sort on the numbers, not their text
-    order = sorted(
-        range(len(rows)),
-        key=lambda index: (
-            first[index] == "",
-            float(first[index].rstrip("%")) if first[index] else 0.0,
-        ),
-    )
+        rows.append((first, template_id, cells))
+    rows.sort(key=lambda row: row[0])
     return {
         "columns": [column.name for column in columns],
-        "rows": [rows[index] for index in order[:_TEMPLATE_CHART_LIMIT]],
+        "rows": [(template_id, cells) for _, template_id, cells in rows[:_TEMPLATE_CHART_LIMIT]],
         "total": len(rows),
     }
 
@@ -561,8 +556,8 @@ def _change_row(change: MetricChange) -> dict[str, Any]:
         "pairs": change.pairs,
         "mean_a": "-" if change.mean_a is None else format_number(change.mean_a),
         "mean_b": "-" if change.mean_b is None else format_number(change.mean_b),
-        "difference": "-" if change.difference is None else f"{change.difference:+.4g}",
-        "interval": format_interval(change.ci_low, change.ci_high, 4),
+        "difference": "-" if change.difference is None else format_signed(change.difference),
+        "interval": format_interval(change.ci_low, change.ci_high),
         "verdict": change.verdict,
         "improved": change.improved,
         "regressed": change.regressed,
