@@ -12,15 +12,22 @@ EXPECTED = {
     "GraphragEvalError",
     "InputError",
     "__version__",
+    "aggregates_frame",
     "arun_evaluation",
     "average_precision",
+    "compare_results",
+    "comparison_frame",
     "compute_aggregates",
     "load_config",
     "load_reference",
     "load_responses",
     "load_results",
+    "load_run",
     "recall_at_k",
+    "results_frame",
     "run_evaluation",
+    "write_comparison",
+    "write_report",
 }
 
 
@@ -63,3 +70,24 @@ def test_seed_signatures() -> None:
 def test_errors_form_one_tree() -> None:
     assert issubclass(graphrag_eval.InputError, graphrag_eval.GraphragEvalError)
     assert issubclass(graphrag_eval.ConfigError, graphrag_eval.GraphragEvalError)
+
+
+def test_reporting_is_imported_only_when_asked_for() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, graphrag_eval; "
+        "assert 'graphrag_eval.report.html' not in sys.modules; "
+        "assert 'numpy' not in sys.modules; "
+        "graphrag_eval.write_report; "
+        "assert 'graphrag_eval.report.html' in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_an_unknown_attribute_is_an_attribute_error() -> None:
+    import pytest
+
+    with pytest.raises(AttributeError, match="no_such_name"):
+        _ = graphrag_eval.no_such_name  # type: ignore[attr-defined]

@@ -9,10 +9,21 @@ aggregates the scores per question template::
     evaluation_results = run_evaluation(reference_qas, chat_responses)
     aggregates = compute_aggregates(evaluation_results)
 
+Saved runs can be reported on and compared::
+
+    from graphrag_eval import load_run, compare_results, write_report, results_frame
+
+    baseline, candidate = load_run("baseline/"), load_run("candidate/")
+    write_report(candidate, "report.html")
+    comparison = compare_results(baseline.results, candidate.results)
+    frame = results_frame(candidate.results)    # pandas, with the ``report`` extra
+
 This module is the public surface; everything else is private and may change.
 """
 
 from __future__ import annotations
+
+import typing
 
 from graphrag_eval.aggregation import compute_aggregates, load_results
 from graphrag_eval.config import EvaluationConfig, load_config
@@ -21,7 +32,36 @@ from graphrag_eval.evaluation import arun_evaluation, run_evaluation
 from graphrag_eval.inputs import load_reference, load_responses
 from graphrag_eval.steps.retrieval import average_precision, recall_at_k
 
+if typing.TYPE_CHECKING:
+    from graphrag_eval.compare import compare_results
+    from graphrag_eval.report.frames import aggregates_frame, comparison_frame, results_frame
+    from graphrag_eval.report.html import write_comparison, write_report
+    from graphrag_eval.runs import load_run
+
 __version__ = "6.0.0.dev0"
+
+# Reporting pulls in numpy, Jinja and pygal: import it when first asked for.
+_LAZY = {
+    "aggregates_frame": "graphrag_eval.report.frames",
+    "compare_results": "graphrag_eval.compare",
+    "comparison_frame": "graphrag_eval.report.frames",
+    "load_run": "graphrag_eval.runs",
+    "results_frame": "graphrag_eval.report.frames",
+    "write_comparison": "graphrag_eval.report.html",
+    "write_report": "graphrag_eval.report.html",
+}
+
+
+def __getattr__(name: str) -> typing.Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'graphrag_eval' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ConfigError",
@@ -29,13 +69,20 @@ __all__ = [
     "GraphragEvalError",
     "InputError",
     "__version__",
+    "aggregates_frame",
     "arun_evaluation",
     "average_precision",
+    "compare_results",
+    "comparison_frame",
     "compute_aggregates",
     "load_config",
     "load_reference",
     "load_responses",
     "load_results",
+    "load_run",
     "recall_at_k",
+    "results_frame",
     "run_evaluation",
+    "write_comparison",
+    "write_report",
 ]

@@ -1,0 +1,139 @@
+"""Results, aggregates and comparisons as pandas DataFrames (the ``report`` extra).
+
+::
+
+    from graphrag_eval import load_run, results_frame, aggregates_frame
+
+    run = load_run("out/")
+    items = results_frame(run.results)          # one row per question
+    stats = aggregates_frame(run.aggregates)    # one row per (scope, template, metric)
+    stats.query("scope == 'template'").pivot(index="template_id", columns="metric",
+                                               values="mean")
+
+pandas is imported when a function is called, so the rest of the library works without it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from graphrag_eval.aggregation import item_values
+from graphrag_eval.compare import Comparison, MetricChange
+from graphrag_eval.config import ConfigSource
+from graphrag_eval.errors import GraphragEvalError
+from graphrag_eval.metrics.base import Aggregation, declared_outputs
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["aggregates_frame", "comparison_frame", "results_frame"]
+
+_ITEM_COLUMNS = ("template_id", "question_id", "status", "question_text")
+_STAT_COLUMNS = ("sum", "mean", "median", "min", "max")
+
+
+def _pandas() -> Any:
+    try:
+        import pandas
+    except ImportError:
+        raise GraphragEvalError(
+            "DataFrames need pandas: pip install 'graphrag-eval[report]'"
+        ) from None
+    return pandas
+
+
+def results_frame(
+    evaluation_results: Sequence[Mapping[str, Any]], config: ConfigSource = None
+) -> pd.DataFrame:
+    """One row per question: its ids, status and text, every numeric score (the mean over the
+    steps for keys written on steps; NaN where it was not scored), the labels (class,
+    grade) and the error messages (``*_error`` columns)."""
+    pandas = _pandas()
+    values = item_values(evaluation_results, config)
+    labels = [
+        name
+        for name, (spec, _) in declared_outputs().items()
+        if spec.aggregation is Aggregation.LABEL
+    ]
+    rows = []
+    for result, scores in zip(evaluation_results, values.values, strict=True):
+        row: dict[str, Any] = {column: result.get(column) for column in _ITEM_COLUMNS}
+        row["error"] = result.get("error")
+        row.update(scores)
+        for name in labels:
+            if name in result:
+                row[name] = result[name]
+        for name, value in result.items():
+            if name.endswith("_error") and name not in row:
+                row[name] = value
+        rows.append(row)
+    columns = [*_ITEM_COLUMNS, "error", *values.keys]
+    frame = pandas.DataFrame.from_records(rows)
+    ordered = [column for column in columns if column in frame.columns]
+    return frame[ordered + [column for column in frame.columns if column not in ordered]]
+
+
+def aggregates_frame(aggregates: Mapping[str, Any]) -> pd.DataFrame:
+    """The numeric aggregates in long form: columns ``scope`` (``template`` or ``all``),
+    ``template_id`` (None for ``all``), ``metric``, ``sum``, ``mean``, ``median``, ``min``,
+    ``max``, ``macro_mean`` (``all`` rows), ``scored``, ``failed``, ``skipped``."""
+    pandas = _pandas()
+    rows = []
+    scopes: list[tuple[str, str | None, Mapping[str, Any]]] = [
+        ("template", template_id, stats)
+        for template_id, stats in aggregates["per_template"].items()
+    ]
+    scopes.append(("all", None, aggregates["micro"]))
+    macro = aggregates.get("macro", {})
+    for scope, template_id, stats in scopes:
+        coverage = stats.get("coverage", {})
+        for metric, value in stats.items():
+            if not isinstance(value, Mapping) or "mean" not in value:
+                continue
+            counts = coverage.get(metric, {})
+            rows.append(
+                {
+                    "scope": scope,
+                    "template_id": template_id,
+                    "metric": metric,
+                    **{column: value.get(column) for column in _STAT_COLUMNS},
+                    "macro_mean": macro.get(metric, {}).get("mean") if scope == "all" else None,
+                    "scored": counts.get("scored"),
+                    "failed": counts.get("failed"),
+                    "skipped": counts.get("skipped"),
+                }
+            )
+    return pandas.DataFrame.from_records(
+        rows,
+        columns=[
+            "scope",
+            "template_id",
+            "metric",
+            *_STAT_COLUMNS,
+            "macro_mean",
+            "scored",
+            "failed",
+            "skipped",
+        ],
+    )
+
+
+def comparison_frame(comparison: Comparison) -> pd.DataFrame:
+    """One row per (scope, template, metric) of a comparison: ``pairs``, ``mean_a``,
+    ``mean_b``, ``difference``, ``ci_low``, ``ci_high``, ``change`` and the counts."""
+    pandas = _pandas()
+    rows = []
+    scopes: list[tuple[str, str | None, Mapping[str, MetricChange]]] = [
+        ("all", None, comparison.overall)
+    ]
+    scopes += [
+        ("template", template, changes) for template, changes in comparison.per_template.items()
+    ]
+    for scope, template_id, changes in scopes:
+        for metric, change in changes.items():
+            data = change.as_dict()
+            data.pop("better_items")
+            data.pop("worse_items")
+            rows.append({"scope": scope, "template_id": template_id, "metric": metric, **data})
+    return pandas.DataFrame.from_records(rows)
