@@ -100,13 +100,6 @@ def test_reordering_run_b_changes_nothing() -> None:
     assert compare_results(run_a, shuffled).as_dict() == compare_results(run_a, run_b).as_dict()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (minor): the bootstrap draws follow run A's order (the generator is seeded "
-    "from the paired ids joined in that order, and the rows are resampled in that order), so "
-    "the same results listed in another order give another interval. Fix: sort the paired "
-    "question ids (e.g. paired_ids = sorted(...)) before building the matrices and seeding.",
-)
 def test_reordering_run_a_does_not_change_the_interval() -> None:
     values_a = base_scores(30)
     values_b = [v + 0.3 * ((i * 7) % 5 - 2) / 10 for i, v in enumerate(values_a)]
@@ -613,24 +606,12 @@ def test_bootstrap_rejects_no_differences() -> None:
         bootstrap_intervals(np.empty((0, 1)), np.random.default_rng(0), 100)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (minor): bootstrap_intervals (public, in compare.__all__) does not check "
-    "resamples; resamples=0 raises IndexError from np.percentile on an empty array instead "
-    "of ValueError. Fix: validate resamples >= 1 and 0 < confidence < 1 in "
-    "bootstrap_intervals itself (compare_results could then rely on it).",
-)
 def test_bootstrap_intervals_rejects_zero_resamples() -> None:
     differences = np.array([[0.1], [0.3], [-0.2]])
     with pytest.raises(ValueError, match="resamples"):
         bootstrap_intervals(differences, np.random.default_rng(0), 0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (minor): bootstrap_intervals accepts confidence=0 and 1 (it returns the "
-    "median twice, or the min and max) instead of raising ValueError like compare_results.",
-)
 @pytest.mark.parametrize("confidence", [0.0, 1.0])
 def test_bootstrap_intervals_rejects_a_confidence_outside_0_1(confidence: float) -> None:
     differences = np.array([[0.1], [0.3], [-0.2]])

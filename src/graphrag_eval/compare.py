@@ -51,7 +51,7 @@ so few values cannot show otherwise."""
 
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_CONFIDENCE = 0.95
-_CELLS_PER_CHUNK = 4_000_000  # resamples x items drawn at once: about 32 MB of counts
+_CELLS_PER_CHUNK = 2_000_000  # resamples x items drawn at once: about 55 MB at the peak
 _TOLERANCE = 1e-12  # differences below this are float noise, not changes
 _AUTO_BUDGET = 200_000_000  # pairs x resamples drawn per interval by default
 
@@ -197,7 +197,8 @@ def compare_results(
     values_b = item_values(results_b, config_b)
     by_id_a = _by_question(results_a, values_a.values)
     by_id_b = _by_question(results_b, values_b.values)
-    paired_ids = [qid for qid in by_id_a if qid in by_id_b]
+    # Sorted, so that the resamples do not depend on the order of either file.
+    paired_ids = sorted(qid for qid in by_id_a if qid in by_id_b)
     keys = dict(values_a.keys)
     keys.update((name, spec) for name, spec in values_b.keys.items() if name not in keys)
 
@@ -218,9 +219,12 @@ def compare_results(
         matrix_a[:, column] = [by_id_a[qid][1].get(name, np.nan) for qid in paired_ids]
         matrix_b[:, column] = [by_id_b[qid][1].get(name, np.nan) for qid in paired_ids]
     templates = [str(by_id_b[qid][0].get("template_id")) for qid in paired_ids]
-    scopes: dict[str, list[int]] = {}
+    # Templates in the order run B lists them; their questions in sorted order, as above.
+    scopes: dict[str, list[int]] = {
+        str(by_id_b[qid][0].get("template_id")): [] for qid in by_id_b if qid in by_id_a
+    }
     for index, template in enumerate(templates):
-        scopes.setdefault(template, []).append(index)
+        scopes[template].append(index)
     paired = _Paired(paired_ids, templates, names, keys, matrix_a, matrix_b)
 
     def scope_changes(scope: str, rows: np.ndarray) -> dict[str, MetricChange]:
@@ -419,6 +423,10 @@ def bootstrap_intervals(
     Each resample draws as many row indices as there are rows, with replacement. A chunk of
     resamples is drawn at a time, so memory stays bounded at any size.
     """
+    if resamples < 1:
+        raise ValueError("resamples must be at least 1")
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must be between 0 and 1")
     n, columns = differences.shape
     if n == 0:
         raise ValueError("no differences to resample")

@@ -28,6 +28,7 @@ __all__ = [
 
 _NOTICE_LIMIT = 10
 _WIDE = 110  # terminal columns from which the summary shows median and macro mean too
+_NARROW = 90  # below this, only the mean and the count scored
 
 
 def format_number(value: Any) -> str:
@@ -72,14 +73,16 @@ def print_summary(console: Console, aggregates: Mapping[str, Any]) -> None:
     questions = micro["number_of_success_samples"] + micro["number_of_error_samples"]
 
     # On a narrow terminal keep the columns that matter most; the rest is in aggregates.yaml.
-    wide = console.width >= _WIDE
-    columns = (
-        ("mean", "median", "min", "max", "macro mean", "scored")
-        if wide
-        else ("mean", "min", "max", "scored")
-    )
-    overall = Table(title="Metrics over all questions", title_justify="left")
-    overall.add_column("metric", overflow="fold")
+    if console.width >= _WIDE:
+        columns: tuple[str, ...] = ("mean", "median", "min", "max", "macro mean", "scored")
+    elif console.width >= _NARROW:
+        columns = ("mean", "min", "max", "scored")
+    else:
+        columns = ("mean", "scored")
+    overall = Table(title="Metrics over all questions", title_justify="left", box=box.SIMPLE_HEAD)
+    # Metric names are the keys people grep for: keep them whole where the terminal allows.
+    longest = max((len(key) for key in keys), default=6)
+    overall.add_column("metric", overflow="fold", min_width=min(longest, console.width - 30))
     for column in columns:
         overall.add_column(column, justify="right")
     for key in keys:
@@ -113,7 +116,7 @@ def print_summary(console: Console, aggregates: Mapping[str, Any]) -> None:
     title = "Per template (means)"
     if hidden:
         title += f"; {', '.join(hidden)} in aggregates.yaml"
-    templates = Table(title=title, title_justify="left")
+    templates = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
     templates.add_column("template", overflow="fold", ratio=3, min_width=20)
     for column in ("ok", "errors", "missing"):
         templates.add_column(column, justify="right")
