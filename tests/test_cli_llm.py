@@ -396,3 +396,29 @@ def test_header_secrets_in_request_parameters_are_masked(
     assert run["config"]["llm"]["generation"]["top_k"] == 40
     for path in out.iterdir():
         assert PLANTED_KEY.encode() not in path.read_bytes()
+
+
+def test_the_report_of_a_judged_run_shows_the_judge_cost_and_reasons(
+    tmp_path: Path, server: JudgeServer
+) -> None:
+    reference, responses = write_inputs(tmp_path, 3)
+    config = write_config(tmp_path, server)
+    assert evaluate(reference, responses, "-c", config, "-o", tmp_path / "out", "-q") == 0
+    page = (tmp_path / "out" / "report.html").read_text()
+    run = yaml.safe_load((tmp_path / "out" / "run.yaml").read_text())
+    judge = page[page.index('id="judge"') : page.index('id="worst"')]
+    assert f'<td>judge calls made</td><td class="num">{run["llm"]["calls"]}</td>' in judge
+    assert run["llm"]["calls"] == 9
+    for metric in run["llm"]["by_metric"]:
+        assert f"<td>{metric}</td>" in judge
+    assert "answer_correctness_cost" not in judge  # the per-item sums are named by metric
+    results = read_results(tmp_path / "out")
+    reason = results["q0"]["answer_correctness_reason"]
+    assert reason
+    worst = page[page.index('id="worst"') : page.index('id="settings"')]
+    # The judge's reason is escaped like any other text from outside.
+    from markupsafe import escape
+
+    assert str(escape(reason)) in worst
+    assert "answer_f1" in worst
+    assert PLANTED_KEY not in page

@@ -1,0 +1,94 @@
+"""HTML report benchmark: ``render_report`` of a generated run of N questions.
+
+A run of N questions (default 100,000) over T templates (default 50) is generated: 2 % error
+responses, the rest with ``steps_score``, ``answer_f1``, ``answer_relevance`` (headline
+scores), token counts, a judge reason and texts. Timed separately: the aggregates
+(``compute_aggregates``, as ``report`` computes them from the results) and the rendering of
+the page (``render_report``: charts, tables, the 20 worst questions). The page size is
+printed too.
+
+Run from the repository root::
+
+    .venv/bin/python benchmarks/bench_report.py [--questions 100000] [--templates 50]
+        [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import random
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from graphrag_eval.aggregation import compute_aggregates
+from graphrag_eval.config import EvaluationConfig
+from graphrag_eval.report.html import render_report
+from graphrag_eval.runs import SavedRun
+
+
+def generate(questions: int, templates: int, seed: int = 0) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    results: list[dict[str, Any]] = []
+    for index in range(questions):
+        head = {
+            "template_id": f"template_{index % templates}",
+            "question_id": f"q{index}",
+            "question_text": f"Which substations are connected to substation {index}?",
+            "reference_answer": "ARENDAL, BLAFALLI, STAVANGER",
+        }
+        if rng.random() < 0.02:
+            results.append({**head, "status": "error", "error": "the agent timed out"})
+            continue
+        results.append(
+            {
+                **head,
+                "status": "success",
+                "actual_answer": "ARENDAL, BLAFALLI",
+                "steps_score": rng.choice((0.0, 0.5, 1.0, 1.0)),
+                "answer_recall": rng.random(),
+                "answer_precision": rng.random(),
+                "answer_f1": rng.random(),
+                "answer_correctness_reason": "One reference claim is missing.",
+                "answer_relevance": rng.random(),
+                "input_tokens": rng.randint(1_000, 200_000),
+                "output_tokens": rng.randint(10, 800),
+                "total_tokens": 0,
+                "elapsed_sec": rng.uniform(1, 40),
+            }
+        )
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--questions", type=int, default=100_000)
+    parser.add_argument("--templates", type=int, default=50)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+
+    results = generate(args.questions, args.templates)
+    aggregate_times, render_times = [], []
+    size = 0
+    for _ in range(args.repeat):
+        started = time.perf_counter()
+        aggregates = compute_aggregates(results)
+        aggregated = time.perf_counter()
+        run = SavedRun("bench", Path("results.jsonl"), results, aggregates, EvaluationConfig())
+        page = render_report(run)
+        rendered = time.perf_counter()
+        aggregate_times.append(aggregated - started)
+        render_times.append(rendered - aggregated)
+        size = len(page.encode("utf-8"))
+    print(f"python {platform.python_version()}, {platform.machine()}")
+    print(f"{'questions':>10} {'templates':>9} {'aggregate s':>11} {'render s':>9} {'page MB':>8}")
+    print(
+        f"{args.questions:>10,} {args.templates:>9,} {statistics.median(aggregate_times):>11.2f} "
+        f"{statistics.median(render_times):>9.2f} {size / 1e6:>8.2f}"
+    )
+
+
+if __name__ == "__main__":
+    main()
