@@ -1,7 +1,8 @@
 """The ``graphrag-eval`` command line.
 
 User errors (a bad reference, responses or config file) print one line and exit 2;
-``--debug`` shows the traceback instead. Exit codes: 0 ok, 2 bad input or config.
+``--debug`` shows the traceback instead. Exit codes: 0 ok, 1 a CI gate failed
+(``--fail-under``, ``--fail-on-regression``), 2 bad input or config.
 """
 
 from __future__ import annotations
@@ -105,9 +106,13 @@ def _stdout() -> Console:
 def cli(debug: bool) -> None:
     """Score a question-answering system's responses against a reference dataset.
 
+    Exit codes: 0 ok, 1 a --fail-under or regression gate failed, 2 bad input or config.
+
     \b
     Example:
       graphrag-eval evaluate examples/reference.yaml examples/responses.jsonl -o out/
+      graphrag-eval report out/                 # out/report.html again, from the results
+      graphrag-eval compare baseline/ out/ --html comparison.html --fail-on-regression
     """
 
 
