@@ -150,11 +150,9 @@ def render_report(run: SavedRun, worst: int = DEFAULT_WORST) -> str:
         return _item_view(run.results[index], values.values[index], keys, score)
 
     info = run.info
-    template = _environment.get_template("report.html.j2")
-    return template.render(
-        title=f"graphrag-eval report: {run.label}",
-        version=__version__,
-        created=dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+    return _page(
+        "report.html.j2",
+        f"graphrag-eval report: {run.label}",
         run=run,
         info=info,
         settings=_settings(run),
@@ -179,6 +177,16 @@ def render_report(run: SavedRun, worst: int = DEFAULT_WORST) -> str:
         scored_items=len(ranked),
         failed=[view(index) for index in failed[:worst]],
         failed_count=len(failed),
+    )
+
+
+def _page(template: str, title: str, **context: Any) -> str:
+    """Render a page template with what every page shows (title, version, date)."""
+    return _environment.get_template(template).render(
+        title=title,
+        version=__version__,
+        created=dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+        **context,
     )
 
 
@@ -516,11 +524,9 @@ def render_comparison(
                     (change.ci_high or 0) * factor,
                 )
             )
-    template = _environment.get_template("compare.html.j2")
-    return template.render(
-        title=f"graphrag-eval comparison: {comparison.run_b} vs {comparison.run_a}",
-        version=__version__,
-        created=dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+    return _page(
+        "compare.html.j2",
+        f"graphrag-eval comparison: {comparison.run_b} vs {comparison.run_a}",
         comparison=comparison,
         rows=[_change_row(change) for change in comparison.overall.values()],
         chart=charts.difference_chart(scaled) if scaled else None,
