@@ -141,20 +141,31 @@ def _thresholds(
     ctx: click.Context, param: click.Parameter, values: Sequence[str]
 ) -> list[Threshold]:
     try:
-        return [parse_threshold(value) for value in values]
+        return [parse_threshold(value, upper=param.name == "fail_over") for value in values]
     except ValueError as exc:
         raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
 
 
-_fail_under_option = click.option(
-    "--fail-under",
-    "fail_under",
-    multiple=True,
-    metavar="METRIC=VALUE",
-    callback=_thresholds,
-    help="Exit 1 when the mean of METRIC over all questions is under VALUE, or when no "
-    "question has a value of it (repeatable; for CI).",
-)
+def _gate_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    function = click.option(
+        "--fail-over",
+        "fail_over",
+        multiple=True,
+        metavar="METRIC=VALUE",
+        callback=_thresholds,
+        help="Exit 1 when the mean of METRIC is over VALUE (costs, tokens, seconds), or "
+        "when no question has a value of it (repeatable).",
+    )(function)
+    return click.option(
+        "--fail-under",
+        "fail_under",
+        multiple=True,
+        metavar="METRIC=VALUE",
+        callback=_thresholds,
+        help="Exit 1 when the mean of METRIC over all questions is under VALUE, or when no "
+        "question has a value of it (repeatable; for CI).",
+    )(function)
+
 
 _max_cost_option = click.option(
     "--max-cost",
@@ -196,7 +207,7 @@ _max_cost_option = click.option(
     show_default=True,
     help="Write the HTML report OUT_DIR/report.html.",
 )
-@_fail_under_option
+@_gate_options
 @click.option(
     "--progress/--no-progress",
     default=None,
@@ -226,6 +237,7 @@ def evaluate_command(
     write_yaml: bool,
     html_report: bool,
     fail_under: Sequence[Threshold],
+    fail_over: Sequence[Threshold],
     progress: bool | None,
     quiet: bool,
     resume: bool,
@@ -258,7 +270,8 @@ def evaluate_command(
     """
     started = time.perf_counter()
     config = load_config(config_path)
-    check_known(fail_under, _numeric_outputs(config))
+    gates = [*fail_under, *fail_over]
+    check_known(gates, _numeric_outputs(config))
     diagnostics = Diagnostics()
     questions = prepare_reference(reference, diagnostics)
     response_set = prepare_responses(responses)
@@ -351,7 +364,7 @@ def evaluate_command(
     )
     if write_yaml or results_format == "yaml":
         write_text_atomic(out_dir / RESULTS_YAML, dump_yaml(run.results))
-    elif results_format == "json":
+    if results_format == "json":
         write_text_atomic(
             out_dir / RESULTS_JSON, json.dumps(run.results, ensure_ascii=False, indent=1) + "\n"
         )
@@ -384,7 +397,7 @@ def evaluate_command(
             ),
             report_path,
         )
-    failures = check_thresholds(aggregates["micro"], fail_under)
+    failures = check_thresholds(aggregates["micro"], gates)
 
     if not quiet:
         console = _stdout()
@@ -407,9 +420,10 @@ def evaluate_command(
             f"{len(run.results)} questions evaluated in {elapsed:.2f} s; results in {out_dir}/"
             + (f", report in {report_path}" if html_report else ""),
         )
-        for threshold in fail_under:
+        for threshold in gates:
             if not any(failure.startswith(f"{threshold.metric}:") for failure in failures):
-                console.print(f"ok: {threshold.metric} mean meets {threshold.value:g}")
+                side = "at most" if threshold.upper else "at least"
+                console.print(f"ok: {threshold.metric} mean is {side} {threshold.value:g}")
     _gate(failures)
 
 
@@ -423,12 +437,11 @@ def _numeric_outputs(config: EvaluationConfig) -> set[str]:
 
 
 def _gate(failures: Sequence[str]) -> None:
-    """Exit 1 with one line per failed gate."""
+    """Exit 1 with one line per failed gate (never wrapped: CI logs are grepped)."""
     if not failures:
         return
-    stderr = _stderr()
     for failure in failures:
-        stderr.print(f"FAIL {failure}", markup=False, highlight=False)
+        click.echo(f"FAIL {failure}", err=True)
     raise click.exceptions.Exit(EXIT_THRESHOLD)
 
 
@@ -623,12 +636,21 @@ def report(results: Path, config_path: Path | None, output: Path | None, worst: 
     show_default=True,
     help="Questions listed per metric that got better and worse (0: all).",
 )
-@_fail_under_option
+@_gate_options
 @click.option(
     "--fail-on-regression",
     is_flag=True,
-    help="Exit 1 when any score (a metric with a best value, not costs or tokens) got "
+    help="Exit 1 when any score (every metric but costs, tokens and seconds) got "
     "significantly worse.",
+)
+@click.option(
+    "--error-samples",
+    type=click.Choice(["zero", "exclude"]),
+    default="zero",
+    show_default=True,
+    help="zero: a question that newly fails (an error response) counts as a fall to 0 on "
+    "the scores it had, so a run that fails more cannot look better; exclude: it leaves "
+    "the pairs (it is counted under scored only in A).",
 )
 def compare(
     run_a: Path,
@@ -643,7 +665,9 @@ def compare(
     confidence: float,
     top: int,
     fail_under: Sequence[Threshold],
+    fail_over: Sequence[Threshold],
     fail_on_regression: bool,
+    error_samples: str,
 ) -> None:
     """Compare run B with run A, question by question.
 
@@ -653,9 +677,9 @@ def compare(
     bootstrap confidence interval (seeded: the same runs give the same intervals), whether
     the metric got significantly better or worse, and the questions that changed most.
 
-    With --fail-under METRIC=VALUE, exits 1 when run B's mean of METRIC is under VALUE or
-    METRIC got significantly worse; with --fail-on-regression, when any score got
-    significantly worse. Exit codes: 0 ok, 1 a gate failed, 2 bad input.
+    With --fail-under METRIC=VALUE (or --fail-over), exits 1 when run B's mean of METRIC is
+    under (over) VALUE or METRIC got significantly worse; with --fail-on-regression, when
+    any score got significantly worse. Exit codes: 0 ok, 1 a gate failed, 2 bad input.
 
     \b
     Example:
@@ -665,13 +689,14 @@ def compare(
     """
     first = _load_run(run_a, config_path)
     second = _load_run(run_b, config_path)
+    gates = [*fail_under, *fail_over]
     numeric = set(first.aggregates["macro"]) | set(second.aggregates["macro"])
-    check_known(fail_under, numeric | _numeric_outputs(second.config))
+    check_known(gates, numeric | _numeric_outputs(second.config))
     comparison = compare_results(
         first.results,
         second.results,
-        config_a=first.config,
-        config_b=second.config,
+        config_a=_with_error_samples(first.config, error_samples),
+        config_b=_with_error_samples(second.config, error_samples),
         run_a=str(run_a),
         run_b=str(run_b),
         seed=seed,
@@ -699,12 +724,17 @@ def compare(
             click.echo(text, nl=False)
         else:
             write_text_atomic(output, text)
-    failures = check_thresholds(second.aggregates["micro"], fail_under)
-    watched = [threshold.metric for threshold in fail_under]
+    failures = check_thresholds(second.aggregates["micro"], gates)
+    watched = [threshold.metric for threshold in gates]
     if fail_on_regression:
-        watched += [name for name, spec in comparison.keys.items() if spec.maximum]
+        watched += [name for name, spec in comparison.keys.items() if not spec.lower_is_better]
     failures += check_regressions(comparison, dict.fromkeys(watched))
     _gate(failures)
+
+
+def _with_error_samples(config: EvaluationConfig, error_samples: str) -> EvaluationConfig:
+    aggregation = config.aggregation.model_copy(update={"error_samples": error_samples})
+    return config.model_copy(update={"aggregation": aggregation})
 
 
 def _load_run(path: Path, config_path: Path | None) -> SavedRun:

@@ -1,9 +1,10 @@
 """CI gating: thresholds on a run's means, and regressions between two runs.
 
 ``--fail-under METRIC=VALUE`` fails a run whose mean of METRIC (over all questions, as in
-``aggregates.yaml`` ``micro``) is under VALUE, or that has no value of METRIC at all: a gate
-that cannot be checked does not pass. In a comparison it also fails when METRIC got
-significantly worse, even if its mean is still above VALUE.
+``aggregates.yaml`` ``micro``) is under VALUE; ``--fail-over METRIC=VALUE`` one whose mean is
+over VALUE (for costs, tokens and seconds). Either fails a run that has no value of METRIC
+at all: a gate that cannot be checked does not pass. In a comparison they also fail when
+METRIC got significantly worse, even if its mean is still on the right side of VALUE.
 """
 
 from __future__ import annotations
@@ -31,12 +32,14 @@ __all__ = [
 class Threshold:
     metric: str
     value: float
+    upper: bool = False
+    """An upper bound (``--fail-over``): the mean must not exceed ``value``."""
 
     def __str__(self) -> str:
         return f"{self.metric}={self.value:g}"
 
 
-def parse_threshold(text: str) -> Threshold:
+def parse_threshold(text: str, upper: bool = False) -> Threshold:
     """``METRIC=VALUE`` -> :class:`Threshold`; raises ValueError with a one-line reason."""
     metric, sep, value = text.partition("=")
     metric = metric.strip()
@@ -48,7 +51,7 @@ def parse_threshold(text: str) -> Threshold:
         raise ValueError(f"{metric}: the threshold {value.strip()!r} is not a number") from None
     if not math.isfinite(number):
         raise ValueError(f"{metric}: the threshold must be a finite number")
-    return Threshold(metric, number)
+    return Threshold(metric, number, upper)
 
 
 def check_known(thresholds: Iterable[Threshold], extra: Iterable[str] = ()) -> None:
@@ -78,7 +81,11 @@ def check_thresholds(micro: Mapping[str, Any], thresholds: Sequence[Threshold]) 
                 f"{threshold.metric}: no question has a value, so it cannot meet "
                 f"{threshold.value:g}"
             )
-        elif stats["mean"] < threshold.value:
+        elif threshold.upper and stats["mean"] > threshold.value:
+            failures.append(
+                f"{threshold.metric}: mean {stats['mean']:.4g} is over {threshold.value:g}"
+            )
+        elif not threshold.upper and stats["mean"] < threshold.value:
             failures.append(
                 f"{threshold.metric}: mean {stats['mean']:.4g} is under {threshold.value:g}"
             )

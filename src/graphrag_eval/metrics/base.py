@@ -101,8 +101,9 @@ class OutputKey:
     """The best possible value of a score (1 or 100), for charts and for putting scores of
     different scales side by side; ``None`` for unbounded values (tokens, costs)."""
     lower_is_better: bool = False
-    """Smaller values are better (costs, tokens, seconds): comparisons and thresholds read
-    a fall as an improvement."""
+    """Smaller values are better (costs, tokens, seconds): comparisons read a fall as an
+    improvement, and ``--fail-on-regression`` leaves them out (gate them with
+    ``--fail-over``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -325,6 +325,7 @@ def print_comparison(console: Console, comparison: Comparison) -> None:
             )
         if change.regressed > _ITEMS_SHOWN:
             console.print(
-                f"  ... and {change.regressed - _ITEMS_SHOWN:,} more (--json lists them)",
+                f"  ... and {change.regressed - _ITEMS_SHOWN:,} more (--top 0 --json lists "
+                "them all)",
                 markup=False,
             )
