@@ -67,7 +67,8 @@ def check_known(thresholds: Iterable[Threshold], extra: Iterable[str] = ()) -> N
         if threshold.metric not in known:
             close = difflib.get_close_matches(threshold.metric, sorted(known), n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""
-            raise ConfigError(f"--fail-under: no metric writes {threshold.metric!r}{hint}")
+            option = "--fail-over" if threshold.upper else "--fail-under"
+            raise ConfigError(f"{option}: no metric writes {threshold.metric!r}{hint}")
 
 
 def check_thresholds(micro: Mapping[str, Any], thresholds: Sequence[Threshold]) -> list[str]:

@@ -1,0 +1,147 @@
+"""CI gates: thresholds on a run's means (--fail-under, --fail-over) and regressions in a
+comparison (--fail-on-regression, --error-samples)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphrag_eval import compare_results, compute_aggregates
+from graphrag_eval.cli import main
+from graphrag_eval.errors import ConfigError
+from graphrag_eval.gating import (
+    Threshold,
+    check_known,
+    check_regressions,
+    check_thresholds,
+    parse_threshold,
+)
+
+
+def results(scores: list[float], **extra: Any) -> list[dict[str, Any]]:
+    return [
+        {
+            "template_id": "t",
+            "question_id": f"q{i}",
+            "status": "success",
+            "reference_steps": [[]],
+            "steps_score": score,
+            **extra,
+        }
+        for i, score in enumerate(scores)
+    ]
+
+
+def test_parse_threshold() -> None:
+    assert parse_threshold("answer_f1=0.7") == Threshold("answer_f1", 0.7)
+    assert parse_threshold(" elapsed_sec = 30 ", upper=True) == Threshold("elapsed_sec", 30, True)
+    for text, message in (
+        ("answer_f1", "expected METRIC=VALUE"),
+        ("=0.5", "expected METRIC=VALUE"),
+        ("answer_f1=high", "not a number"),
+        ("answer_f1=nan", "finite"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            parse_threshold(text)
+
+
+def test_check_known_suggests_the_closest_metric() -> None:
+    check_known([Threshold("steps_score", 1), Threshold("my_output", 1)], extra=["my_output"])
+    with pytest.raises(ConfigError, match=r"--fail-under: no metric writes 'answer_f2'.*answer_f1"):
+        check_known([Threshold("answer_f2", 0.5)])
+    with pytest.raises(ConfigError, match="--fail-over"):
+        check_known([Threshold("elapsed_secs", 5, upper=True)])
+    with pytest.raises(ConfigError):  # a label, not a number
+        check_known([Threshold("factual_accuracy_grade", 1)])
+
+
+def test_thresholds_on_the_overall_mean() -> None:
+    micro = compute_aggregates(results([0.5, 1.0], elapsed_sec=20.0))["micro"]
+    assert check_thresholds(micro, [Threshold("steps_score", 0.75)]) == []
+    assert check_thresholds(micro, [Threshold("steps_score", 0.8)]) == [
+        "steps_score: mean 0.75 is under 0.8"
+    ]
+    assert check_thresholds(micro, [Threshold("elapsed_sec", 20, upper=True)]) == []
+    assert check_thresholds(micro, [Threshold("elapsed_sec", 19.5, upper=True)]) == [
+        "elapsed_sec: mean 20 is over 19.5"
+    ]
+    # A gate that cannot be checked does not pass.
+    assert check_thresholds(micro, [Threshold("answer_f1", 0.1)]) == [
+        "answer_f1: no question has a value, so it cannot meet 0.1"
+    ]
+
+
+def test_a_significant_fall_fails_the_regression_check() -> None:
+    before = results([1.0] * 10, input_tokens=100)
+    after = results([0.5] * 10, input_tokens=50)
+    comparison = compare_results(before, after)
+    failures = check_regressions(comparison, ["steps_score", "input_tokens"])
+    assert len(failures) == 1  # fewer tokens is better, not a regression
+    assert failures[0].startswith("steps_score: significantly worse, 1 -> 0.5 (-0.5, 95% interval")
+    assert failures[0].endswith("10 pairs)")
+    assert check_regressions(compare_results(after, before), ["steps_score"]) == []
+
+
+def write_run(folder: Path, rows: list[dict[str, Any]]) -> Path:
+    folder.mkdir()
+    (folder / "results.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return folder
+
+
+def test_compare_counts_a_newly_failed_question_as_a_fall_by_default(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = results([0.9] * 12)
+    after = results([0.9] * 12)
+    for row in after[:8]:  # 8 questions now fail: their steps_score is gone
+        del row["steps_score"]
+        row.update(status="error", error="the agent timed out")
+    a = write_run(tmp_path / "a", before)
+    b = write_run(tmp_path / "b", after)
+
+    assert main(["compare", str(a), str(b), "--json", "--fail-on-regression"]) == 1
+    captured = capsys.readouterr()
+    change = json.loads(captured.out)["metrics"]["steps_score"]
+    assert change["pairs"] == 12
+    assert change["mean_b"] == pytest.approx(0.3)
+    assert change["change"] == "worse"
+    assert "FAIL steps_score: significantly worse" in captured.err
+    assert json.loads(captured.out)["status_changes"] == {
+        "success -> error": [f"q{i}" for i in range(8)]
+    }
+
+    # Excluded, the failures leave the pairs and the four left are unchanged.
+    assert main(["compare", str(a), str(b), "--json", "--error-samples", "exclude"]) == 0
+    change = json.loads(capsys.readouterr().out)["metrics"]["steps_score"]
+    assert change["pairs"] == 4
+    assert change["scored_only_in_a"] == 8
+    assert change["change"] == "too few pairs"
+
+
+def test_fail_over_gates_costs_and_a_significant_rise(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = write_run(tmp_path / "a", results([1.0] * 10, elapsed_sec=10.0))
+    b = write_run(tmp_path / "b", results([1.0] * 10, elapsed_sec=12.0))
+    assert main(["compare", str(a), str(b), "--fail-over", "elapsed_sec=15"]) == 1
+    err = capsys.readouterr().err
+    assert "FAIL elapsed_sec: significantly worse, 10 -> 12" in err
+    assert main(["compare", str(b), str(a), "--fail-over", "elapsed_sec=15"]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(b), str(a), "--fail-over", "elapsed_sec=9"]) == 1
+    assert "FAIL elapsed_sec: mean 10 is over 9" in capsys.readouterr().err
+
+
+def test_evaluate_fail_over(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    examples = Path(__file__).parent.parent / "examples"
+    args = ["evaluate", str(examples / "reference.yaml"), str(examples / "responses.jsonl")]
+    args += ["-o", str(tmp_path / "out"), "--no-report"]
+    assert main([*args, "--fail-over", "elapsed_sec=100"]) == 0
+    assert "ok: elapsed_sec mean is at most 100" in capsys.readouterr().out
+    assert main([*args, "-q", "--fail-over", "elapsed_sec=10"]) == 1
+    assert "FAIL elapsed_sec: mean 16.88 is over 10" in capsys.readouterr().err
+    assert main([*args, "-q", "--fail-over", "elapsed_secs=10"]) == 2
+    assert "did you mean elapsed_sec" in capsys.readouterr().err
