@@ -336,24 +336,33 @@ def test_console_script_end_to_end(tmp_path: Path) -> None:
 
 
 def test_summary_tables_show_the_numbers(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, small: tuple[Path, Path]
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    small: tuple[Path, Path],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setenv("COLUMNS", "100")  # mean, min, max and scored
     code, stdout, _ = run(capsys, "evaluate", *map(str, small), "-o", str(tmp_path / "o"))
     assert code == 0
-    rows = {line.split("│")[1].strip(): line for line in stdout.splitlines() if "│" in line}
-    assert [cell.strip() for cell in rows["steps_score"].split("│")[2:6]] == [
-        "0.500",
-        "0.000",
-        "1.000",
-        "2/2",
-    ]
-    assert [cell.strip() for cell in rows["input_tokens"].split("│")[2:6]] == [
-        "5.000",
-        "5",
-        "5",
-        "1/2",
-    ]
-    assert [cell.strip() for cell in rows["t1"].split("│")[2:6]] == ["2", "0", "0", "0.500"]
+    rows = {line.split()[0]: line.split()[1:] for line in stdout.splitlines() if line.strip()}
+    assert rows["metric"] == ["mean", "min", "max", "scored"]
+    assert rows["steps_score"] == ["0.500", "0.000", "1.000", "2/2"]
+    assert rows["input_tokens"] == ["5.000", "5", "5", "1/2"]
+    assert rows["t1"] == ["2", "0", "0", "0.500"]
+
+
+def test_a_narrow_summary_keeps_metric_names_whole(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    small: tuple[Path, Path],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "60")
+    code, stdout, _ = run(capsys, "evaluate", *map(str, small), "-o", str(tmp_path / "o"))
+    assert code == 0
+    rows = {line.split()[0]: line.split()[1:] for line in stdout.splitlines() if line.strip()}
+    assert rows["metric"] == ["mean", "scored"]
+    assert rows["steps_score"] == ["0.500", "2/2"]
 
 
 def test_template_ids_are_shown_literally(

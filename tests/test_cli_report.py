@@ -230,11 +230,6 @@ def test_report_skips_a_torn_line_with_a_warning(
     assert "1 record(s) of the results file could not be read" in page
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a NaN or infinite score in a results file (the seed tool wrote NaN for "
-    "errors) crashes report with a traceback: charts.histogram calls int() on it",
-)
 @pytest.mark.parametrize("value", [math.nan, math.inf])
 def test_report_of_results_with_a_non_finite_score(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, value: float
@@ -376,11 +371,6 @@ def test_compare_output_file_needs_json_or_yaml(
     assert not (tmp_path / "diff.txt").exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: compare writes the --html page before it finds that -o needs --json, so a "
-    "usage error (exit 2) leaves an output behind",
-)
 def test_compare_usage_error_writes_nothing(
     capsys: pytest.CaptureFixture[str], runs: tuple[Path, Path], tmp_path: Path
 ) -> None:

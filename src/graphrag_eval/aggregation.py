@@ -27,6 +27,7 @@ as scored when any of its steps has the key.
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -159,7 +160,9 @@ def item_values(
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    """A real, finite number: booleans are labels, and NaN or infinity (which older tools
+    wrote for a failure) is not a score."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _collect_keys(

@@ -687,6 +687,9 @@ def compare(
       graphrag-eval compare baseline/ candidate/ --html comparison.html --json -o diff.json
       graphrag-eval compare baseline/ candidate/ --fail-under answer_f1=0.7 --fail-on-regression
     """
+    output_format = "json" if as_json else output_format
+    if output_format == "text" and output is not None:
+        raise click.UsageError("-o/--output takes the JSON or YAML comparison: add --json")
     first = _load_run(run_a, config_path)
     second = _load_run(run_b, config_path)
     gates = [*fail_under, *fail_over]
@@ -706,10 +709,7 @@ def compare(
     )
     if html_path is not None:
         write_comparison(comparison, html_path, first, second)
-    output_format = "json" if as_json else output_format
     if output_format == "text":
-        if output is not None:
-            raise click.UsageError("-o/--output takes the JSON or YAML comparison: add --json")
         print_comparison(_stdout(), comparison)
         if html_path is not None:
             _stdout().print(f"comparison page in {html_path}")
