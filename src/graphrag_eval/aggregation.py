@@ -52,7 +52,6 @@ __all__ = [
     "is_empty_output",
     "item_values",
     "load_results",
-    "numeric_keys",
 ]
 
 
@@ -104,17 +103,6 @@ class ItemValues:
     """Per result, in order: key -> value (the mean over the steps for keys on steps). A key
     is absent where the question was not scored; error samples count as 0 under
     ``aggregation.error_samples: zero``, as in the aggregates."""
-
-
-def numeric_keys(
-    evaluation_results: Sequence[Mapping[str, Any]], config: ConfigSource = None
-) -> dict[str, OutputKey]:
-    """The numerically aggregated keys the results have, with their declarations."""
-    settings = load_config(config)
-    keys = _collect_keys(evaluation_results, declared_outputs(configured_metrics(settings)))
-    return {
-        name: spec for name, (spec, _) in keys.items() if spec.aggregation is Aggregation.NUMERIC
-    }
 
 
 def item_values(

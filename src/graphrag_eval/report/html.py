@@ -163,10 +163,9 @@ def render_report(run: SavedRun, worst: int = DEFAULT_WORST) -> str:
         counts=_counts(micro),
         overall=overall,
         labels=_label_rows(micro, keys),
-        coverage=_coverage(micro, keys),
+        coverage=_coverage(micro),
         histograms=histograms,
         template_means=template_means,
-        template_chart_limit=_TEMPLATE_CHART_LIMIT,
         templates=[
             _template_view(template_id, stats, keys) for template_id, stats in per_template.items()
         ],
@@ -290,11 +289,12 @@ def _label_rows(stats: Mapping[str, Any], keys: Mapping[str, OutputKey]) -> list
     ]
 
 
-def _coverage(stats: Mapping[str, Any], keys: Mapping[str, OutputKey]) -> list[dict[str, Any]]:
+def _coverage(stats: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Scored, failed and skipped per key; a ``_cost`` key is covered as its metric is."""
     return [
         {"name": name, **counts}
         for name, counts in stats.get("coverage", {}).items()
-        if name in keys or not name.endswith("_cost")
+        if not name.endswith("_cost")
     ]
 
 
