@@ -1,9 +1,12 @@
-"""Matching reference step groups to actual steps, and ``steps_score`` (SPEC §4.1).
+"""Matching reference step groups to actual steps, and ``steps_score`` (docs/steps.md).
 
 Within a group the assignment of reference steps to distinct actual steps maximises the total
-match score (a greedy first-fit can miss a full match). Among equally good assignments the
-most recent actual steps are preferred. The assignment is exact and polynomial (the Hungarian
-algorithm on integer weights), so large groups stay cheap.
+match score (a greedy first-fit can miss a full match). Among equally good assignments later
+reference steps take later actual steps: the last reference step gets the latest actual step
+it can, then the one before it, and so on, as in the seed's later versions (which match
+reference steps from last to first, each taking the latest free actual step; where that greedy
+finds an optimal assignment, this is the one it finds). The assignment is exact and polynomial
+(the Hungarian algorithm on integer weights), so large groups stay cheap.
 
 Score modes:
 
@@ -86,14 +89,20 @@ def match_group(
     if not scores:
         return []
     # Integer weights make the optimum exact: the total score (to 9 decimals) comes first;
-    # then 2**position of each chosen actual step, which prefers the set of most recent
-    # steps (a sum of distinct powers of two orders sets by their latest members). All the
-    # bonuses together stay below one unit of score.
+    # then a bonus of rank * base**r for reference step r, rank being 1 + the position of its
+    # actual step among the candidates (an unmatched step has rank 0, like the "unmatched"
+    # columns). The bonuses are the digits of one number in base `base` with the last
+    # reference step most significant, so among equally good assignments the last reference
+    # step takes the latest actual step it can, then the one before it, and so on. All the
+    # bonuses together stay below one unit of score (at most base**len(group) - 1).
     columns = sorted({a for _, a in scores})
-    unit = 1 << (len(columns) + 1)
+    base = len(columns) + 1
+    unit = base ** len(group)
     weights = [
         [
-            round(scores[(r, a)] * 10**_PRECISION) * unit + (1 << j) if (r, a) in scores else 0
+            round(scores[(r, a)] * 10**_PRECISION) * unit + (j + 1) * base**r
+            if (r, a) in scores
+            else 0
             for j, a in enumerate(columns)
         ]
         + [0] * len(group)  # one "unmatched" column per reference step
