@@ -1,4 +1,4 @@
-"""Aggregates (SPEC §4.5): the seed's structure, coverage, error samples, declared keys."""
+"""Aggregates (docs/outputs.md): the seed's structure, coverage, error samples, declared keys."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 import pytest
 
 from graphrag_eval import InputError, compute_aggregates, load_results
-from graphrag_eval.aggregation import is_empty_output
+from graphrag_eval.aggregation import is_empty_output, item_values
 from graphrag_eval.metrics.base import (
     Aggregation,
     ItemContext,
@@ -132,6 +132,62 @@ def test_zero_mode_does_not_invent_metrics_no_success_has() -> None:
     results = [ok("t1", "a"), err("t1", "b", reference_steps=[[{}]])]
     micro = compute_aggregates(results, {"aggregation": {"error_samples": "zero"}})["micro"]
     assert "steps_score" not in micro
+
+
+USAGE = ("input_tokens", "output_tokens", "total_tokens", "elapsed_sec")
+ZERO_ERRORS = {"aggregation": {"error_samples": "zero"}}
+
+
+def written_zero(template: str, qid: str) -> dict[str, Any]:
+    """An error sample as the evaluation writes it under ``error_samples: zero``."""
+    return err(template, qid, reference_steps=[[{}]], actual_steps=[], steps_score=0.0)
+
+
+def test_macro_has_the_usage_keys_in_an_all_error_run() -> None:
+    # The seed's summary of an all-error run: macro shows mean 0 for tokens and time, as the
+    # per-template blocks show their zeros.
+    aggregates = compute_aggregates([err("t1", "a"), err("t2", "b")])
+    assert aggregates["macro"] == {key: {"mean": 0} for key in USAGE}
+    for key in USAGE:
+        assert aggregates["per_template"]["t1"][key]["mean"] == 0
+
+
+def test_zero_mode_counts_the_zeros_written_on_error_samples_of_an_all_error_run() -> None:
+    results = [written_zero("t1", "a"), written_zero("t1", "b"), written_zero("t2", "c")]
+    aggregates = compute_aggregates(results, ZERO_ERRORS)
+    zeros = {"sum": 0.0, "mean": 0.0, "median": 0.0, "min": 0.0, "max": 0.0}
+    for block in (*aggregates["per_template"].values(), aggregates["micro"]):
+        assert block["steps_score"] == {key: pytest.approx(value) for key, value in zeros.items()}
+    assert aggregates["micro"]["coverage"]["steps_score"] == {
+        "scored": 3,
+        "failed": 0,
+        "skipped": 0,
+    }
+    assert aggregates["macro"] == {
+        "steps_score": {"mean": pytest.approx(0.0)},
+        **{key: {"mean": 0} for key in USAGE},
+    }
+
+
+def test_zero_mode_compares_the_zeros_written_on_error_samples() -> None:
+    results = [
+        written_zero("t1", "a"),
+        err("t1", "b", reference_steps=[[{}]]),  # an older result without the written 0
+        err("t1", "c", steps_score=1.0),  # no reference steps: nothing to zero
+        written_zero("t2", "d"),
+    ]
+    values = item_values(results, ZERO_ERRORS)
+    assert [row.get("steps_score") for row in values.values] == [0.0, 0.0, None, 0.0]
+    coverage = compute_aggregates(results, ZERO_ERRORS)["micro"]["coverage"]["steps_score"]
+    assert coverage == {"scored": 3, "failed": 0, "skipped": 1}
+
+
+def test_written_zeros_are_excluded_like_any_error_sample_by_default() -> None:
+    results = [ok("t1", "a", steps_score=1.0, reference_steps=[[{}]]), written_zero("t1", "b")]
+    aggregates = compute_aggregates(results)
+    assert aggregates["micro"]["steps_score"]["mean"] == pytest.approx(1.0)
+    assert aggregates["micro"]["coverage"]["steps_score"]["skipped"] == 1
+    assert item_values(results).values[1] == {}
 
 
 def test_missing_responses_are_counted() -> None:

@@ -1,4 +1,4 @@
-"""Aggregates over per-question results (SPEC §4.5), with the seed's structure and keys.
+"""Aggregates over per-question results, with the seed's structure and keys (docs/outputs.md).
 
 ::
 
@@ -11,7 +11,8 @@
         coverage: {<key>: {scored, failed, skipped}}
     micro:  the same over all questions
     macro:  {<numeric key>: {mean}}   the mean of the per-template means (of the templates
-                                      where some question has the key)
+                                      where some question has the key); {mean: 0} for the
+                                      keys that always appear (tokens, time) without data
 
 Which keys are aggregated, and how, comes from the metrics' declarations
 (:class:`~graphrag_eval.metrics.base.OutputKey`), so metrics added later need no change
@@ -90,6 +91,9 @@ def compute_aggregates(
         ]
         if means:
             macro[key] = {"mean": statistics.fmean(means)}
+        elif spec.always:
+            # As the per-template blocks show zeros for these keys (an all-error run, say).
+            macro[key] = {"mean": 0}
     return {"per_template": per_template, "micro": micro, "macro": macro}
 
 
@@ -182,13 +186,18 @@ def _collect_keys(
 def _zeroable_keys(
     results: Sequence[Mapping[str, Any]], keys: Mapping[str, tuple[OutputKey, bool]]
 ) -> dict[str, OutputKey]:
-    """Keys an error sample would have had: declared zeroable and present on some success."""
+    """Keys an error sample would have had: declared zeroable, and the run computed them
+    (some success has the key, or the evaluation wrote its 0 on some error sample, as it
+    does for ``steps_score`` under ``error_samples: zero``)."""
     zeroable = {}
     for name, (spec, on_steps) in keys.items():
         if (
             spec.zero_for_error_samples
             and not on_steps
-            and any(result.get("status") != "error" and name in result for result in results)
+            and any(
+                name in result if result.get("status") != "error" else _is_number(result.get(name))
+                for result in results
+            )
         ):
             zeroable[name] = spec
     return zeroable
@@ -225,7 +234,7 @@ def _facts(
         for name in keys:
             zero = zeroable.get(name)
             if zero is not None and all(field in item for field in zero.requires):
-                values[name] = [0]
+                values[name] = [0.0]
                 coverage[name] = _SCORED
             else:
                 coverage[name] = _SKIPPED
