@@ -4,6 +4,7 @@ itself is tested in tests/report/test_browser.py)."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import random
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 import yaml
 
@@ -98,6 +100,17 @@ def write_run(folder: Path, results: Sequence[dict[str, Any]]) -> Path:
 def noisy(count: int, seed: int) -> list[float]:
     rng = random.Random(seed)
     return [round(rng.random(), 3) for _ in range(count)]
+
+
+def approx_tree(value: Any) -> Any:
+    """``value`` with every float inside (dicts, lists) compared with a tolerance."""
+    if isinstance(value, dict):
+        return {key: approx_tree(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [approx_tree(item) for item in value]
+    if isinstance(value, float):
+        return pytest.approx(value, rel=1e-9, abs=1e-12)
+    return value
 
 
 # evaluate: results formats and report.html ------------------------------------------------
@@ -399,7 +412,7 @@ def test_compare_is_reproducible_and_seeded(
     first = run(capsys, "compare", *runs, "--json")[1]
     again = run(capsys, "compare", *runs, "--json")[1]
     other = run(capsys, "compare", *runs, "--json", "--seed", "1")[1]
-    assert first == again
+    assert json.loads(first) == approx_tree(json.loads(again))
 
     def intervals(text: str) -> list[tuple[float, float]]:
         data = json.loads(text)
@@ -454,7 +467,10 @@ def test_compare_fail_under(capsys: pytest.CaptureFixture[str], tmp_path: Path) 
 
     code, _, stderr = run(capsys, "compare", a, below, "--fail-under", "answer_f1=0.7")
     assert code == 1
-    assert "FAIL answer_f1: mean 0.6 is under 0.7" in stderr.splitlines()
+    assert (
+        "FAIL answer_f1: mean 0.6 is under 0.7 (run B, over 40 paired questions)"
+        in stderr.splitlines()
+    )
 
     # Above the threshold, but significantly worse than run A: a gate on the metric fails too.
     code, _, stderr = run(capsys, "compare", a, slipped, "--fail-under", "answer_f1=0.7")
@@ -482,6 +498,125 @@ def test_compare_missing_run_is_one_line_exit_2(
     code, _, stderr = run(capsys, "compare", runs[0], tmp_path / "nowhere")
     assert code == 2
     assert stderr == f"graphrag-eval: error: {tmp_path / 'nowhere'}: no such file or directory\n"
+
+
+def worse_lines(stdout: str) -> list[str]:
+    """The question lines under "Questions worse on ..." in a compare text output."""
+    return [line for line in stdout.splitlines() if re.match(r"  q\d+ \(t\d+\): ", line)]
+
+
+def test_compare_text_lists_as_many_worse_questions_as_top(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    a = write_run(tmp_path / "a", synthetic_results([1.0] * 24))
+    b = write_run(tmp_path / "b", synthetic_results([0.5] * 12 + [1.0] * 12))
+    code, stdout, _ = run(capsys, "compare", a, b)
+    assert code == 0
+    assert "Questions worse on steps_score (12 of 24, worse overall; largest fall first):" in stdout
+    assert len(worse_lines(stdout)) == 10  # --top defaults to 10
+    assert "  ... and 2 more (--top 0 lists them all)" in stdout.splitlines()
+    code, stdout, _ = run(capsys, "compare", a, b, "--top", "3")
+    # Equal falls in question id order.
+    assert worse_lines(stdout) == [
+        "  q0 (t0): 1.000 -> 0.500",
+        "  q1 (t1): 1.000 -> 0.500",
+        "  q10 (t2): 1.000 -> 0.500",
+    ]
+    assert "  ... and 9 more (--top 0 lists them all)" in stdout.splitlines()
+    code, stdout, _ = run(capsys, "compare", a, b, "--top", "0")
+    assert len(worse_lines(stdout)) == 12
+    assert "more (--top 0" not in stdout
+
+
+def test_compare_text_lists_the_questions_that_fell_when_the_score_rose(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    rows_a = synthetic_results([0.5] * 40)
+    rows_b = synthetic_results([0.2, 0.3] + [0.9] * 38)
+    for row_a, row_b in zip(rows_a, rows_b, strict=True):  # seconds: noise, no verdict
+        row_a["elapsed_sec"] = 10.0
+        row_b["elapsed_sec"] = 10.0 + (1 if int(row_b["question_id"][1:]) % 2 else -1)
+    a, b = write_run(tmp_path / "a", rows_a), write_run(tmp_path / "b", rows_b)
+    code, stdout, _ = run(capsys, "compare", a, b, "--json")
+    assert json.loads(stdout)["metrics"]["steps_score"]["change"] == "better"
+    assert json.loads(stdout)["metrics"]["elapsed_sec"]["change"] == "unchanged"
+    code, stdout, _ = run(capsys, "compare", a, b)
+    assert code == 0
+    assert "Questions worse on steps_score (2 of 40, better overall; largest fall first):" in (
+        stdout.splitlines()
+    )
+    assert worse_lines(stdout) == ["  q0 (t0): 0.500 -> 0.200", "  q1 (t1): 0.500 -> 0.300"]
+    # Seconds that rose on half the questions but not overall are load, not a finding.
+    assert "Questions worse on elapsed_sec" not in stdout
+
+
+def test_compare_and_compare_results_have_the_same_defaults() -> None:
+    command = cli.commands["compare"]
+    context = click.Context(command)
+    options = {param.name: param.get_default(context) for param in command.params}
+    signature = inspect.signature(compare_results).parameters
+    for name in ("seed", "resamples", "confidence", "top", "error_samples"):
+        assert options[name] == signature[name].default, name
+
+
+def test_compare_and_compare_results_give_the_same_comparison_by_default(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    before = noisy(40, 5)
+    rows_a = synthetic_results([0.5 + score / 2 for score in before])
+    rows_b = synthetic_results([score / 2 for score in before])
+    for row in rows_b[:6]:  # newly failed questions: a fall to 0 in both, by default
+        del row["steps_score"]
+        row.update(status="error", error="the agent timed out")
+    a, b = write_run(tmp_path / "a", rows_a), write_run(tmp_path / "b", rows_b)
+    code, stdout, _ = run(capsys, "compare", a, b, "--json")
+    assert code == 0
+    from_cli = json.loads(stdout)
+    library = compare_results(
+        load_run(a).results, load_run(b).results, run_a=str(a), run_b=str(b)
+    ).as_dict()
+    assert from_cli == approx_tree(library)
+    assert from_cli["metrics"]["steps_score"]["pairs"] == 40
+    assert len(from_cli["metrics"]["steps_score"]["worse_items"]) == 10
+
+
+@pytest.fixture
+def log_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Standard output as in a CI job: not a terminal, no colours forced, 60 columns."""
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("COLUMNS", "60")
+
+
+@pytest.mark.usefixtures("log_output")
+def test_compare_text_in_a_log_wraps_no_metric_name_or_template_id(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    metric = "retrieval_answer_quality_of_the_longest_possible_metric_name_ever"
+    template = "list_all_substations_connected_via_an_ac_line_or_a_dc_line_to_SUBSTATION"
+    rows_a = [
+        {"template_id": template, "question_id": f"q{i}", "status": "success", metric: 0.5}
+        for i in range(20)
+    ]
+    rows_b = [{**row, metric: 0.1 if i < 2 else 0.9} for i, row in enumerate(rows_a)]
+    a, b = write_run(tmp_path / "a", rows_a), write_run(tmp_path / "b", rows_b)
+    code, stdout, _ = run(capsys, "compare", a, b)
+    assert code == 0
+    assert "\x1b" not in stdout
+    lines = stdout.splitlines()
+    row = next(line for line in lines if line.lstrip().startswith(metric))
+    assert re.search(r"\b20\b.*0\.500.*0\.820.*better\s+18/2/0$", row)  # every column
+    header = next(line for line in lines if line.lstrip().startswith("metric"))
+    assert "better/worse/same" in header
+    # Per template and per question, the template id is whole on its line.
+    assert f"  {template}: {metric} better +0.320" in stdout
+    assert f"  q0 ({template}): 0.500 -> 0.100" in lines
+    # No line holds a piece of either without the whole.
+    for line in lines:
+        if metric[:20] in line:
+            assert metric in line
+        if template[:20] in line:
+            assert template in line
 
 
 # help ------------------------------------------------------------------------------------

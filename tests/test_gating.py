@@ -14,6 +14,7 @@ from graphrag_eval.cli import main
 from graphrag_eval.errors import ConfigError
 from graphrag_eval.gating import (
     Threshold,
+    check_comparison_thresholds,
     check_known,
     check_regressions,
     check_thresholds,
@@ -145,3 +146,150 @@ def test_evaluate_fail_over(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert "FAIL elapsed_sec: mean 16.88 is over 10" in capsys.readouterr().err
     assert main([*args, "-q", "--fail-over", "elapsed_secs=10"]) == 2
     assert "did you mean elapsed_sec" in capsys.readouterr().err
+
+
+# Scales: a threshold must be on its metric's scale -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("threshold", "message"),
+    [
+        (Threshold("ragas_score", 0.8), r"ragas_score=0\.8: ragas_score is on a 0-100 scale"),
+        (Threshold("ragas_score", 1), r"0-100 scale, not 0-1 \(did you mean ragas_score=100\?\)"),
+        (Threshold("factual_accuracy_percentage", 0.5), "factual_accuracy_percentage=50"),
+        (Threshold("ragas_score", 120), "ragas_score is on a 0-100 scale"),
+        (Threshold("answer_f1", 80), r"answer_f1 is on a 0-1 scale \(did you mean answer_f1=0\.8"),
+        (Threshold("steps_score", 1.5), "steps_score is on a 0-1 scale"),
+        (Threshold("steps_score", -0.1), "steps_score is on a 0-1 scale"),
+        (
+            Threshold("elapsed_sec", -1, upper=True),
+            "--fail-over elapsed_sec=-1: elapsed_sec cannot",
+        ),
+        (Threshold("answer_correctness_cost", -0.01, upper=True), "cannot be negative"),
+    ],
+)
+def test_a_threshold_off_its_metrics_scale_is_a_usage_error(
+    threshold: Threshold, message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        check_known([threshold])
+
+
+@pytest.mark.parametrize(
+    "threshold",
+    [
+        Threshold("steps_score", 0.8),
+        Threshold("answer_f1", 0),
+        Threshold("answer_f1", 1),
+        Threshold("ragas_score", 80),
+        Threshold("ragas_score", 0),
+        Threshold("ragas_score", 100),
+        Threshold("semantic_similarity_percentage", 1.5),
+        Threshold("elapsed_sec", 0.5, upper=True),
+        Threshold("input_tokens", 250_000, upper=True),
+        Threshold("answer_correctness_cost", 0.002, upper=True),
+        Threshold("my_output", 80),  # a custom evaluation output: its scale is not known
+        Threshold("my_output", -3),
+    ],
+)
+def test_a_threshold_on_its_metrics_scale_passes(threshold: Threshold) -> None:
+    check_known([threshold], extra=["my_output"])
+
+
+def test_compare_rejects_a_threshold_off_scale_before_writing_anything(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = write_run(tmp_path / "a", results([0.9] * 10))
+    b = write_run(tmp_path / "b", results([0.9] * 10))
+    page = tmp_path / "comparison.html"
+    code = main(["compare", str(a), str(b), "--html", str(page), "--fail-under", "steps_score=80"])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.out == ""
+    assert captured.err == (
+        "graphrag-eval: error: --fail-under steps_score=80: steps_score is on a 0-1 scale "
+        "(did you mean steps_score=0.8?)\n"
+    )
+    assert not page.exists()
+
+
+def test_evaluate_rejects_a_threshold_off_scale_before_evaluating(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    examples = Path(__file__).parent.parent / "examples"
+    out = tmp_path / "out"
+    args = ["evaluate", str(examples / "reference.yaml"), str(examples / "responses.jsonl")]
+    code = main([*args, "-o", str(out), "--fail-under", "ragas_score=0.8"])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.err == (
+        "graphrag-eval: error: --fail-under ragas_score=0.8: ragas_score is on a 0-100 scale, "
+        "not 0-1 (did you mean ragas_score=80?)\n"
+    )
+    assert not out.exists()
+
+
+# Thresholds in a comparison: the mean the comparison shows for run B -------------------------
+
+
+def newly_failing(scores: list[float], failing: int) -> list[dict[str, Any]]:
+    """``results(scores)`` whose first ``failing`` questions now fail (no steps_score)."""
+    rows = results(scores)
+    for row in rows[:failing]:
+        del row["steps_score"]
+        row.update(status="error", error="the agent timed out")
+    return rows
+
+
+def test_comparison_thresholds_read_run_bs_mean_in_the_comparison() -> None:
+    before = results([0.9] * 10)
+    after = newly_failing([0.9] * 10, 2)  # two new failures: 0 each, by default
+    comparison = compare_results(before, after)
+    assert comparison.overall["steps_score"].mean_b == pytest.approx(0.72)
+    # The run's own aggregates (errors excluded by default) would have passed this gate.
+    assert (
+        check_thresholds(compute_aggregates(after)["micro"], [Threshold("steps_score", 0.8)]) == []
+    )
+    assert check_comparison_thresholds(comparison, [Threshold("steps_score", 0.8)]) == [
+        "steps_score: mean 0.72 is under 0.8 (run B, over 10 paired questions)"
+    ]
+    assert check_comparison_thresholds(comparison, [Threshold("steps_score", 0.72)]) == []
+    excluded = compare_results(before, after, error_samples="exclude")
+    assert check_comparison_thresholds(excluded, [Threshold("steps_score", 0.8)]) == []
+
+
+def test_a_comparison_threshold_on_a_metric_without_pairs_fails() -> None:
+    comparison = compare_results(results([0.9] * 4), results([0.9] * 4, elapsed_sec=3.0))
+    assert comparison.overall["elapsed_sec"].mean_b is None  # scored in run B only
+    assert check_comparison_thresholds(comparison, [Threshold("elapsed_sec", 5, upper=True)]) == [
+        "elapsed_sec: no question has a value in both runs, so run B's mean cannot meet 5"
+    ]
+    assert check_comparison_thresholds(comparison, [Threshold("answer_f1", 0.5)]) == [
+        "answer_f1: no question has a value in both runs, so run B's mean cannot meet 0.5"
+    ]
+
+
+def test_a_missed_threshold_is_never_printed_as_the_threshold_itself() -> None:
+    micro = compute_aggregates(results([0.69996, 0.69996]))["micro"]
+    assert check_thresholds(micro, [Threshold("steps_score", 0.7)]) == [
+        "steps_score: mean 0.69996 is under 0.7"
+    ]
+
+
+def test_compare_fail_under_gates_the_mean_it_prints_for_run_b(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = write_run(tmp_path / "a", results([0.9] * 10))
+    b = write_run(tmp_path / "b", newly_failing([0.9] * 10, 2))
+    assert main(["compare", str(a), str(b), "--json", "--fail-under", "steps_score=0.8"]) == 1
+    captured = capsys.readouterr()
+    shown = json.loads(captured.out)["metrics"]["steps_score"]
+    assert shown["mean_b"] == pytest.approx(0.72)
+    assert shown["change"] == "unchanged"  # two falls in ten: no significant regression
+    assert captured.err == (
+        "FAIL steps_score: mean 0.72 is under 0.8 (run B, over 10 paired questions)\n"
+    )
+    # With the new failures left out, run B's mean is 0.9: the gate passes.
+    args = ["compare", str(a), str(b), "--fail-under", "steps_score=0.8"]
+    assert main([*args, "--error-samples", "exclude"]) == 0
+    assert capsys.readouterr().err == ""

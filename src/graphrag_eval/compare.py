@@ -8,6 +8,12 @@ the interval is the percentiles of the resampled means. The generator is seeded 
 ``seed`` and the scope (overall or the template id), so the same runs and seed always give
 the same intervals.
 
+An error response (a question that failed) scores 0 on the scores it would have had
+(``error_samples="zero"``, the default of both :func:`compare_results` and
+``graphrag-eval compare``), so a run that fails more questions cannot look better;
+``error_samples="exclude"`` leaves such questions out of the pairs instead. See
+docs/report.md, "The method".
+
 A difference whose interval excludes 0 is significant: the metric got ``better`` or
 ``worse`` (a fall is better for costs, tokens and seconds). Fewer than :data:`MIN_PAIRS`
 pairs get ``too few pairs`` instead of a verdict. With many metrics and templates
@@ -26,11 +32,16 @@ from typing import Any, Literal
 import numpy as np
 
 from graphrag_eval.aggregation import item_values
-from graphrag_eval.config import ConfigSource
+from graphrag_eval.config import ConfigSource, EvaluationConfig, load_config
 from graphrag_eval.metrics.base import OutputKey
 
 __all__ = [
+    "DEFAULT_CONFIDENCE",
+    "DEFAULT_ERROR_SAMPLES",
+    "DEFAULT_SEED",
+    "DEFAULT_TOP",
     "Comparison",
+    "ErrorSamples",
     "ItemChange",
     "MetricChange",
     "Verdict",
@@ -43,14 +54,20 @@ __all__ = [
 ]
 
 Verdict = Literal["better", "worse", "unchanged", "too few pairs", "no pairs"]
+ErrorSamples = Literal["zero", "exclude"]
 
 MIN_PAIRS = 6
 """Fewer paired questions than this get no verdict: with 5 pairs even a change in the same
 direction on all of them is within chance (a sign test gives p = 0.06), and a bootstrap of
 so few values cannot show otherwise."""
 
+# The defaults of compare_results, which `graphrag-eval compare` takes too: a notebook and a
+# CI job comparing the same runs reach the same verdicts.
+DEFAULT_SEED = 0
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_CONFIDENCE = 0.95
+DEFAULT_TOP = 10
+DEFAULT_ERROR_SAMPLES: ErrorSamples = "zero"
 _CELLS_PER_CHUNK = 2_000_000  # resamples x items drawn at once: about 55 MB at the peak
 _TOLERANCE = 1e-12  # differences below this are float noise, not changes
 _AUTO_BUDGET = 200_000_000  # pairs x resamples drawn per interval by default
@@ -177,24 +194,32 @@ def compare_results(
     config_b: ConfigSource = None,
     run_a: str = "A",
     run_b: str = "B",
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
     resamples: int | None = None,
     confidence: float = DEFAULT_CONFIDENCE,
-    top: int = 10,
+    top: int = DEFAULT_TOP,
+    error_samples: ErrorSamples = DEFAULT_ERROR_SAMPLES,
 ) -> Comparison:
     """Compare the per-question results of run B with those of run A.
 
-    ``resamples`` defaults to :func:`auto_resamples` of the number of paired questions.
-    ``top`` bounds the better and worse items listed per metric (0: list them all). The
-    configs give each run's aggregation settings (``error_samples: zero`` scores an error
-    sample 0, so a question that newly fails counts as a fall).
+    The defaults are those of ``graphrag-eval compare``, so both give the same comparison of
+    the same runs. ``resamples`` defaults to :func:`auto_resamples` of the number of paired
+    questions. ``top`` bounds the better and worse items listed per metric (0: list them
+    all). ``error_samples`` applies to both runs, whatever their configs say: ``"zero"``
+    scores an error response 0 on the scores it would have had, so a question that newly
+    fails counts as a fall; ``"exclude"`` leaves it out of the pairs. The configs give each
+    run's metrics (custom evaluations declare theirs). See docs/report.md, "The method".
     """
     if resamples is not None and resamples < 1:
         raise ValueError("resamples must be at least 1")
     if not 0 < confidence < 1:
         raise ValueError("confidence must be between 0 and 1")
-    values_a = item_values(results_a, config_a)
-    values_b = item_values(results_b, config_b)
+    if top < 0:
+        raise ValueError("top must be 0 (all) or more")
+    if error_samples not in ("zero", "exclude"):
+        raise ValueError(f"error_samples must be 'zero' or 'exclude', got {error_samples!r}")
+    values_a = item_values(results_a, _with_error_samples(config_a, error_samples))
+    values_b = item_values(results_b, _with_error_samples(config_b, error_samples))
     by_id_a = _by_question(results_a, values_a.values)
     by_id_b = _by_question(results_b, values_b.values)
     # Sorted, so that the resamples do not depend on the order of either file.
@@ -248,6 +273,12 @@ def compare_results(
             template: scope_changes(template, np.array(rows)) for template, rows in scopes.items()
         },
     )
+
+
+def _with_error_samples(config: ConfigSource, error_samples: ErrorSamples) -> EvaluationConfig:
+    settings = load_config(config)
+    aggregation = settings.aggregation.model_copy(update={"error_samples": error_samples})
+    return settings.model_copy(update={"aggregation": aggregation})
 
 
 def _by_question(

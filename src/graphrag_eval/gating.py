@@ -3,8 +3,15 @@
 ``--fail-under METRIC=VALUE`` fails a run whose mean of METRIC (over all questions, as in
 ``aggregates.yaml`` ``micro``) is under VALUE; ``--fail-over METRIC=VALUE`` one whose mean is
 over VALUE (for costs, tokens and seconds). Either fails a run that has no value of METRIC
-at all: a gate that cannot be checked does not pass. In a comparison they also fail when
-METRIC got significantly worse, even if its mean is still on the right side of VALUE.
+at all: a gate that cannot be checked does not pass. In a comparison they read the mean the
+comparison shows for run B (over the questions scored in both runs, errors counted as the
+comparison counts them), and also fail when METRIC got significantly worse, even if that
+mean is still on the right side of VALUE.
+
+A threshold must be on its metric's scale: 0-1 scores take a VALUE from 0 to 1, 0-100 scores
+one from 0 to 100 (and not from 0 to 1, which is almost surely a 0-1 value given to a
+0-100 score), counts, tokens, costs and seconds any VALUE from 0. See docs/report.md,
+"CI gating".
 """
 
 from __future__ import annotations
@@ -17,10 +24,11 @@ from typing import Any
 
 from graphrag_eval.compare import Comparison, format_interval
 from graphrag_eval.errors import ConfigError
-from graphrag_eval.metrics.base import Aggregation, declared_outputs
+from graphrag_eval.metrics.base import Aggregation, OutputKey, declared_outputs
 
 __all__ = [
     "Threshold",
+    "check_comparison_thresholds",
     "check_known",
     "check_regressions",
     "check_thresholds",
@@ -56,19 +64,55 @@ def parse_threshold(text: str, upper: bool = False) -> Threshold:
 
 def check_known(thresholds: Iterable[Threshold], extra: Iterable[str] = ()) -> None:
     """Raise :class:`ConfigError` for a threshold on a key no metric writes as a number (a
-    typo would otherwise fail every run, or pass a misspelt gate)."""
-    known = {
-        name
+    typo would otherwise fail every run, or pass a misspelt gate), or off its metric's scale
+    (see :func:`check_scale`)."""
+    declared = {
+        name: spec
         for name, (spec, _) in declared_outputs().items()
         if spec.aggregation is Aggregation.NUMERIC
     }
+    known = set(declared)
     known.update(extra)
     for threshold in thresholds:
         if threshold.metric not in known:
             close = difflib.get_close_matches(threshold.metric, sorted(known), n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""
-            option = "--fail-over" if threshold.upper else "--fail-under"
-            raise ConfigError(f"{option}: no metric writes {threshold.metric!r}{hint}")
+            raise ConfigError(f"{_option(threshold)}: no metric writes {threshold.metric!r}{hint}")
+        if threshold.metric in declared:
+            check_scale(threshold, declared[threshold.metric])
+
+
+def check_scale(threshold: Threshold, spec: OutputKey) -> None:
+    """Raise :class:`ConfigError`, naming the metric's range, for a threshold its metric can
+    never take or almost surely meant on another scale.
+
+    A score with a best value (``maximum``, 1 or 100) takes thresholds from 0 to that value;
+    on a 0-100 score a threshold over 0 and at most 1 is read as a 0-1 value given by mistake
+    (``ragas_score=0.8`` for 80). Costs, tokens and seconds (``lower_is_better``) have no
+    upper bound but cannot be negative. Outputs of unknown scale (custom evaluations) take
+    any threshold.
+    """
+    value, name, maximum = threshold.value, threshold.metric, spec.maximum
+    if maximum is not None:
+        scale = f"{name} is on a 0-{maximum:g} scale"
+        if value < 0 or value > maximum:
+            hint = (
+                f" (did you mean {name}={value / 100:g}?)"
+                if maximum == 1 and 1 < value <= 100
+                else ""
+            )
+            raise ConfigError(f"{_option(threshold)} {threshold}: {scale}{hint}")
+        if maximum == 100 and 0 < value <= 1:
+            raise ConfigError(
+                f"{_option(threshold)} {threshold}: {scale}, not 0-1 "
+                f"(did you mean {name}={value * 100:g}?)"
+            )
+    elif spec.lower_is_better and value < 0:
+        raise ConfigError(f"{_option(threshold)} {threshold}: {name} cannot be negative")
+
+
+def _option(threshold: Threshold) -> str:
+    return "--fail-over" if threshold.upper else "--fail-under"
 
 
 def check_thresholds(micro: Mapping[str, Any], thresholds: Sequence[Threshold]) -> list[str]:
@@ -82,15 +126,55 @@ def check_thresholds(micro: Mapping[str, Any], thresholds: Sequence[Threshold]) 
                 f"{threshold.metric}: no question has a value, so it cannot meet "
                 f"{threshold.value:g}"
             )
-        elif threshold.upper and stats["mean"] > threshold.value:
-            failures.append(
-                f"{threshold.metric}: mean {stats['mean']:.4g} is over {threshold.value:g}"
-            )
-        elif not threshold.upper and stats["mean"] < threshold.value:
-            failures.append(
-                f"{threshold.metric}: mean {stats['mean']:.4g} is under {threshold.value:g}"
-            )
+            continue
+        failure = _missed(threshold, stats["mean"])
+        if failure:
+            failures.append(failure)
     return failures
+
+
+def check_comparison_thresholds(
+    comparison: Comparison, thresholds: Sequence[Threshold]
+) -> list[str]:
+    """The thresholds that the means a comparison shows for run B do not meet, one message
+    each: the mean over the questions scored in both runs (``mean_b``), with the
+    comparison's treatment of error responses, the number printed in its table."""
+    failures = []
+    for threshold in thresholds:
+        change = comparison.overall.get(threshold.metric)
+        if change is None or change.mean_b is None:
+            failures.append(
+                f"{threshold.metric}: no question has a value in both runs, so run B's mean "
+                f"cannot meet {threshold.value:g}"
+            )
+            continue
+        failure = _missed(threshold, change.mean_b)
+        if failure:
+            failures.append(f"{failure} (run B, over {change.pairs:,} paired questions)")
+    return failures
+
+
+def _missed(threshold: Threshold, mean: float) -> str | None:
+    """The message of a mean on the wrong side of its threshold, else ``None``."""
+    if threshold.upper and mean > threshold.value:
+        return (
+            f"{threshold.metric}: mean {_shown(mean, threshold.value)} is over {threshold.value:g}"
+        )
+    if not threshold.upper and mean < threshold.value:
+        return (
+            f"{threshold.metric}: mean {_shown(mean, threshold.value)} is under {threshold.value:g}"
+        )
+    return None
+
+
+def _shown(mean: float, threshold: float) -> str:
+    """The mean with 4 significant digits, or as many more as it takes not to print it
+    like the threshold it missed (0.69996 under 0.7 is not "0.7 is under 0.7")."""
+    for digits in range(4, 18):
+        text = f"{mean:.{digits}g}"
+        if text != f"{threshold:g}":
+            return text
+    return repr(mean)
 
 
 def check_regressions(comparison: Comparison, metrics: Iterable[str]) -> list[str]:
