@@ -80,3 +80,11 @@ def test_file_that_is_not_a_mapping(tmp_path: Path) -> None:
 def test_neither_path_nor_mapping() -> None:
     with pytest.raises(ConfigError, match="expected a path, a dict or an EvaluationConfig"):
         load_config(42)  # type: ignore[arg-type]
+
+
+def test_config_that_is_not_utf8_names_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_bytes(b'steps:\n  score_mode: "all\xe9"\n')  # Latin-1, not UTF-8
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value) == f"{path}: line 2, column 19: not UTF-8 text (byte 0xe9)"

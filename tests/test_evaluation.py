@@ -14,6 +14,7 @@ import pytest
 from graphrag_eval import (
     EvaluationConfig,
     arun_evaluation,
+    compare_results,
     compute_aggregates,
     load_reference,
     load_responses,
@@ -240,6 +241,55 @@ def test_missing_response_is_an_error_item_and_a_warning(caplog: pytest.LogCaptu
     assert "question 'q2': no response for this question" in caplog.text
 
 
+ZERO_ERRORS = {"aggregation": {"error_samples": "zero"}}
+USAGE = ("input_tokens", "output_tokens", "total_tokens", "elapsed_sec")
+
+
+def test_error_samples_zero_writes_the_steps_zero_on_error_results() -> None:
+    reference = dataset(
+        *SIMPLE_REFERENCE[0]["questions"], question("q3", answer="x")
+    )  # q3 has no reference steps
+    responses = {"q1": response("q1", error="timeout"), "q3": response("q3", error="timeout")}
+    q1, q2, q3 = run_evaluation(reference, responses, ZERO_ERRORS)
+    for result in (q1, q2):  # an error response, and a missing one
+        assert result["status"] == "error"
+        assert result["actual_steps"] == []
+        assert result["steps_score"] == 0.0
+    assert q3["actual_steps"] == []
+    assert "steps_score" not in q3
+
+
+def test_error_results_carry_no_step_keys_by_default() -> None:
+    results = run_evaluation(SIMPLE_REFERENCE, {"q1": response("q1", error="timeout")})
+    for result in results:
+        assert "actual_steps" not in result
+        assert "steps_score" not in result
+
+
+def test_all_error_run_in_zero_mode_agrees_in_results_aggregates_and_compare() -> None:
+    # The seed's fixture of an all-error run: every result has steps_score 0.0, and the
+    # summary shows those zeros per template, in micro and in macro.
+    errors = {qid: response(qid, error="Some error") for qid in ("q1", "q2")}
+    failed = run_evaluation(SIMPLE_REFERENCE, errors, ZERO_ERRORS)
+    assert [result["steps_score"] for result in failed] == [0.0, 0.0]
+    aggregates = compute_aggregates(failed, ZERO_ERRORS)
+    for block in (aggregates["per_template"]["t1"], aggregates["micro"]):
+        assert block["number_of_success_samples"] == 0
+        assert block["steps_score"]["sum"] == pytest.approx(0.0)
+        assert block["steps_score"]["max"] == pytest.approx(0.0)
+    assert aggregates["macro"] == {
+        "steps_score": {"mean": pytest.approx(0.0)},
+        **{key: {"mean": 0} for key in USAGE},
+    }
+    passed = run_evaluation(SIMPLE_REFERENCE, SIMPLE_RESPONSES, ZERO_ERRORS)
+    change = compare_results(passed, failed, config_a=ZERO_ERRORS, config_b=ZERO_ERRORS).overall[
+        "steps_score"
+    ]
+    assert change.pairs == 2
+    assert change.mean_b == pytest.approx(0.0)
+    assert change.scored_only_in_a == 0
+
+
 def test_unknown_response_is_a_warning(caplog: pytest.LogCaptureFixture) -> None:
     results = run_evaluation(SIMPLE_REFERENCE, {**SIMPLE_RESPONSES, "q9": response("q9")})
     assert len(results) == 2
@@ -438,7 +488,11 @@ def test_one_actual_step_against_several_reference_steps() -> None:
     [result] = run_evaluation(
         reference, {"q1": response("q1", [step("sparql_query", sparql(["c"], [["x"]]), "s")])}
     )
-    assert result["steps_score"] == 0.5  # the one actual step matches one of the two
+    assert result["steps_score"] == pytest.approx(0.5)  # the one step matches one of the two
+    # ... the later reference step, as in the seed's later versions
+    [[first, second]] = result["reference_steps"]
+    assert second["matches"] == "s"
+    assert "matches" not in first
 
 
 def test_results_do_not_depend_on_keeping_parsed_references(

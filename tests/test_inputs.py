@@ -1,4 +1,4 @@
-"""Loading and validating reference datasets and responses (SPEC §3)."""
+"""Loading and validating reference datasets and responses (docs/inputs.md)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from graphrag_eval import InputError, load_reference, load_responses
+from graphrag_eval import InputError, load_reference, load_responses, run_evaluation
 from graphrag_eval.evaluation import prepare_reference
-from graphrag_eval.inputs import Diagnostics, parse_reference, parse_responses
+from graphrag_eval.inputs import Diagnostics, check_evaluable, parse_reference, parse_responses
 from graphrag_eval.steps.rules import check_reference_step
 
 from builders import dataset, question, ref_step, response, sparql, sparql_ref, step
@@ -338,3 +338,181 @@ def test_implausible_usage_values_are_malformed(field: str, value: object) -> No
         .problems[0]
         .startswith(f"<responses>: responses[0] (question 'q1'): {field}: ")
     )
+
+
+# ---------------------------------------------------------------- text that is not UTF-8
+
+
+def test_jsonl_line_that_is_not_utf8_is_that_lines_malformed_response(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(
+        json.dumps(response("q1", actual_answer="fine")).encode()
+        + b"\n"
+        + b'{"question_id": "q2", "actual_answer": "caf\xe9"}\n'  # Latin-1, not UTF-8
+        + json.dumps(response("q3", actual_answer="also fine")).encode()
+        + b"\n"
+    )
+    parsed = load_responses(path)
+    assert sorted(parsed.responses) == ["q1", "q2", "q3"]
+    assert parsed.responses["q1"].actual_answer == "fine"
+    assert parsed.responses["q3"].actual_answer == "also fine"
+    broken = parsed.responses["q2"]
+    assert broken.is_error
+    assert broken.error is not None and "line 2" in broken.error
+    assert [str(notice) for notice in parsed.notices] == [
+        f"{path}: line 2 (question 'q2'): not UTF-8 text at column 44 (byte 0xe9)"
+    ]
+    assert parsed.notices[0].kind == "malformed_response"
+
+
+def test_jsonl_bad_byte_without_a_readable_id_costs_only_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(response("q1")).encode() + b"\n\xff\xfe{}\n")
+    parsed = load_responses(path)
+    assert list(parsed.responses) == ["q1"]
+    assert [str(notice) for notice in parsed.notices] == [
+        f"{path}: line 2: not UTF-8 text at column 1 (byte 0xff)"
+    ]
+
+
+def test_json_responses_that_are_not_utf8_name_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    path.write_bytes(b'[\n  {"question_id": "q1",\n   "actual_answer": "\xff"}\n]\n')
+    with pytest.raises(InputError) as caught:
+        load_responses(path)
+    assert str(caught.value) == f"{path}: line 3, column 22: not UTF-8 text (byte 0xff)"
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".json"])
+def test_reference_that_is_not_utf8_names_line_and_column(tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"ref{suffix}"
+    text = json.dumps(dataset(question("q1", text="naïve?")), indent=1, ensure_ascii=False)
+    line = next(n for n, row in enumerate(text.splitlines(), start=1) if "na\u00efve" in row)
+    column = text.splitlines()[line - 1].index("\u00ef") + 1
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode("latin-1"))  # a BOM, then Latin-1
+    with pytest.raises(InputError) as caught:
+        load_reference(path)
+    message = str(caught.value)
+    assert message == f"{path}: line {line}, column {column}: not UTF-8 text (byte 0xef)"
+    assert "codec" not in message and "position" not in message
+
+
+def test_utf16_reference_gets_a_hint(tmp_path: Path) -> None:
+    path = tmp_path / "ref.json"
+    path.write_bytes(json.dumps(dataset(question("q1"))).encode("utf-16"))
+    with pytest.raises(InputError, match=r"line 1, column 1: .*looks UTF-16: save it as UTF-8"):
+        load_reference(path)
+
+
+def test_bad_byte_on_the_first_line_after_a_bom_counts_columns_without_it(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "ref.yaml"
+    path.write_bytes(b"\xef\xbb\xbf- template_id: \xff\n")
+    with pytest.raises(InputError, match=r"ref\.yaml: line 1, column 16: not UTF-8 text"):
+        load_reference(path)
+
+
+# ---------------------------------------------------------------- inputs that evaluate nothing
+
+
+def test_empty_reference_dataset_is_an_error() -> None:
+    assert (
+        _error([]) == "ref.yaml: the reference dataset is empty (no templates): nothing to evaluate"
+    )
+
+
+def test_reference_whose_templates_have_no_questions_is_an_error() -> None:
+    data = [{"template_id": "t1", "questions": []}, {"template_id": "t2", "questions": []}]
+    assert _error(data) == (
+        "ref.yaml: the reference dataset has no questions (2 templates, without questions): "
+        "nothing to evaluate"
+    )
+
+
+SWAP = "did you swap REFERENCE and RESPONSES?"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        [response("q1", actual_answer="a"), response("q2")],
+        {"q1": {"actual_answer": "a"}, "q2": {"actual_answer": "b"}},
+        response("q1", [step("sparql_query", "x")]),
+    ],
+    ids=["list", "dict-by-id", "one-response"],
+)
+def test_responses_given_as_the_reference_get_the_swap_hint(data: Any) -> None:
+    message = _error(data)
+    assert message.startswith("ref.yaml: this looks like a responses file, not a reference")
+    assert message.endswith(SWAP)
+
+
+def test_responses_file_given_as_the_reference_gets_the_swap_hint(tmp_path: Path) -> None:
+    as_json = tmp_path / "responses.json"
+    as_json.write_text(json.dumps({"q1": response("q1", actual_answer="a")}))
+    as_jsonl = tmp_path / "responses.jsonl"
+    as_jsonl.write_text(json.dumps(response("q1")) + "\n" + json.dumps(response("q2")) + "\n")
+    for path in (as_json, as_jsonl):
+        with pytest.raises(InputError) as caught:
+            load_reference(path)
+        assert str(caught.value).startswith(f"{path}: ")
+        assert SWAP in str(caught.value)
+
+
+def test_a_malformed_reference_without_response_keys_gets_no_swap_hint() -> None:
+    assert SWAP not in _error([{"id": "q1", "question_text": "a flat list of questions?"}])
+
+
+def _questions() -> list[Any]:
+    return parse_reference(dataset(question("q1"), question("q2")), source="ref.yaml")
+
+
+def test_responses_for_no_reference_question_are_an_error_with_the_swap_hint() -> None:
+    responses = parse_responses([response("x1"), response("x2")], source="r.jsonl")
+    with pytest.raises(InputError) as caught:
+        check_evaluable(_questions(), responses)
+    assert str(caught.value) == (
+        "r.jsonl: none of its 2 responses is for a question of the reference dataset, so "
+        f"nothing would be evaluated ({SWAP})"
+    )
+
+
+def test_one_matching_response_is_enough() -> None:
+    responses = parse_responses([response("x1"), response("q2")], source="r.jsonl")
+    check_evaluable(_questions(), responses)  # does not raise: q1 missing, x1 unknown
+
+
+def test_empty_responses_are_all_missing_not_an_error() -> None:
+    check_evaluable(_questions(), parse_responses([]))
+    check_evaluable(_questions(), parse_responses({}))
+
+
+def test_responses_none_of_which_is_usable_are_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b"\xff\n{oops\n")
+    with pytest.raises(InputError) as caught:
+        check_evaluable(_questions(), load_responses(path))
+    assert str(caught.value) == (
+        f"{path}: none of its 2 records is a usable response, so nothing would be evaluated; "
+        "line 1: not UTF-8 text at column 1 (byte 0xff)"
+    )
+
+
+def test_a_reference_given_as_the_responses_gets_the_swap_hint() -> None:
+    responses = parse_responses(dataset(question("q1")), source="ref.json")
+    with pytest.raises(InputError) as caught:
+        check_evaluable(_questions(), responses)
+    assert str(caught.value).startswith("ref.json: its only record is not a usable response")
+    assert "this looks like a reference template" in str(caught.value)
+    assert str(caught.value).endswith(f"{SWAP})")
+
+
+def test_run_evaluation_raises_for_a_run_that_evaluates_nothing() -> None:
+    reference = dataset(question("q1"), question("q2"))
+    with pytest.raises(InputError, match="did you swap"):
+        run_evaluation(reference, {"x1": response("x1")})
+    with pytest.raises(InputError, match="the reference dataset is empty"):
+        run_evaluation([], {"q1": response("q1")})
+    missing = run_evaluation(reference, {})
+    assert [result["missing_response"] for result in missing] == [True, True]

@@ -31,6 +31,7 @@ from graphrag_eval.inputs import (
     ReferenceStep,
     Response,
     ResponseSet,
+    check_evaluable,
     load_reference,
     load_responses,
     parse_reference,
@@ -261,6 +262,7 @@ async def evaluate(
     diagnostics = Diagnostics()
     questions = prepare_reference(reference, diagnostics)
     response_set = prepare_responses(responses)
+    check_evaluable(questions, response_set)  # a run that would evaluate nothing is an error
     diagnostics.extend(response_set.notices)
     diagnostics.extend(check_coverage(questions, response_set))
     metrics = metrics_for(settings)
@@ -360,9 +362,9 @@ async def evaluate_item(
     """Evaluate one question against its response (``None`` when it has none): the result,
     and notices about what could not be read."""
     if response is None:
-        return missing_result(question), []
+        return _error_sample(missing_result(question), question, config), []
     if response.is_error:
-        return error_result(question, response), []
+        return _error_sample(error_result(question, response), question, config), []
     steps: StepsOutcome | None = None
     steps_error: str | None = None
     unreadable: dict[int, str] = {}  # actual step index -> why its output could not be read
@@ -442,6 +444,20 @@ async def evaluate_item(
     return result, notices
 
 
+def _error_sample(
+    result: dict[str, Any], question: ReferenceQuestion, config: EvaluationConfig
+) -> dict[str, Any]:
+    """An error sample's result; under ``aggregation.error_samples: zero`` it also carries
+    ``actual_steps: []`` and, when the question has reference steps, ``steps_score: 0.0``,
+    as the seed's later versions write, so the per-question results say what the
+    aggregates and ``compare`` count (docs/outputs.md)."""
+    if config.aggregation.error_samples == "zero":
+        result["actual_steps"] = []
+        if question.reference_steps:
+            result["steps_score"] = 0.0
+    return result
+
+
 async def _safely(metric: Metric, question_id: str, work: Awaitable[Outcome]) -> Outcome:
     """Run a metric; an exception in it (a bug) becomes that metric's failure on this item."""
     try:
@@ -463,7 +479,8 @@ async def arun_evaluation(
     ``config`` is a path, a dict or an :class:`EvaluationConfig`. Problems found in the
     responses are logged as warnings on the ``graphrag_eval`` logger and recorded on the
     items concerned. Raises ``InputError``/``ConfigError`` for an unusable reference or
-    config.
+    config, and ``InputError`` for inputs that would evaluate nothing (an empty reference, or
+    responses of which none is for a reference question; docs/inputs.md).
     """
     run = await evaluate(reference_qas, chat_responses, config)
     for notice in run.diagnostics.notices:

@@ -6,8 +6,10 @@ number; callers add the file name and raise their own error kind.
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -18,6 +20,7 @@ __all__ = [
     "JSONL_SUFFIXES",
     "JSON_TEXT_ERRORS",
     "BrokenLine",
+    "decode_utf8",
     "dump_yaml",
     "iter_jsonl",
     "read_document",
@@ -37,8 +40,9 @@ _Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 def read_document(path: Path) -> Any:
     """Parse a whole YAML or JSON file (chosen by suffix; YAML also reads JSON). A UTF-8 byte
-    order mark is accepted."""
-    text = path.read_text(encoding="utf-8-sig")
+    order mark is accepted; text that is not UTF-8 is a ``ValueError`` naming the line and
+    column of the first bad byte."""
+    text = decode_utf8(path.read_bytes())
     if path.suffix.lower() == ".json":
         try:
             return json.loads(text)
@@ -59,6 +63,36 @@ def read_document(path: Path) -> Any:
         raise ValueError(f"{where}invalid YAML: {problem}") from None
 
 
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def _bad_byte(value: int) -> str:
+    return f"(byte 0x{value:02x})"
+
+
+def _utf16_hint(data: bytes) -> str:
+    return "; the file looks UTF-16: save it as UTF-8" if data.startswith(_UTF16_BOMS) else ""
+
+
+def decode_utf8(data: bytes) -> str:
+    """``data`` as UTF-8 text (a byte order mark is dropped). Text that is not UTF-8 is a
+    one-line ``ValueError`` naming the line and column of the first bad byte, never a codec
+    message with a byte offset."""
+    try:
+        # Not the utf-8-sig codec: its error positions do not count the byte order mark.
+        return data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        before = data[: exc.start].removeprefix(codecs.BOM_UTF8)
+        line_start = before.rfind(b"\n") + 1
+        line = before.count(b"\n") + 1
+        column = len(before[line_start:].decode("utf-8")) + 1
+        raise ValueError(
+            f"line {line}, column {column}: not UTF-8 text "
+            f"{_bad_byte(data[exc.start])}{_utf16_hint(data)}"
+        ) from None
+
+
 class BrokenLine(ValueError):
     """A JSONL line that is not valid JSON; ``text`` keeps the line for diagnosis."""
 
@@ -68,12 +102,22 @@ class BrokenLine(ValueError):
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
-    """Yield ``(line_number, value)`` for each non-blank line; a broken line yields a
-    :class:`BrokenLine` as its value. A broken line never stops the iteration: the caller
-    decides what it costs."""
-    with path.open(encoding="utf-8-sig") as stream:
+    """Yield ``(line_number, value)`` for each non-blank line; a broken line (not JSON, or not
+    UTF-8) yields a :class:`BrokenLine` as its value. A broken line never stops the iteration:
+    the caller decides what it costs."""
+    # Bad bytes are decoded as lone surrogates (which valid UTF-8 never yields), so one bad
+    # line is found, and reported, without losing the lines around it.
+    with path.open(encoding="utf-8-sig", errors="surrogateescape") as stream:
         for number, line in enumerate(stream, start=1):
             if not line.strip():
+                continue
+            bad = _ESCAPED_BYTE.search(line)
+            if bad is not None:
+                escaped = ord(bad.group()) - 0xDC00
+                message = f"not UTF-8 text at column {bad.start() + 1} {_bad_byte(escaped)}"
+                if number == 1 and bad.start() == 0:
+                    message += _utf16_hint(line.encode("utf-8", "surrogateescape"))
+                yield number, BrokenLine(message, _ESCAPED_BYTE.sub("\ufffd", line))
                 continue
             try:
                 yield number, json.loads(line)

@@ -1,6 +1,6 @@
 """Reference datasets and responses: from files or Python objects to validated, typed items.
 
-Two kinds of input, treated differently (SPEC §3):
+Two kinds of input, treated differently (docs/inputs.md):
 
 * The **reference dataset** is curated by the user. A structural error in it (not a list of
   templates, a question without ``id``, duplicate ids, a malformed step) raises
@@ -9,6 +9,9 @@ Two kinds of input, treated differently (SPEC §3):
 * **Responses** come from the system under test and are messy. Nothing in them raises: a
   malformed response or step gets an error on that item or step, a response for an unknown
   question is a warning, and the rest is evaluated.
+
+Only a run that would evaluate nothing is an error (:func:`check_evaluable`): an empty
+reference dataset, or responses none of which is for a reference question.
 
 Every message names the file, the item (question id or line number) and the field. The
 user's objects are never mutated; typed objects keep a reference to the original mapping so
@@ -38,6 +41,7 @@ __all__ = [
     "ReferenceStep",
     "Response",
     "ResponseSet",
+    "check_evaluable",
     "count_kinds",
     "load_reference",
     "load_responses",
@@ -47,6 +51,7 @@ __all__ = [
 
 REFERENCE_LABEL = "<reference>"
 RESPONSES_LABEL = "<responses>"
+SWAP_HINT = "did you swap REFERENCE and RESPONSES?"
 
 
 # --------------------------------------------------------------------------------------------
@@ -173,6 +178,10 @@ def _message(error: Mapping[str, Any]) -> str:
     return f"{error['msg'][0].lower()}{error['msg'][1:]} (got {shown})"
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
 def _kind(value: object) -> str:
     if isinstance(value, Mapping):
         return "a mapping"
@@ -229,15 +238,49 @@ def load_reference(path: str | Path) -> list[Any]:
     Raises :class:`InputError` naming the file and line when it cannot be parsed.
     """
     path = Path(path)
+    # A reference is never JSON Lines: such a file is most likely the responses.
+    hint = (
+        f"; a reference dataset is YAML or JSON, not JSON Lines ({SWAP_HINT})"
+        if path.suffix.lower() in JSONL_SUFFIXES
+        else ""
+    )
     try:
         data = read_document(path)
     except FileNotFoundError:
         raise InputError("file not found", file=str(path)) from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InputError(str(exc), file=str(path)) from None
+    except ValueError as exc:
+        raise InputError(f"{exc}{hint}", file=str(path)) from None
+    if _looks_like_responses(data):
+        raise InputError(_RESPONSES_NOT_REFERENCE, file=str(path))
     if not isinstance(data, list):
-        raise InputError(f"expected a list of templates, got {_kind(data)}", file=str(path))
+        raise InputError(f"expected a list of templates, got {_kind(data)}{hint}", file=str(path))
     return data
+
+
+_RESPONSES_NOT_REFERENCE = (
+    f"this looks like a responses file, not a reference dataset (a list of templates); {SWAP_HINT}"
+)
+_RESPONSE_ONLY_KEYS = frozenset({"question_id", "actual_answer", "actual_steps"})
+
+
+def _is_response_like(value: Any) -> bool:
+    return (
+        isinstance(value, Mapping)
+        and not value.keys() & _TEMPLATE_KEYS
+        and bool(value.keys() & _RESPONSE_ONLY_KEYS)
+    )
+
+
+def _looks_like_responses(data: Any) -> bool:
+    """Whether data given as the reference is rather responses: a list whose first item, or
+    a mapping whose first value (a dict by question id), or a mapping that itself is a
+    response. Only data that is no reference dataset anyway is ever said to be one."""
+    if isinstance(data, list | tuple):
+        return bool(data) and _is_response_like(data[0])
+    if isinstance(data, Mapping):
+        first = next(iter(data.values()), None)
+        return _is_response_like(data) or _is_response_like(first)
+    return False
 
 
 def parse_reference(
@@ -254,8 +297,14 @@ def parse_reference(
     scores as unmatched. Structural errors raise :class:`InputError`.
     """
     diagnostics = diagnostics if diagnostics is not None else Diagnostics()
+    if _looks_like_responses(data):
+        raise InputError(_RESPONSES_NOT_REFERENCE, file=source)
     if not isinstance(data, list | tuple):
         raise InputError(f"expected a list of templates, got {_kind(data)}", file=source)
+    if not data:
+        raise InputError(
+            "the reference dataset is empty (no templates): nothing to evaluate", file=source
+        )
     questions: list[ReferenceQuestion] = []
     seen_questions: dict[str, str] = {}
     seen_templates: set[str] = set()
@@ -297,6 +346,12 @@ def parse_reference(
             seen_questions[question.id] = template_id
             unknown_keys.update(f"question.{key}" for key in raw if key not in _QUESTION_KEYS)
             questions.append(question)
+    if not questions:
+        raise InputError(
+            f"the reference dataset has no questions ({_count(len(data), 'template')}, "
+            "without questions): nothing to evaluate",
+            file=source,
+        )
     for key, count in unknown_keys.items():
         diagnostics.add(
             Notice(
@@ -523,6 +578,8 @@ class ResponseSet:
     responses: dict[str, Response]
     notices: list[Notice]
     source: str
+    records: int = 0
+    """How many records (lines, list items, dict entries) the input had, readable or not."""
 
 
 def load_responses(path: str | Path) -> ResponseSet:
@@ -533,11 +590,9 @@ def load_responses(path: str | Path) -> ResponseSet:
     label = str(path)
     if path.suffix.lower() in JSONL_SUFFIXES:
         try:
-            lines = list(iter_jsonl(path))
+            lines = list(iter_jsonl(path))  # a line that is not UTF-8 is a broken line
         except FileNotFoundError:
             raise InputError("file not found", file=label) from None
-        except UnicodeDecodeError as exc:
-            raise InputError(f"not UTF-8 text: {exc.reason}", file=label) from None
         return _parse_response_records(
             ((f"line {number}", value) for number, value in lines), label
         )
@@ -545,7 +600,7 @@ def load_responses(path: str | Path) -> ResponseSet:
         data = read_document(path)
     except FileNotFoundError:
         raise InputError("file not found", file=label) from None
-    except (ValueError, UnicodeDecodeError) as exc:
+    except ValueError as exc:  # not JSON/YAML, or not UTF-8: the file cannot be split
         raise InputError(str(exc), file=label) from None
     return parse_responses(data, source=label)
 
@@ -584,6 +639,7 @@ def _parse_response_records(
     responses: dict[str, Response] = {}
     notices: list[Notice] = []
     unused: Counter[str] = Counter()
+    position = -1
     for position, (where, value) in enumerate(records):
         key = keys[position] if keys is not None else None
         if isinstance(value, BrokenLine):
@@ -620,7 +676,7 @@ def _parse_response_records(
                 field=name,
             )
         )
-    return ResponseSet(responses=responses, notices=notices, source=source)
+    return ResponseSet(responses=responses, notices=notices, source=source, records=position + 1)
 
 
 def _parse_response(
@@ -661,6 +717,8 @@ def _parse_response(
             path = _path("", error["loc"])
             message = _message(error)
             if top == "question_id" or top is None:
+                if "question_id" not in data and data.keys() & _TEMPLATE_KEYS:
+                    message += f" (this looks like a reference template; {SWAP_HINT})"
                 notices.append(
                     Notice(
                         "malformed_response", message, file=source, item=item, field="question_id"
@@ -780,6 +838,41 @@ def _parse_actual_step(
         raw=raw,
         problem=locate(None, None, field_path) + f": {problem}",
     )
+
+
+def check_evaluable(questions: Sequence[ReferenceQuestion], responses: ResponseSet) -> None:
+    """Raise :class:`InputError` when a run of these inputs would evaluate nothing (see
+    docs/inputs.md): no reference question, or responses none of which is for a reference
+    question (most likely the two files were swapped, or belong to different datasets).
+
+    Responses that are merely absent (an empty file) are not an error: every question is
+    evaluated as missing, and counted so.
+    """
+    if not questions:
+        raise InputError("the reference dataset has no questions: nothing to evaluate")
+    known = {question.id for question in questions}
+    if any(question_id in known for question_id in responses.responses):
+        return
+    if responses.responses:
+        count = len(responses.responses)
+        which = "its only response is not" if count == 1 else f"none of its {count} responses is"
+        raise InputError(
+            f"{which} for a question of the reference dataset, so nothing would be evaluated "
+            f"({SWAP_HINT})",
+            file=responses.source,
+        )
+    if responses.records:
+        first = next((n for n in responses.notices if n.kind == "malformed_response"), None)
+        reason = f"; {locate(None, first.item, first.field)}: {first.message}" if first else ""
+        which = (
+            "its only record is not"
+            if responses.records == 1
+            else f"none of its {responses.records} records is"
+        )
+        raise InputError(
+            f"{which} a usable response, so nothing would be evaluated{reason}",
+            file=responses.source,
+        )
 
 
 def question_id_in_text(text: str) -> str | None:
