@@ -1,4 +1,4 @@
-"""Benchmark of the SPARQL results comparison (SPEC §4.3) on generated results.
+"""Benchmark of the SPARQL results comparison (docs/steps.md) on generated results.
 
 For each case (rows x reference columns x actual columns) a reference SPARQL 1.1 JSON result
 is generated with uri, plain literal, xsd:integer and xsd:decimal cells, and three actual

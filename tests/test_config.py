@@ -13,7 +13,7 @@ def test_defaults() -> None:
     config = load_config(None)
     assert config.steps.score_mode == "last_group"
     assert config.aggregation.error_samples == "exclude"
-    assert config.retrieval_context.similarity_threshold == 0.5
+    assert config.retrieval_context.similarity_threshold == pytest.approx(0.5)
 
 
 def test_dict_path_and_object_are_equivalent(tmp_path: Path) -> None:

@@ -66,7 +66,7 @@ def test_seed_example_question_scores_as_documented(
         212,
         221551,
     )
-    assert result["elapsed_sec"] == 6.601679801940918
+    assert result["elapsed_sec"] == pytest.approx(6.601679801940918)
     assert result["template_id"] == "list_all_transformers_within_Substation_SUBSTATION"
 
 
@@ -112,10 +112,10 @@ def test_example_in_all_groups_mode_also_matches_the_iri_discovery() -> None:
 
 def test_example_retrieval_context_metrics(example_results: list[dict[str, Any]]) -> None:
     retrieval = _by_id(example_results)[OSLO]["actual_steps"][0]
-    assert retrieval["retrieval_context_recall"] == 1.0
-    assert retrieval["retrieval_context_precision"] == 1.0
-    assert retrieval["retrieval_context_f1"] == 1.0
-    assert retrieval["retrieval_context_ids_average_precision"] == 1.0
+    assert retrieval["retrieval_context_recall"] == pytest.approx(1.0)
+    assert retrieval["retrieval_context_precision"] == pytest.approx(1.0)
+    assert retrieval["retrieval_context_f1"] == pytest.approx(1.0)
+    assert retrieval["retrieval_context_ids_average_precision"] == pytest.approx(1.0)
 
 
 def test_example_aggregates_are_deterministic(example_results: list[dict[str, Any]]) -> None:
@@ -123,7 +123,9 @@ def test_example_aggregates_are_deterministic(example_results: list[dict[str, An
     micro = aggregates["micro"]
     assert micro["number_of_success_samples"] == 4
     assert micro["number_of_error_samples"] == 1
-    assert micro["steps_score"] == {"sum": 3.0, "mean": 0.75, "median": 1.0, "min": 0.0, "max": 1.0}
+    assert micro["steps_score"] == pytest.approx(
+        {"sum": 3.0, "mean": 0.75, "median": 1.0, "min": 0.0, "max": 1.0}
+    )
     # template means 1.0, 0.0 (one success, one error) and 1.0
     assert aggregates["macro"]["steps_score"] == {"mean": pytest.approx(2 / 3)}
 
@@ -175,7 +177,7 @@ def test_run_evaluation_inside_a_running_event_loop() -> None:
         return run_evaluation(SIMPLE_REFERENCE, SIMPLE_RESPONSES)
 
     results = asyncio.run(notebook_cell())
-    assert [r["steps_score"] for r in results] == [1.0, 0.0]
+    assert [r["steps_score"] for r in results] == pytest.approx([1.0, 0.0])
 
 
 def test_arun_evaluation() -> None:
@@ -237,7 +239,7 @@ def test_missing_response_is_an_error_item_and_a_warning(caplog: pytest.LogCaptu
     assert missing["status"] == "error"
     assert missing["missing_response"] is True
     assert missing["error"] == "no response for this question"
-    assert results[0]["steps_score"] == 1.0
+    assert results[0]["steps_score"] == pytest.approx(1.0)
     assert "question 'q2': no response for this question" in caplog.text
 
 
@@ -254,7 +256,7 @@ def test_error_samples_zero_writes_the_steps_zero_on_error_results() -> None:
     for result in (q1, q2):  # an error response, and a missing one
         assert result["status"] == "error"
         assert result["actual_steps"] == []
-        assert result["steps_score"] == 0.0
+        assert result["steps_score"] == pytest.approx(0.0)
     assert q3["actual_steps"] == []
     assert "steps_score" not in q3
 
@@ -271,7 +273,7 @@ def test_all_error_run_in_zero_mode_agrees_in_results_aggregates_and_compare() -
     # summary shows those zeros per template, in micro and in macro.
     errors = {qid: response(qid, error="Some error") for qid in ("q1", "q2")}
     failed = run_evaluation(SIMPLE_REFERENCE, errors, ZERO_ERRORS)
-    assert [result["steps_score"] for result in failed] == [0.0, 0.0]
+    assert [result["steps_score"] for result in failed] == pytest.approx([0.0, 0.0])
     aggregates = compute_aggregates(failed, ZERO_ERRORS)
     for block in (aggregates["per_template"]["t1"], aggregates["micro"]):
         assert block["number_of_success_samples"] == 0
@@ -313,7 +315,7 @@ def test_malformed_step_is_flagged_and_the_rest_scored() -> None:
     bad, good = results[0]["actual_steps"]
     assert bad["input_error"] == "actual_steps[0].status: missing"
     assert "input_error" not in good
-    assert results[0]["steps_score"] == 1.0
+    assert results[0]["steps_score"] == pytest.approx(1.0)
     assert results[0]["reference_steps"][0][0]["matches"] == "s1"
 
 
@@ -325,7 +327,7 @@ def test_malformed_response_field_is_reported_on_the_item() -> None:
             "q2": SIMPLE_RESPONSES["q2"],
         },
     )
-    assert results[0]["steps_score"] == 1.0
+    assert results[0]["steps_score"] == pytest.approx(1.0)
     assert "input_tokens" not in results[0]
     assert results[0]["input_errors"][0].startswith("<responses>: question 'q1': input_tokens:")
 
@@ -333,7 +335,7 @@ def test_malformed_response_field_is_reported_on_the_item() -> None:
 def test_broken_reference_step_is_flagged_and_unmatched() -> None:
     reference = dataset(question("q1", [[sparql_ref("{oops")]]))
     [result] = run_evaluation(reference, {"q1": SIMPLE_RESPONSES["q1"]})
-    assert result["steps_score"] == 0.0
+    assert result["steps_score"] == pytest.approx(0.0)
     assert "not SPARQL results JSON" in result["reference_steps"][0][0]["input_error"]
 
 
@@ -357,7 +359,7 @@ def test_no_reference_steps_means_no_steps_score() -> None:
 
 def test_reference_steps_without_actual_steps_score_zero() -> None:
     [result, _] = run_evaluation(SIMPLE_REFERENCE, {"q1": response("q1", actual_answer="x")})
-    assert result["steps_score"] == 0.0
+    assert result["steps_score"] == pytest.approx(0.0)
 
 
 class _Exploding(ItemMetric):
@@ -383,13 +385,13 @@ def exploding_metric() -> Iterator[None]:
 @pytest.mark.usefixtures("exploding_metric")
 def test_a_metric_bug_costs_one_value_not_the_run(caplog: pytest.LogCaptureFixture) -> None:
     q1, q2 = run_evaluation(SIMPLE_REFERENCE, SIMPLE_RESPONSES)
-    assert q1["exploding_score"] == 0.5
+    assert q1["exploding_score"] == pytest.approx(0.5)
     assert q2["exploding_error"] == "internal error in exploding: RuntimeError('bug for q2 only')"
-    assert q2["steps_score"] == 0.0  # the other metrics of the item are unaffected
+    assert q2["steps_score"] == pytest.approx(0.0)  # the other metrics of the item are unaffected
     assert "metric exploding failed on question 'q2'" in caplog.text
     # and the new metric is aggregated without any change to the aggregator
     aggregates = compute_aggregates([q1, q2])
-    assert aggregates["micro"]["exploding_score"]["mean"] == 0.5
+    assert aggregates["micro"]["exploding_score"]["mean"] == pytest.approx(0.5)
     assert aggregates["micro"]["coverage"]["exploding_score"] == {
         "scored": 1,
         "failed": 1,
@@ -417,10 +419,10 @@ def test_unmatched_retrieval_step_still_gets_context_metrics() -> None:
     )
     retrieval = result["actual_steps"][0]
     assert "matches" not in result["reference_steps"][0][0]
-    assert retrieval["retrieval_context_recall"] == 0.0
-    assert retrieval["retrieval_context_precision"] == 0.0
-    assert retrieval["retrieval_context_f1"] == 0.0
-    assert retrieval["retrieval_context_ids_average_precision"] == 0.0
+    assert retrieval["retrieval_context_recall"] == pytest.approx(0.0)
+    assert retrieval["retrieval_context_precision"] == pytest.approx(0.0)
+    assert retrieval["retrieval_context_f1"] == pytest.approx(0.0)
+    assert retrieval["retrieval_context_ids_average_precision"] == pytest.approx(0.0)
 
 
 def test_unreadable_retrieval_output_gets_the_error_keys() -> None:
@@ -452,7 +454,7 @@ def test_retrieval_context_metrics_can_be_disabled() -> None:
     responses = {"q1": response("q1", [step("retrieval", contexts(("d1", "alpha")), "r")])}
     [result] = run_evaluation(reference, responses, {"retrieval_context": {"enabled": False}})
     assert not any(key.startswith("retrieval_context") for key in result["actual_steps"][0])
-    assert result["steps_score"] == 1.0
+    assert result["steps_score"] == pytest.approx(1.0)
 
 
 def test_no_reference_retrieval_step_means_no_context_metrics() -> None:
@@ -477,7 +479,7 @@ def test_prepared_reference_can_be_evaluated_again() -> None:
     questions = prepare_reference(SIMPLE_REFERENCE)
     first = asyncio.run(evaluate(questions, SIMPLE_RESPONSES))
     second = asyncio.run(evaluate(questions, SIMPLE_RESPONSES))
-    assert [r["steps_score"] for r in first.results] == [1.0, 0.0]
+    assert [r["steps_score"] for r in first.results] == pytest.approx([1.0, 0.0])
     assert first.results == second.results
 
 
@@ -528,7 +530,7 @@ def test_unreadable_output_is_flagged_on_the_step_and_counted() -> None:
     timed_out, good = q1["actual_steps"]
     assert timed_out["output_error"].startswith("output is not SPARQL results JSON")
     assert "output_error" not in good
-    assert q1["steps_score"] == 1.0
+    assert q1["steps_score"] == pytest.approx(1.0)
     assert q2["actual_steps"][0]["output_error"].startswith("output is not SPARQL results JSON")
     unreadable = [n for n in run.diagnostics.notices if n.kind == "unreadable_output"]
     assert [(n.item, n.field) for n in unreadable] == [
@@ -544,7 +546,7 @@ def test_a_matched_step_gets_no_output_error() -> None:
     [result] = run_evaluation(
         reference, {"q1": response("q1", [step("sparql_query", "text mentioning <urn:a>", "s")])}
     )
-    assert result["steps_score"] == 1.0
+    assert result["steps_score"] == pytest.approx(1.0)
     assert "output_error" not in result["actual_steps"][0]
 
 
@@ -568,11 +570,11 @@ def test_fractional_context_metrics_and_pairing_with_the_matched_reference_step(
     )
     r1, r2 = result["actual_steps"]
     assert result["reference_steps"][0][1]["matches"] == "r1"
-    assert r1["retrieval_context_recall"] == 0.5
+    assert r1["retrieval_context_recall"] == pytest.approx(0.5)
     assert r1["retrieval_context_precision"] == pytest.approx(0.25)  # d4 at rank 2, of 2
     assert r1["retrieval_context_f1"] == pytest.approx(1 / 3)
     assert r1["retrieval_context_ids_average_precision"] == pytest.approx(0.25)
-    assert r2["retrieval_context_recall"] == 1.0
+    assert r2["retrieval_context_recall"] == pytest.approx(1.0)
     assert result["steps_score"] == pytest.approx(0.75)
 
 

@@ -51,8 +51,8 @@ def test_results_frame_has_one_row_per_question_with_every_score() -> None:
         "question_text",
         "error",
     ]
-    assert frame.loc[0, "steps_score"] == 1.0
-    assert frame.loc[1, "steps_score"] == 0.0
+    assert frame.loc[0, "steps_score"] == pytest.approx(1.0)
+    assert frame.loc[1, "steps_score"] == pytest.approx(0.0)
     assert math.isnan(frame.loc[2, "steps_score"])  # an error sample is not scored
     # A key written on steps is the mean over the item's steps.
     assert frame.loc[0, "retrieval_context_f1"] == pytest.approx(0.75)
@@ -64,7 +64,7 @@ def test_results_frame_has_one_row_per_question_with_every_score() -> None:
 def test_results_frame_counts_error_samples_as_zero_when_configured() -> None:
     results = [dict(result, reference_steps=[[]]) for result in RESULTS]
     frame = graphrag_eval.results_frame(results, {"aggregation": {"error_samples": "zero"}})
-    assert frame.loc[2, "steps_score"] == 0.0
+    assert frame.loc[2, "steps_score"] == pytest.approx(0.0)
 
 
 def test_aggregates_frame_matches_the_aggregates() -> None:
@@ -77,8 +77,8 @@ def test_aggregates_frame_matches_the_aggregates() -> None:
     per_template = frame[frame.scope == "template"].pivot(
         index="template_id", columns="metric", values="mean"
     )
-    assert per_template.loc["t1", "steps_score"] == 0.5
-    assert per_template.loc["t1", "retrieval_context_f1"] == 0.75
+    assert per_template.loc["t1", "steps_score"] == pytest.approx(0.5)
+    assert per_template.loc["t1", "retrieval_context_f1"] == pytest.approx(0.75)
     # t2 has only an error sample: no numeric statistics for it.
     assert "t2" not in set(frame[frame.metric == "steps_score"].template_id.dropna())
 
@@ -88,9 +88,9 @@ def test_comparison_frame_has_a_row_per_scope_and_metric() -> None:
     comparison = graphrag_eval.compare_results(RESULTS, better)
     frame = graphrag_eval.comparison_frame(comparison)
     row = frame[(frame.scope == "all") & (frame.metric == "steps_score")].iloc[0]
-    assert row["mean_a"] == 0.5
-    assert row["mean_b"] == 1.0
-    assert row["difference"] == 0.5
+    assert row["mean_a"] == pytest.approx(0.5)
+    assert row["mean_b"] == pytest.approx(1.0)
+    assert row["difference"] == pytest.approx(0.5)
     assert row["pairs"] == 2
     assert "better_items" not in frame.columns
     templates = frame[frame.scope == "template"]

@@ -1,4 +1,4 @@
-"""The local models of the ``embeddings`` extra, for real (SPEC §6): semantic similarity and
+"""The local models of the ``embeddings`` extra, for real (docs/metrics.md): semantic similarity and
 BERTScore with the bundled all-MiniLM-L6-v2 and with a copy of it in a directory, the batching
 of concurrent requests into forward passes, the cache, dry runs, and loading offline.
 
@@ -10,7 +10,6 @@ the offline test.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import math
 import os
@@ -18,7 +17,7 @@ import socket
 import subprocess
 import sys
 import threading
-import time
+import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -122,7 +121,7 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 def test_identical_texts_are_100_percent_similar() -> None:
     [result] = score(SIMILARITY, ("Cornish heath", "Cornish heath"))
 
-    assert result["semantic_similarity_percentage"] == 100.0
+    assert result["semantic_similarity_percentage"] == pytest.approx(100.0)
     assert "semantic_similarity_error" not in result
 
 
@@ -151,7 +150,7 @@ def test_similarity_is_a_percentage_rounded_to_two_decimals() -> None:
 def test_a_blank_answer_or_reference_is_0_percent_similar(reference: str, answer: str) -> None:
     [result] = score(SIMILARITY, (reference, answer))
 
-    assert result["semantic_similarity_percentage"] == 0.0
+    assert result["semantic_similarity_percentage"] == pytest.approx(0.0)
 
 
 def test_items_without_a_reference_or_actual_answer_are_skipped() -> None:
@@ -162,7 +161,7 @@ def test_items_without_a_reference_or_actual_answer_are_skipped() -> None:
     for skipped in (no_reference, no_answer):
         assert "semantic_similarity_percentage" not in skipped
         assert "semantic_similarity_error" not in skipped
-    assert scored["semantic_similarity_percentage"] == 100.0
+    assert scored["semantic_similarity_percentage"] == pytest.approx(100.0)
 
 
 def test_the_hugging_face_name_of_the_bundled_model_is_the_bundled_copy() -> None:
@@ -244,7 +243,7 @@ def test_bert_scores_are_percentages_rounded_to_four_decimals() -> None:
 def test_bert_score_of_a_blank_text_is_0(reference: str, answer: str) -> None:
     [result] = score(BERT_SCORE, (reference, answer))
 
-    assert bert(result) == (0.0, 0.0, 0.0)
+    assert bert(result) == pytest.approx((0.0, 0.0, 0.0))
 
 
 def test_bert_score_skips_items_without_answers() -> None:
@@ -484,44 +483,69 @@ def test_a_batch_with_the_wrong_number_of_results_fails() -> None:
         asyncio.run(go())
 
 
-def test_the_model_runs_off_the_event_loop() -> None:
-    """While a long forward pass runs, the loop keeps serving other tasks."""
-    texts = [
-        f"Report {i}: the substation at site {i} has {i % 5 + 2} transformers, two feeders "
-        f"and a control room; its last inspection found {i % 3} faults in the cooling system."
-        for i in range(150)
-    ]
+def test_batched_work_runs_off_the_event_loop() -> None:
+    """The blocking work waits for a signal that only the event loop can send: it finishes
+    only if the loop keeps serving other tasks while the work runs (no clock involved)."""
+    loop_may_go_on = threading.Event()
+    work_started = threading.Event()
+    threads: list[str] = []
 
-    async def go() -> tuple[float, int, float]:
+    def blocking_work(inputs: list[int]) -> list[int]:
+        threads.append(threading.current_thread().name)
+        work_started.set()
+        # On the loop's own thread this wait would time out: nothing else could run.
+        assert loop_may_go_on.wait(timeout=60), "the event loop was blocked by the work"
+        return [x + 1 for x in inputs]
+
+    batcher: Batcher[int, int] = Batcher(blocking_work, max_batch=8)
+
+    async def go() -> tuple[list[int], list[str]]:
+        served: list[str] = []
+
+        async def other_task() -> None:
+            while not work_started.is_set():
+                await asyncio.sleep(0.001)
+            served.append("served while the work was blocked")
+            loop_may_go_on.set()
+
+        results, _ = await asyncio.gather(batcher.run([1, 2, 3]), other_task())
+        return results, served
+
+    results, served = asyncio.run(go())
+
+    assert results == [2, 3, 4]
+    assert served == ["served while the work was blocked"]
+    assert threads == [threads[0]] and threads[0] != threading.main_thread().name
+    assert threads[0].startswith("graphrag-eval-local")
+
+
+def test_the_model_runs_in_the_worker_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real model's forward passes run in the one worker thread, not the loop's."""
+    from graphrag_eval.llm.local import LocalModel
+
+    threads: list[str] = []
+    encode = LocalModel.sentence_embeddings
+
+    def recording(self: LocalModel, texts: list[str], batch_size: int) -> list[list[float]]:
+        threads.append(threading.current_thread().name)
+        return encode(self, texts, batch_size)
+
+    monkeypatch.setattr(LocalModel, "sentence_embeddings", recording)
+
+    async def go() -> list[list[float]]:
         engine = local_engine()
         try:
-            await engine.embed(["warm up"], metric="x")  # the load is not what is timed
-            ticks: list[float] = []
-            done = asyncio.Event()
-
-            async def ticker() -> None:
-                while not done.is_set():
-                    ticks.append(time.perf_counter())
-                    await asyncio.sleep(0.01)
-
-            ticking = asyncio.create_task(ticker())
-            await asyncio.sleep(0)
-            started = time.perf_counter()
-            await engine.embed(texts, metric="x")
-            elapsed = time.perf_counter() - started
-            done.set()
-            await ticking
-            during = [t for t in ticks if t >= started]
-            gaps = [b - a for a, b in itertools.pairwise(ticks)]
-            return elapsed, len(during), max(gaps, default=math.inf)
+            embedded = await engine.embed(
+                [f"a text no other test embeds: {uuid.uuid4()}"], metric="x"
+            )
+            return embedded.vectors
         finally:
             await engine.aclose()
 
-    elapsed, ticks, longest_gap = asyncio.run(go())
+    vectors = asyncio.run(go())
 
-    assert elapsed > 0.3, "the encode must be long enough to tell"
-    assert ticks >= 10
-    assert longest_gap < elapsed / 2
+    assert len(vectors) == 1 and len(vectors[0]) == 384
+    assert threads and all(name.startswith("graphrag-eval-local") for name in threads)
 
 
 # ----------------------------------------------------------------------------- cache
@@ -748,7 +772,7 @@ def test_the_models_load_offline(
     assert connections == []
     for line in done.stdout.splitlines():
         identical, paraphrase = json.loads(line)
-        assert identical["semantic_similarity_percentage"] == 100.0
+        assert identical["semantic_similarity_percentage"] == pytest.approx(100.0)
         assert identical["bert_score_f1"] >= 99.99
         assert paraphrase["semantic_similarity_percentage"] >= 85.0
         assert 50.0 < paraphrase["bert_score_f1"] < 100.0

@@ -41,7 +41,7 @@ def test_an_item_that_cannot_be_copied_fails_alone(caplog: pytest.LogCaptureFixt
     assert bad["status"] == "error"
     assert bad["evaluation_error"] is True
     assert bad["error"].startswith("graphrag-eval could not evaluate this item: RecursionError")
-    assert good["steps_score"] == 1.0
+    assert good["steps_score"] == pytest.approx(1.0)
     assert "could not evaluate question 'q1'" in caplog.text
     assert compute_aggregates([bad, good])["micro"]["number_of_error_samples"] == 1
 
@@ -71,7 +71,7 @@ def test_deeply_nested_outputs_score_zero_with_a_reason() -> None:
             )
         },
     )
-    assert result["steps_score"] == 0.5  # the SPARQL step still counts
+    assert result["steps_score"] == pytest.approx(0.5)  # the SPARQL step still counts
     assert "RecursionError" in result["actual_steps"][0]["output_error"]
     compute_aggregates([result])  # reading the deep output for empty_results must not fail
 
@@ -125,7 +125,7 @@ def test_out_of_range_actual_times_do_not_cost_the_item(actual_args: dict[str, A
             )
         },
     )
-    assert result["steps_score"] == 0.5
+    assert result["steps_score"] == pytest.approx(0.5)
     assert "steps_score_error" not in result
 
 
@@ -159,7 +159,7 @@ def test_huge_execution_timestamp_scores_zero() -> None:
             )
         },
     )
-    assert result["steps_score"] == 0.0
+    assert result["steps_score"] == pytest.approx(0.0)
 
 
 def test_lone_surrogate_survives_every_output_file(tmp_path: Path) -> None:
@@ -212,7 +212,7 @@ def test_output_given_as_a_decoded_value_is_compared() -> None:
             )
         },
     )
-    assert result["steps_score"] == 1.0
+    assert result["steps_score"] == pytest.approx(1.0)
 
 
 def test_args_that_are_not_a_mapping() -> None:
@@ -228,4 +228,4 @@ def test_args_that_are_not_a_mapping() -> None:
             )
         },
     )
-    assert result["steps_score"] == 0.0
+    assert result["steps_score"] == pytest.approx(0.0)

@@ -1033,7 +1033,7 @@ def test_unknown_model_has_no_price_and_costs_nothing() -> None:
     table = PriceTable()
 
     assert table.price("llama3.1:8b") is None
-    assert table.cost_usd("llama3.1:8b", TokenUsage(1000, 1000)) == 0.0
+    assert table.cost_usd("llama3.1:8b", TokenUsage(1000, 1000)) == pytest.approx(0.0)
 
 
 def test_cost_is_tokens_times_price_per_million() -> None:
@@ -1085,7 +1085,7 @@ def test_unpriced_model_costs_zero_and_is_reported(
 
     run, engine = run_with_engine(reference, responses, config)
 
-    assert run.results[0]["answer_correctness_cost"] == 0.0
+    assert run.results[0]["answer_correctness_cost"] == pytest.approx(0.0)
     assert engine.stats.unpriced_models == {"my-local-judge"}
     assert engine.stats.as_dict()["unpriced_models"] == ["my-local-judge"]
 

@@ -1,4 +1,4 @@
-"""The metrics of the metrics reference (SPEC §6) against the judge server: the four RAGAS
+"""The metrics of the metrics reference (docs/metrics.md) against the judge server: the four RAGAS
 components and ``ragas_score``, G-Eval factual accuracy and answer classification; malformed
 and out-of-range judge replies; the reference's worked examples; ``metrics:`` selection; and
 the label aggregates (answer classes, grades)."""
@@ -162,7 +162,7 @@ def test_faithfulness_is_the_share_of_claims_the_contexts_support(
 
     result = run_one(config, "OSLO T1 and OSLO T3", retrieved=OSLO_CONTEXTS)
 
-    assert result["ragas_faithfulness"] == 50.0
+    assert result["ragas_faithfulness"] == pytest.approx(50.0)
     assert result["ragas_faithfulness_reason"] == (
         "[supported] OSLO T1: in the contexts\n[not supported] OSLO T3: not in the contexts"
     )
@@ -196,7 +196,7 @@ def test_all_claims_supported_is_fully_faithful(
 
     result = run_one(config, "OSLO T1", retrieved=OSLO_CONTEXTS)
 
-    assert result["ragas_faithfulness"] == 100.0
+    assert result["ragas_faithfulness"] == pytest.approx(100.0)
 
 
 def test_answer_without_claims_is_fully_faithful_after_one_call(
@@ -206,7 +206,7 @@ def test_answer_without_claims_is_fully_faithful_after_one_call(
 
     result = run_one(config, "I don't know.", retrieved=OSLO_CONTEXTS)
 
-    assert result["ragas_faithfulness"] == 100.0
+    assert result["ragas_faithfulness"] == pytest.approx(100.0)
     assert result["ragas_faithfulness_reason"] == "the answer makes no claims"
     assert [schema_of(body) for body in chats(server)] == ["ClaimList"]
 
@@ -217,7 +217,7 @@ def test_blank_claims_count_as_no_claims(judge: StartJudge, make_config: MakeCon
 
     result = run_one(config, "OSLO T1", retrieved=OSLO_CONTEXTS)
 
-    assert result["ragas_faithfulness"] == 100.0
+    assert result["ragas_faithfulness"] == pytest.approx(100.0)
     assert server.count() == 1
 
 
@@ -228,7 +228,7 @@ def test_faithfulness_with_empty_retrieved_contexts_is_zero_after_one_call(
 
     result = run_one(config, "OSLO T1 and OSLO T3", retrieved=[])
 
-    assert result["ragas_faithfulness"] == 0.0
+    assert result["ragas_faithfulness"] == pytest.approx(0.0)
     assert result["ragas_faithfulness_reason"] == (
         "[not supported] OSLO T1\n[not supported] OSLO T3\n(no contexts were retrieved)"
     )
@@ -242,7 +242,7 @@ def test_retrieval_step_that_returned_nothing_makes_faithfulness_zero(
 
     result = run_one(config, "OSLO T1", steps=[step("retrieval", "[]")])
 
-    assert result["ragas_faithfulness"] == 0.0
+    assert result["ragas_faithfulness"] == pytest.approx(0.0)
     assert server.count() == 1
 
 
@@ -273,7 +273,7 @@ def test_failed_retrieval_scores_zero_on_the_context_metrics(
 
     result = run_one(config, "OSLO T1", steps=[failed])
 
-    assert [result[name] for name in RAGAS[:3]] == [0.0, 0.0, 0.0]
+    assert [result[name] for name in RAGAS[:3]] == pytest.approx([0.0, 0.0, 0.0])
     assert sorted(schema_of(body) for body in chats(server)) == ["ClaimList", "StatementList"]
 
 
@@ -290,7 +290,7 @@ def test_faithfulness_example_of_the_docs(judge: StartJudge, make_config: MakeCo
 
     result = run_one(config, answer, retrieved=retrieved)
 
-    assert round(result["ragas_faithfulness"], 2) == 66.67
+    assert round(result["ragas_faithfulness"], 2) == pytest.approx(66.67)
 
 
 # ---------------------------------------------------------------- ragas_context_precision
@@ -331,7 +331,7 @@ def test_context_precision_does_not_depend_on_rank(
 
     result = run_one(config, retrieved=texts)
 
-    assert result["ragas_context_precision"] == 50.0
+    assert result["ragas_context_precision"] == pytest.approx(50.0)
 
 
 def test_context_precision_example_of_the_reference(
@@ -345,7 +345,7 @@ def test_context_precision_example_of_the_reference(
 
     result = run_one(config, "Cornish heath", reference_answer="Cornish heath", retrieved=texts)
 
-    assert result["ragas_context_precision"] == 12.5
+    assert result["ragas_context_precision"] == pytest.approx(12.5)
     reasons = result["ragas_context_precision_reason"].splitlines()
     assert [line.split("]")[0] for line in reasons if "] relevant" in line] == ["[2", "[7"]
 
@@ -357,9 +357,9 @@ def test_context_precision_of_empty_contexts_is_zero_without_a_call(
 
     result = run_one(config, retrieved=[])
 
-    assert result["ragas_context_precision"] == 0.0
+    assert result["ragas_context_precision"] == pytest.approx(0.0)
     assert result["ragas_context_precision_reason"] == "no contexts were retrieved"
-    assert result["ragas_context_precision_cost"] == 0.0
+    assert result["ragas_context_precision_cost"] == pytest.approx(0.0)
     assert server.count() == 0
 
 
@@ -384,7 +384,7 @@ def test_context_recall_is_the_share_of_attributed_statements(
 
     result = run_one(config, retrieved=OSLO_CONTEXTS)
 
-    assert result["ragas_context_recall"] == 50.0
+    assert result["ragas_context_recall"] == pytest.approx(50.0)
     assert result["ragas_context_recall_reason"] == (
         "[attributed] OSLO T1: in the contexts\n[not attributed] OSLO T2: not in the contexts"
     )
@@ -412,7 +412,9 @@ def test_reference_statements_are_shared_by_systems_through_the_cache(
 
     assert [schema_of(body) for body in chats(server)] == ["StatementVerdicts"]
     assert server.count() == 1
-    assert (first["ragas_context_recall"], second["ragas_context_recall"]) == (100.0, 50.0)
+    assert (first["ragas_context_recall"], second["ragas_context_recall"]) == pytest.approx(
+        (100.0, 50.0)
+    )
 
 
 def test_reference_without_statements_has_full_recall_after_one_call(
@@ -423,7 +425,7 @@ def test_reference_without_statements_has_full_recall_after_one_call(
 
     result = run_one(config, retrieved=OSLO_CONTEXTS)
 
-    assert result["ragas_context_recall"] == 100.0
+    assert result["ragas_context_recall"] == pytest.approx(100.0)
     assert result["ragas_context_recall_reason"] == "the reference answer has no statements"
     assert server.count() == 1
 
@@ -435,7 +437,7 @@ def test_context_recall_with_empty_contexts_is_zero_after_the_statements_call(
 
     result = run_one(config, retrieved=[])
 
-    assert result["ragas_context_recall"] == 0.0
+    assert result["ragas_context_recall"] == pytest.approx(0.0)
     assert result["ragas_context_recall_reason"].endswith("(no contexts were retrieved)")
     assert [schema_of(body) for body in chats(server)] == ["StatementList"]
 
@@ -513,7 +515,7 @@ def test_noncommittal_answer_has_zero_ragas_answer_relevance(
 
     result = run_one(config, "I'm not sure.")
 
-    assert result["ragas_answer_relevance"] == 0.0
+    assert result["ragas_answer_relevance"] == pytest.approx(0.0)
     assert server.count("embeddings") == 0
 
 
@@ -533,7 +535,7 @@ def test_contexts_come_from_successful_retrieval_steps_in_order(
 
     result = run_one(config, "OSLO T1 and OSLO T2", steps=steps)
 
-    assert result["ragas_faithfulness"] == 100.0
+    assert result["ragas_faithfulness"] == pytest.approx(100.0)
     [body] = chats(server, "ClaimVerdicts")
     assert "Contexts:\n[1] First OSLO T1.\n\n[2] Second.\n\n[3] Third OSLO T2.\n\n" in task(body)
 
@@ -546,7 +548,7 @@ def test_retrieved_contexts_take_precedence_over_retrieval_steps(
 
     result = run_one(config, retrieved=["Sunny.", "Rain."], steps=steps)
 
-    assert result["ragas_context_precision"] == 0.0
+    assert result["ragas_context_precision"] == pytest.approx(0.0)
     assert "Contexts:\n[1] Sunny.\n\n[2] Rain.\n\n" in task(chats(server)[0])
 
 
@@ -558,7 +560,7 @@ def test_retrieved_contexts_may_be_objects_with_text(
 
     result = run_one(config, retrieved=retrieved)
 
-    assert result["ragas_context_precision"] == 100.0
+    assert result["ragas_context_precision"] == pytest.approx(100.0)
     assert "Contexts:\n[1] OSLO T1 is here.\n\n[2] OSLO T2 too.\n\n" in task(chats(server)[0])
 
 
@@ -632,10 +634,10 @@ def test_blank_answer_has_zero_factual_accuracy_without_a_call(
 
     result = run_one(config, "  \n")
 
-    assert result["factual_accuracy_percentage"] == 0.0
+    assert result["factual_accuracy_percentage"] == pytest.approx(0.0)
     assert result["factual_accuracy_grade"] == "E"
     for criterion in ("correctness", "completeness", "consistency"):
-        assert result[f"factual_accuracy_{criterion}"] == 0.0
+        assert result[f"factual_accuracy_{criterion}"] == pytest.approx(0.0)
     assert server.count() == 0
 
 
@@ -824,7 +826,7 @@ def test_bad_context_precision_verdicts_are_an_error(
     assert result["ragas_context_precision_error"] == MALFORMED + problem
     assert "ragas_context_precision" not in result
     assert len(chats(server, "ContextRelevances")) == 2
-    assert result["ragas_context_recall"] == 50.0  # the other metric is still scored
+    assert result["ragas_context_recall"] == pytest.approx(50.0)  # the other metric is still scored
 
 
 def test_faithfulness_verdict_count_mismatch_is_an_error_and_others_still_score(
@@ -993,7 +995,7 @@ def test_uncertain_answer_is_dont_know_without_a_call(
 
     assert result["answer_classification"] == "DON'T KNOW"
     assert result["answer_classification_reason"] == f"the answer says '{phrase}'"
-    assert result["answer_classification_cost"] == 0.0
+    assert result["answer_classification_cost"] == pytest.approx(0.0)
     assert server.count() == 0
 
 
@@ -1207,7 +1209,7 @@ def test_ragas_score_of_a_run_that_retrieved_nothing(
 
     result = run_one(config, "OSLO T1", retrieved=[])
 
-    assert [result[name] for name in RAGAS[:3]] == [0.0, 0.0, 0.0]
+    assert [result[name] for name in RAGAS[:3]] == pytest.approx([0.0, 0.0, 0.0])
     assert result["ragas_score"] == pytest.approx(0.3 * result["ragas_answer_relevance"])
 
 
@@ -1218,7 +1220,7 @@ def test_ragas_score_of_a_full_run_is_the_weighted_mean(
 
     result = run_one(config, "OSLO T1 and OSLO T3", retrieved=OSLO_CONTEXTS)
 
-    assert [result[name] for name in RAGAS[:3]] == [50.0, 50.0, 50.0]
+    assert [result[name] for name in RAGAS[:3]] == pytest.approx([50.0, 50.0, 50.0])
     assert result["ragas_score"] == pytest.approx(
         0.3 * 50 + 0.2 * 50 + 0.2 * 50 + 0.3 * result["ragas_answer_relevance"]
     )
@@ -1230,8 +1232,8 @@ def test_ragas_score_weights_from_the_config(server: JudgeServer, make_config: M
 
     result = run_one(config, "OSLO T1 and OSLO T3", retrieved=["OSLO T1 is in Oslo."])
 
-    assert result["ragas_faithfulness"] == 50.0
-    assert result["ragas_score"] == 50.0
+    assert result["ragas_faithfulness"] == pytest.approx(50.0)
+    assert result["ragas_score"] == pytest.approx(50.0)
 
 
 def test_ragas_score_of_a_response_without_an_answer_uses_the_context_metrics(
@@ -1245,8 +1247,10 @@ def test_ragas_score_of_a_response_without_an_answer_uses_the_context_metrics(
 
     assert "ragas_faithfulness" not in result
     assert "ragas_answer_relevance" not in result
-    assert (result["ragas_context_precision"], result["ragas_context_recall"]) == (50.0, 50.0)
-    assert result["ragas_score"] == 50.0
+    assert (result["ragas_context_precision"], result["ragas_context_recall"]) == pytest.approx(
+        (50.0, 50.0)
+    )
+    assert result["ragas_score"] == pytest.approx(50.0)
 
 
 def test_ragas_score_is_absent_when_no_component_was_computed(

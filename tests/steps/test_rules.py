@@ -1,4 +1,4 @@
-"""The step match rules of SPEC §4.2, through the rule registry's ``match_score``."""
+"""The step match rules (docs/steps.md), through the rule registry's ``match_score``."""
 
 from __future__ import annotations
 
@@ -56,26 +56,28 @@ def test_rules_are_tried_in_the_specs_order() -> None:
 
 def test_sparql_rule_uses_the_results_comparison() -> None:
     reference = sparql_ref(sparql(["a"], [["x"], ["y"]]))
-    assert score(reference, step("sparql_query", sparql(["b"], [["y"], ["x"]]))) == 1.0
-    assert score(reference, step("sparql_query", sparql(["b"], [["y"]]))) == 0.0
+    assert score(reference, step("sparql_query", sparql(["b"], [["y"], ["x"]]))) == pytest.approx(
+        1.0
+    )
+    assert score(reference, step("sparql_query", sparql(["b"], [["y"]]))) == pytest.approx(0.0)
 
 
 def test_sparql_query_without_media_type_falls_back_to_identical_output() -> None:
     output = sparql(["a"], [["x"]])
     reference = ref_step("sparql_query", output)
-    assert score(reference, step("sparql_query", output)) == 1.0
-    assert score(reference, step("sparql_query", sparql(["b"], [["x"]]))) == 0.0
+    assert score(reference, step("sparql_query", output)) == pytest.approx(1.0)
+    assert score(reference, step("sparql_query", sparql(["b"], [["x"]]))) == pytest.approx(0.0)
 
 
 def test_turtle_output_scores_zero() -> None:
     reference = sparql_ref(sparql(["a"], [["x"]]))
-    assert score(reference, step("sparql_query", "<urn:a> <urn:b> <urn:c> .")) == 0.0
+    assert score(reference, step("sparql_query", "<urn:a> <urn:b> <urn:c> .")) == pytest.approx(0.0)
 
 
 def test_broken_reference_never_matches() -> None:
     reference = sparql_ref("not json")
     assert _ref(reference).problem is not None
-    assert score(reference, step("sparql_query", "not json")) == 0.0
+    assert score(reference, step("sparql_query", "not json")) == pytest.approx(0.0)
 
 
 # ---------------------------------------------------------------- 2. retrieval
@@ -86,28 +88,28 @@ RETRIEVED = contexts(("d1", "a"), ("d3", "c"), ("d2", "b"))
 
 def test_retrieval_recall_at_k_from_the_actual_args() -> None:
     reference = ref_step("retrieval", contexts(("d1", "a"), ("d2", "b")))
-    assert score(reference, step("retrieval", RETRIEVED, args={"k": 2})) == 0.5
-    assert score(reference, step("retrieval", RETRIEVED, args={"k": 3})) == 1.0
+    assert score(reference, step("retrieval", RETRIEVED, args={"k": 2})) == pytest.approx(0.5)
+    assert score(reference, step("retrieval", RETRIEVED, args={"k": 3})) == pytest.approx(1.0)
 
 
 def test_retrieval_k_defaults_to_the_number_retrieved() -> None:
     reference = ref_step("retrieval", contexts(("d1", "a"), ("d2", "b")))
-    assert score(reference, step("retrieval", RETRIEVED)) == 1.0
+    assert score(reference, step("retrieval", RETRIEVED)) == pytest.approx(1.0)
 
 
 def test_retrieval_contexts_without_ids_are_identified_by_text() -> None:
     reference = ref_step("retrieval", contexts("alpha", "beta"))
-    assert score(reference, step("retrieval", contexts("beta", "gamma"))) == 0.5
+    assert score(reference, step("retrieval", contexts("beta", "gamma"))) == pytest.approx(0.5)
 
 
 def test_retrieval_reference_without_output_uses_identical_output() -> None:
     reference = ref_step("retrieval", args={"query": "x"})
-    assert score(reference, step("retrieval", RETRIEVED)) == 0.0
+    assert score(reference, step("retrieval", RETRIEVED)) == pytest.approx(0.0)
 
 
 def test_unreadable_actual_retrieval_output_scores_zero() -> None:
     reference = ref_step("retrieval", contexts(("d1", "a")))
-    assert score(reference, step("retrieval", "Error: index offline")) == 0.0
+    assert score(reference, step("retrieval", "Error: index offline")) == pytest.approx(0.0)
 
 
 # ---------------------------------------------------------------- 3. retrieve_time_series
@@ -161,7 +163,7 @@ def _points_call(execution_timestamp: Any = EXECUTED, **args: Any) -> dict[str, 
 
 @pytest.mark.parametrize("granularity", ["15m", "15min", "15minutes", "15 Minutes", "15mins"])
 def test_data_points_granularity_forms(granularity: str) -> None:
-    assert score(_points(), _points_call(granularity=granularity)) == 1.0
+    assert score(_points(), _points_call(granularity=granularity)) == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize(
@@ -183,57 +185,61 @@ def test_data_points_granularity_units(reference: str, actual: str, expected: fl
 
 def test_data_points_lists_and_limit() -> None:
     reference = _points(external_id=["b", "a"], aggregates="max")
-    assert score(reference, _points_call(external_id=["a", "b"], aggregates=["max"])) == 1.0
-    assert score(reference, _points_call(external_id=["a"], aggregates=["max"])) == 0.0
-    assert score(_points(), _points_call(limit=10)) == 0.0
+    assert score(
+        reference, _points_call(external_id=["a", "b"], aggregates=["max"])
+    ) == pytest.approx(1.0)
+    assert score(reference, _points_call(external_id=["a"], aggregates=["max"])) == pytest.approx(
+        0.0
+    )
+    assert score(_points(), _points_call(limit=10)) == pytest.approx(0.0)
 
 
 def test_data_points_relative_reference_time_within_60_seconds() -> None:
     reference = _points(start="2d-ago", end="now")
     near = _points_call(start="2026-11-19T12:00:30Z", end="2026-11-21T11:59:10+00:00")
     far = _points_call(start="2026-11-19T12:01:30Z", end="2026-11-21T12:00:00Z")
-    assert score(reference, near) == 1.0
-    assert score(reference, far) == 0.0
+    assert score(reference, near) == pytest.approx(1.0)
+    assert score(reference, far) == pytest.approx(0.0)
 
 
 def test_data_points_relative_times_in_other_units_and_ahead() -> None:
     reference = _points(start="24h-ago", end="1d-ahead")
     actual = _points_call(start="2026-11-20T12:00:00Z", end="2026-11-22T12:00:00Z")
-    assert score(reference, actual) == 1.0
+    assert score(reference, actual) == pytest.approx(1.0)
 
 
 def test_data_points_execution_timestamp_in_epoch_milliseconds() -> None:
     epoch_ms = 1795262400000  # 2026-11-21T12:00:00Z
     reference = _points(start="1h-ago")
     actual = _points_call(execution_timestamp=epoch_ms, start="2026-11-21T11:00:00Z")
-    assert score(reference, actual) == 1.0
+    assert score(reference, actual) == pytest.approx(1.0)
 
 
 def test_data_points_relative_actual_against_relative_reference() -> None:
-    assert score(_points(start="1d-ago"), _points_call(start="24h-ago")) == 1.0
-    assert score(_points(start="1d-ago"), _points_call(start="2d-ago")) == 0.0
+    assert score(_points(start="1d-ago"), _points_call(start="24h-ago")) == pytest.approx(1.0)
+    assert score(_points(start="1d-ago"), _points_call(start="2d-ago")) == pytest.approx(0.0)
 
 
 def test_data_points_relative_reference_needs_an_execution_timestamp() -> None:
     actual = _points_call(execution_timestamp=None, start="2026-11-19T12:00:00Z")
-    assert score(_points(start="2d-ago"), actual) == 0.0
+    assert score(_points(start="2d-ago"), actual) == pytest.approx(0.0)
 
 
 def test_data_points_absolute_times_compare_in_utc_and_naive_is_utc() -> None:
     reference = _points(start="2026-01-01T00:00:00Z")
-    assert score(reference, _points_call(start="2026-01-01T01:00:00+01:00")) == 1.0
-    assert score(reference, _points_call(start="2026-01-01T00:00:00")) == 1.0
-    assert score(reference, _points_call(start="2026-01-01T00:00:01Z")) == 0.0
+    assert score(reference, _points_call(start="2026-01-01T01:00:00+01:00")) == pytest.approx(1.0)
+    assert score(reference, _points_call(start="2026-01-01T00:00:00")) == pytest.approx(1.0)
+    assert score(reference, _points_call(start="2026-01-01T00:00:01Z")) == pytest.approx(0.0)
 
 
 def test_data_points_relative_actual_against_absolute_reference_fails() -> None:
     reference = _points(start="2026-11-19T12:00:00Z")
-    assert score(reference, _points_call(start="2d-ago")) == 0.0
+    assert score(reference, _points_call(start="2d-ago")) == pytest.approx(0.0)
 
 
 def test_data_points_missing_times_must_be_missing_on_both_sides() -> None:
-    assert score(_points(start="1d-ago"), _points_call()) == 0.0
-    assert score(_points(), _points_call(start="1d-ago")) == 0.0
+    assert score(_points(start="1d-ago"), _points_call()) == pytest.approx(0.0)
+    assert score(_points(), _points_call(start="1d-ago")) == pytest.approx(0.0)
 
 
 def test_data_points_unreadable_reference_is_a_reference_problem() -> None:
@@ -253,30 +259,34 @@ def _autocomplete(*terms: dict[str, str]) -> dict[str, Any]:
 def test_iri_discovery_by_autocomplete_uri_binding() -> None:
     reference = ref_step("iri_discovery", IRI)
     found = _autocomplete({"type": "uri", "value": "urn:other"}, {"type": "uri", "value": IRI})
-    assert score(reference, found) == 1.0
-    assert score(reference, _autocomplete({"type": "uri", "value": "urn:other"})) == 0.0
+    assert score(reference, found) == pytest.approx(1.0)
+    assert score(reference, _autocomplete({"type": "uri", "value": "urn:other"})) == pytest.approx(
+        0.0
+    )
 
 
 def test_iri_discovery_ignores_a_literal_with_the_same_text() -> None:
     reference = ref_step("iri_discovery", IRI)
-    assert score(reference, _autocomplete({"type": "literal", "value": IRI})) == 0.0
+    assert score(reference, _autocomplete({"type": "literal", "value": IRI})) == pytest.approx(0.0)
 
 
 def test_iri_discovery_accepts_angle_brackets_in_the_reference() -> None:
     reference = ref_step("iri_discovery", f"<{IRI}>")
-    assert score(reference, _autocomplete({"type": "uri", "value": IRI})) == 1.0
+    assert score(reference, _autocomplete({"type": "uri", "value": IRI})) == pytest.approx(1.0)
 
 
 def test_iri_discovery_by_sparql_query_output_text() -> None:
     reference = ref_step("iri_discovery", IRI)
-    assert score(reference, step("sparql_query", f"... <{IRI}> ...", "s")) == 1.0
-    assert score(reference, step("sparql_query", "nothing here", "s")) == 0.0
+    assert score(reference, step("sparql_query", f"... <{IRI}> ...", "s")) == pytest.approx(1.0)
+    assert score(reference, step("sparql_query", "nothing here", "s")) == pytest.approx(0.0)
 
 
 def test_iri_discovery_other_tools_and_bad_outputs() -> None:
     reference = ref_step("iri_discovery", IRI)
-    assert score(reference, step("retrieval", IRI, "r")) == 0.0
-    assert score(reference, step("autocomplete_search", "Error: timeout", "a")) == 0.0
+    assert score(reference, step("retrieval", IRI, "r")) == pytest.approx(0.0)
+    assert score(reference, step("autocomplete_search", "Error: timeout", "a")) == pytest.approx(
+        0.0
+    )
 
 
 def test_iri_discovery_reference_must_be_an_iri_string() -> None:
@@ -288,9 +298,9 @@ def test_iri_discovery_reference_must_be_an_iri_string() -> None:
 
 def test_json_output_compares_parsed_values() -> None:
     reference = ref_step("lookup", '{"a": 1, "b": [1, 2]}', output_media_type="application/json")
-    assert score(reference, step("lookup", '{"b": [1, 2], "a": 1.0}', "l")) == 1.0
-    assert score(reference, step("lookup", '{"b": [2, 1], "a": 1}', "l")) == 0.0
-    assert score(reference, step("lookup", "{broken", "l")) == 0.0
+    assert score(reference, step("lookup", '{"b": [1, 2], "a": 1.0}', "l")) == pytest.approx(1.0)
+    assert score(reference, step("lookup", '{"b": [2, 1], "a": 1}', "l")) == pytest.approx(0.0)
+    assert score(reference, step("lookup", "{broken", "l")) == pytest.approx(0.0)
 
 
 def test_json_reference_that_does_not_parse_is_a_problem() -> None:
@@ -299,17 +309,19 @@ def test_json_reference_that_does_not_parse_is_a_problem() -> None:
 
 
 def test_identical_output() -> None:
-    assert score(ref_step("lookup", "x y"), step("lookup", "x y", "l")) == 1.0
-    assert score(ref_step("lookup", "x y"), step("lookup", "x  y", "l")) == 0.0
+    assert score(ref_step("lookup", "x y"), step("lookup", "x y", "l")) == pytest.approx(1.0)
+    assert score(ref_step("lookup", "x y"), step("lookup", "x  y", "l")) == pytest.approx(0.0)
 
 
 def test_different_names_never_match() -> None:
-    assert score(ref_step("lookup", "x"), step("search", "x", "s")) == 0.0
+    assert score(ref_step("lookup", "x"), step("search", "x", "s")) == pytest.approx(0.0)
 
 
 def test_unsuccessful_or_malformed_actual_steps_never_match() -> None:
-    assert score(ref_step("lookup", "x"), step("lookup", "x", "l", status="error")) == 0.0
-    assert score(ref_step("lookup", "x"), {"name": "lookup", "output": "x"}) == 0.0
+    assert score(
+        ref_step("lookup", "x"), step("lookup", "x", "l", status="error")
+    ) == pytest.approx(0.0)
+    assert score(ref_step("lookup", "x"), {"name": "lookup", "output": "x"}) == pytest.approx(0.0)
 
 
 # ---------------------------------------------------------------- the registry
@@ -330,18 +342,20 @@ def custom_rule() -> Iterator[StepRule]:
 
 
 def test_a_registered_rule_takes_part_in_matching(custom_rule: StepRule) -> None:
-    assert score(ref_step("lookup", "OSLO"), step("lookup", "oslo", "l")) == 1.0
+    assert score(ref_step("lookup", "OSLO"), step("lookup", "oslo", "l")) == pytest.approx(1.0)
     assert [r.name for r in step_rules()][-2:] == [custom_rule.name, "identical_output"]
 
 
 def test_unregistering_restores_the_default() -> None:
-    assert score(ref_step("lookup", "OSLO"), step("lookup", "oslo", "l")) == 0.0
+    assert score(ref_step("lookup", "OSLO"), step("lookup", "oslo", "l")) == pytest.approx(0.0)
 
 
 def test_rule_that_raises_on_bad_actual_data_scores_zero() -> None:
     # a JSON decode error inside a rule must not escape
     reference = ref_step("iri_discovery", IRI)
-    assert score(reference, step("autocomplete_search", json.dumps([1, 2]), "a")) == 0.0
+    assert score(reference, step("autocomplete_search", json.dumps([1, 2]), "a")) == pytest.approx(
+        0.0
+    )
 
 
 # ---------------------------------------------------------------- review regressions
@@ -349,8 +363,8 @@ def test_rule_that_raises_on_bad_actual_data_scores_zero() -> None:
 
 def test_json_true_is_not_one_and_nan_is_nan() -> None:
     reference = ref_step("lookup", '{"a": true, "b": NaN}', output_media_type="application/json")
-    assert score(reference, step("lookup", '{"a": 1, "b": NaN}', "l")) == 0.0
-    assert score(reference, step("lookup", '{"b": NaN, "a": true}', "l")) == 1.0
+    assert score(reference, step("lookup", '{"a": 1, "b": NaN}', "l")) == pytest.approx(0.0)
+    assert score(reference, step("lookup", '{"b": NaN, "a": true}', "l")) == pytest.approx(1.0)
     assert (
         score(
             ref_step("lookup", "false", output_media_type="application/json"),
@@ -363,7 +377,7 @@ def test_json_true_is_not_one_and_nan_is_nan() -> None:
 def test_unreadable_actual_outputs_report_why() -> None:
     sparql_reference = _ref(sparql_ref(sparql(["a"], [["x"]])))
     pair = score_pair(sparql_reference, _act(step("sparql_query", "Error: timeout", "s")))
-    assert pair.score == 0.0
+    assert pair.score == pytest.approx(0.0)
     assert pair.problem is not None and pair.problem.startswith("output is not SPARQL results JSON")
     json_reference = _ref(ref_step("lookup", "{}", output_media_type="application/json"))
     assert score_pair(json_reference, _act(step("lookup", "{broken", "l"))).problem == (
@@ -381,11 +395,11 @@ def test_unreadable_actual_outputs_report_why() -> None:
 
 def test_iri_must_not_be_part_of_a_longer_iri() -> None:
     reference = ref_step("iri_discovery", "urn:x")
-    assert score(reference, step("sparql_query", '{"v": "urn:xyz"}', "s")) == 0.0
-    assert score(reference, step("sparql_query", "<urn:x/child>", "s")) == 0.0
-    assert score(reference, step("sparql_query", '{"v": "urn:x"}', "s")) == 1.0
-    assert score(reference, step("sparql_query", "found <urn:x>.", "s")) == 1.0
-    assert score(reference, step("sparql_query", {"v": "urn:x"}, "s")) == 1.0
+    assert score(reference, step("sparql_query", '{"v": "urn:xyz"}', "s")) == pytest.approx(0.0)
+    assert score(reference, step("sparql_query", "<urn:x/child>", "s")) == pytest.approx(0.0)
+    assert score(reference, step("sparql_query", '{"v": "urn:x"}', "s")) == pytest.approx(1.0)
+    assert score(reference, step("sparql_query", "found <urn:x>.", "s")) == pytest.approx(1.0)
+    assert score(reference, step("sparql_query", {"v": "urn:x"}, "s")) == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize(("k", "expected"), [(2, 0.5), ("2", 0.5), (2.0, 0.5), (3, 1.0)])
@@ -399,5 +413,5 @@ def test_retrieval_k_forms(k: Any, expected: float) -> None:
 def test_invalid_retrieval_k_is_reported(k: Any) -> None:
     reference = _ref(ref_step("retrieval", contexts(("d1", "a"))))
     pair = score_pair(reference, _act(step("retrieval", contexts(("d1", "a")), "r", args={"k": k})))
-    assert pair.score == 0.0
+    assert pair.score == pytest.approx(0.0)
     assert pair.problem == f"args.k is not a positive integer: {k!r}"

@@ -1,4 +1,4 @@
-"""Tests of the SPARQL results comparison (SPEC §4.3)."""
+"""Tests of the SPARQL results comparison (docs/steps.md)."""
 
 from __future__ import annotations
 
@@ -390,7 +390,7 @@ def test_different_integers_do_not_match() -> None:
 
 
 def test_float_rounding_error_is_tolerated() -> None:
-    assert 0.1 + 0.2 == 0.30000000000000004
+    assert 0.1 + 0.2 != 0.3  # plain float arithmetic is off in the last digit
     assert compare(one_column(decimal("0.3")), one_column(double(0.1 + 0.2))) == 1
     assert compare(one_column(double(0.1 + 0.2)), one_column(decimal("0.3"))) == 1
 

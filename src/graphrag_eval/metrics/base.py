@@ -84,7 +84,8 @@ class OutputKey:
     metric's own ``error_keys``."""
     zero_for_error_samples: bool = False
     """Under ``aggregation.error_samples: zero``, an error sample that would have had this key
-    (it has every field of ``requires`` and some successful item has the key) counts as 0."""
+    (it has every field of ``requires``, and some successful item has the key or the
+    evaluation wrote its 0 on some error sample) counts as 0."""
     requires: tuple[str, ...] = ()
     """Result fields an item must have for this key to apply, e.g. ``reference_steps``."""
     always: bool = False
@@ -168,7 +169,7 @@ class Metric(ABC):
     by name in ``metrics:`` without them, the run stops with a config error; run by
     default, the metric is skipped."""
     default: bool = True
-    """Runs when the config has no ``metrics:`` list (the seed README's metrics)."""
+    """Runs when the config has no ``metrics:`` list (docs/metrics.md, "Choosing metrics")."""
     always: bool = False
     """Runs whatever ``metrics:`` says (deterministic bookkeeping: steps, usage)."""
     depends_on: tuple[str, ...] = ()
@@ -257,7 +258,7 @@ def selected_names(config: EvaluationConfig) -> frozenset[str] | None:
 
 def metrics_for(config: EvaluationConfig) -> tuple[Metric, ...]:
     """The metrics that run under ``config``: the ones ``metrics:`` selects (by default the
-    seed README's), that are enabled; derived metrics last."""
+    default metrics of docs/metrics.md), that are enabled; derived metrics last."""
     selected = selected_names(config)
     chosen = [
         metric
