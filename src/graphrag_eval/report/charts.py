@@ -15,6 +15,8 @@ import pygal
 from markupsafe import Markup
 from pygal.style import Style
 
+from graphrag_eval.report.console import plural
+
 # pygal appends an import hook to sys.meta_path for its map plugins (pygal.maps.*). The hook
 # has no find_spec, so every later import that reaches it raises an ImportWarning. Charts
 # need no plugin: take the hook out again.
@@ -90,7 +92,7 @@ def histogram(name: str, values: Sequence[float], maximum: float | None) -> Mark
     chart = pygal.Bar(
         **_config(
             title=name,
-            x_title=f"{len(values):,} questions, by value",
+            x_title=f"{plural(len(values), 'question')}, by value",
             spacing=2,
             y_labels=_count_labels(max(counts)),
             value_formatter=lambda count: f"{count:,.0f}",

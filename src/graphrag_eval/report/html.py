@@ -25,7 +25,7 @@ from graphrag_eval.compare import Comparison, MetricChange, format_interval, for
 from graphrag_eval.files import dump_yaml, write_text_atomic
 from graphrag_eval.metrics.base import Aggregation, OutputKey, declared_outputs
 from graphrag_eval.report import charts
-from graphrag_eval.report.console import format_dollars, format_number
+from graphrag_eval.report.console import format_dollars, format_number, plural
 from graphrag_eval.runs import SavedRun
 
 __all__ = ["render_comparison", "render_report", "write_comparison", "write_report"]
@@ -41,9 +41,21 @@ _environment = jinja2.Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+
+
+def _format_value(value: Any, name: str) -> str:
+    """A value of the key ``name``: dollars with significant digits for a ``_cost`` key (never
+    ``0.000`` for $0.00005), else :func:`format_number`."""
+    if name.endswith("_cost") and isinstance(value, int | float) and not isinstance(value, bool):
+        return format_dollars(value)
+    return format_number(value)
+
+
 _environment.filters["num"] = format_number
 _environment.filters["dollars"] = format_dollars
 _environment.filters["signed"] = format_signed
+_environment.filters["value"] = _format_value
+_environment.filters["plural"] = plural
 
 
 @dataclass(frozen=True, slots=True)
@@ -369,7 +381,10 @@ def _judge(info: Mapping[str, Any], micro: Mapping[str, Any]) -> dict[str, Any] 
     item_costs = [
         (name[: -len("_cost")], stats["sum"])
         for name, stats in micro.items()
-        if name.endswith("_cost") and isinstance(stats, Mapping) and "sum" in stats
+        if name.endswith("_cost")
+        and isinstance(stats, Mapping)
+        and "sum" in stats
+        and not _sum_of_parts(name, micro)
     ]
     if not isinstance(llm, Mapping):
         if not item_costs:
@@ -394,6 +409,16 @@ def _judge(info: Mapping[str, Any], micro: Mapping[str, Any]) -> dict[str, Any] 
         if isinstance(values, Mapping)
     ]
     return {"totals": totals, "by_metric": by_metric, "item_costs": item_costs}
+
+
+def _sum_of_parts(name: str, micro: Mapping[str, Any]) -> bool:
+    """Whether the cost key ``name`` is the sum of two others listed too: an ``X_f1_cost`` is
+    ``X_recall_cost`` plus ``X_precision_cost`` (retrieval_answer_f1_cost), and counting it
+    beside them would count those calls twice."""
+    if not name.endswith("_f1_cost"):
+        return False
+    stem = name[: -len("_f1_cost")]
+    return f"{stem}_recall_cost" in micro and f"{stem}_precision_cost" in micro
 
 
 def _text(value: Any) -> str:
@@ -478,7 +503,7 @@ def _item_view(
             continue
         label = str(step.get("id", number))
         step_scores = ", ".join(
-            f"{name} {format_number(value)}"
+            f"{name} {_format_value(value, name)}"
             for name, value in step.items()
             if name in keys and isinstance(value, int | float) and not isinstance(value, bool)
         )
@@ -560,8 +585,8 @@ def _change_row(change: MetricChange) -> dict[str, Any]:
     return {
         "metric": change.metric,
         "pairs": change.pairs,
-        "mean_a": "-" if change.mean_a is None else format_number(change.mean_a),
-        "mean_b": "-" if change.mean_b is None else format_number(change.mean_b),
+        "mean_a": "-" if change.mean_a is None else _format_value(change.mean_a, change.metric),
+        "mean_b": "-" if change.mean_b is None else _format_value(change.mean_b, change.metric),
         "difference": "-" if change.difference is None else format_signed(change.difference),
         "interval": format_interval(change.ci_low, change.ci_high),
         "verdict": change.verdict,
