@@ -1,4 +1,4 @@
-"""The command line: outputs, exit codes, one-line errors (SPEC §9)."""
+"""The command line: outputs, exit codes, one-line errors (docs/report.md, README.md)."""
 
 from __future__ import annotations
 
@@ -244,7 +244,7 @@ def test_validate_clean_inputs(
 ) -> None:
     code, stdout, _ = run(capsys, "validate", *map(str, small))
     assert code == 0
-    assert "2 questions in 1 templates" in stdout
+    assert "2 questions in 1 template\n" in stdout
     assert "2 responses, 2 for reference questions" in stdout
     assert "no problems found" in stdout
 
@@ -383,15 +383,17 @@ def test_debug_after_the_subcommand(capsys: pytest.CaptureFixture[str], tmp_path
     assert "Traceback" in stderr
 
 
-def test_forced_progress_bar_is_drawn(
+def test_forced_progress_in_a_log_is_plain_lines(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, small: tuple[Path, Path]
 ) -> None:
+    """Standard error is not a terminal here (a CI log): no redrawn bar, no control codes."""
     code, _, stderr = run(
         capsys, "evaluate", *map(str, small), "-o", str(tmp_path / "o"), "--progress", "-q"
     )
     assert code == 0
-    assert "evaluating" in stderr
-    assert "2/2" in stderr
+    assert stderr.startswith("scored 2/2 questions (100%), ")
+    assert stderr.count("\n") == 1
+    assert "\x1b" not in stderr
 
 
 def test_example_config_is_valid_and_changes_the_run(
@@ -415,3 +417,121 @@ def test_example_config_is_valid_and_changes_the_run(
     aggregates = yaml.safe_load((out / "aggregates.yaml").read_text())
     # the error response now counts as 0 for steps_score: (1 + 1 + 0 + 0 + 1) / 5
     assert aggregates["micro"]["steps_score"]["mean"] == pytest.approx(0.6)
+
+
+def test_resume_counts_the_problems_of_the_items_it_keeps(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """An unreadable output found before the interruption is still counted after --resume."""
+    turtle = "<urn:a> <urn:b> <urn:c> ."
+    reference = write(
+        tmp_path / "ref.json",
+        dataset(*(question(f"q{i}", [[sparql_ref(sparql(["a"], [["x"]]))]]) for i in range(5))),
+    )
+    responses = tmp_path / "responses.jsonl"
+    lines = [
+        json.dumps(response("q0", [step("sparql_query", turtle, "s0")])),
+        json.dumps(response("q1", [step("sparql_query", sparql(["a"], [["x"]]), "s1")])),
+        "{broken",
+        json.dumps(response("q3", [step("sparql_query", "Error: timed out", "s3")])),
+    ]  # q2's line is malformed, q4 has no response
+    responses.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out"
+    code, stdout, _ = run(capsys, "evaluate", str(reference), str(responses), "-o", str(out))
+    assert code == 0
+    complete = yaml.safe_load((out / "run.yaml").read_text())
+    assert complete["input_problems"] == {
+        "malformed_response": 1,
+        "missing_response": 2,
+        "unreadable_output": 2,
+    }
+    assert "5 input problem(s)" in stdout
+    # The run as an interruption leaves it: q0 (an unreadable output) and q1 written, then
+    # a line cut short.
+    written = (out / "results.jsonl").read_text().splitlines()
+    (out / "results.jsonl").write_text(written[0] + "\n" + written[1] + "\n" + written[2][:30])
+    code, stdout, _ = run(
+        capsys, "evaluate", str(reference), str(responses), "-o", str(out), "--resume"
+    )
+    assert code == 0
+    resumed = yaml.safe_load((out / "run.yaml").read_text())
+    assert resumed["resumed"] == {"kept": 2, "evaluated_again": 0}
+    assert resumed["input_problems"] == complete["input_problems"]
+    assert sorted(resumed["notices"]) == sorted(complete["notices"])
+    assert "5 input problem(s)" in stdout
+    assert "unreadable output: 2" in stdout
+    page = (out / "report.html").read_text()
+    assert "5 problem(s) in the inputs" in page
+    assert f"{responses}: question &#39;q0&#39;: actual_steps[0]: output is not SPARQL" in page
+
+
+def test_aggregate_a_run_directory_with_the_runs_settings(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    reference = write(
+        tmp_path / "ref.json",
+        dataset(
+            question("q1", [[sparql_ref(sparql(["a"], [["x"]]))]]),
+            question("q2", [[sparql_ref(sparql(["a"], [["y"]]))]]),
+        ),
+    )
+    responses = write(
+        tmp_path / "r.json",
+        [
+            response("q1", [step("sparql_query", sparql(["a"], [["x"]]), "s")]),
+            response("q2", status="error", error="timed out"),
+        ],
+    )
+    config = tmp_path / "config.yaml"
+    config.write_text("aggregation:\n  error_samples: zero\n")
+    out = tmp_path / "out"
+    assert (
+        run(
+            capsys,
+            "evaluate",
+            str(reference),
+            str(responses),
+            "-c",
+            str(config),
+            "-o",
+            str(out),
+            "-q",
+        )[0]
+        == 0
+    )
+    saved = yaml.safe_load((out / "aggregates.yaml").read_text())
+    assert saved["micro"]["steps_score"]["mean"] == pytest.approx(0.5)  # the error counts as 0
+    for given in (out, out / "results.jsonl"):
+        code, stdout, stderr = run(capsys, "aggregate", str(given))
+        assert code == 0, stderr
+        assert yaml.safe_load(stdout) == saved
+    defaults = tmp_path / "defaults.yaml"
+    defaults.write_text("aggregation:\n  error_samples: exclude\n")
+    code, stdout, _ = run(capsys, "aggregate", str(out), "-c", str(defaults), "--format", "json")
+    assert code == 0
+    assert json.loads(stdout)["micro"]["steps_score"]["mean"] == pytest.approx(1.0)
+
+
+def test_aggregate_a_directory_without_results(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, stdout, stderr = run(capsys, "aggregate", str(tmp_path))
+    assert code == 2
+    assert stdout == ""
+    assert stderr == (
+        f"graphrag-eval: error: {tmp_path}: no results.jsonl or results.json in this directory "
+        "(is it the output directory of graphrag-eval evaluate?)\n"
+    )
+
+
+def test_one_question_is_singular(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    reference = write(tmp_path / "ref.json", dataset(question("q1")))
+    responses = write(tmp_path / "r.json", [response("q1")])
+    out = tmp_path / "out"
+    code, stdout, _ = run(capsys, "evaluate", str(reference), str(responses), "-o", str(out))
+    assert code == 0
+    assert "1 question evaluated in " in stdout
+    code, stdout, _ = run(capsys, "evaluate", str(reference), str(responses), "--dry-run")
+    assert stdout.startswith("dry run: 1 question; ")
+    code, stdout, _ = run(capsys, "report", str(out))
+    assert stdout.startswith("report of 1 question in ")

@@ -7,9 +7,11 @@ import csv
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +23,8 @@ import yaml
 from graphrag_eval.cli import answer_correctness_main, main
 
 from judge_server import Faults, JudgeServer
+
+SPARQL_JSON = "application/sparql-results+json"
 
 PLANTED_KEY = "sk-test-PLANTED-0123456789abcdefSECRET"
 
@@ -212,10 +216,28 @@ def test_resume_refuses_a_run_of_other_inputs(
 
 
 def test_kill_9_then_resume_loses_nothing(tmp_path: Path) -> None:
-    count = 30
+    """A run killed with SIGKILL midway continues with --resume and loses nothing.
+
+    The kill lands midway on any machine, without timing: the judge holds its replies about
+    the questions from q{finished} on until the process is dead, so exactly the first
+    ``finished`` items can be written before the kill, and the others cannot.
+    """
+    count, finished = 24, 8
     reference, responses = write_inputs(tmp_path, count)
-    with JudgeServer(latency_s=0.05) as server:
-        config = write_config(tmp_path, server, max_concurrency=2)
+    release = threading.Event()
+    release.set()  # the uninterrupted run is not held
+    about = re.compile(r"substation S(\d+)\b", re.IGNORECASE)
+
+    def hold_the_last_items(body: dict[str, Any]) -> str | None:
+        found = about.search(json.dumps(body.get("messages")))
+        if found and int(found.group(1)) >= finished:
+            release.wait(timeout=300)
+        return None  # then the default judge answers
+
+    with JudgeServer(responder=hold_the_last_items) as server:
+        # Every held chat call has its own slot and none times out, so the first items
+        # always finish; answer_correctness and answer_relevance both ask the judge.
+        config = write_config(tmp_path, server, max_concurrency=64, timeout_s=600)
         expected_dir = tmp_path / "expected"
         evaluate(reference, responses, "-c", config, "-o", expected_dir, "-q", "--no-cache")
         expected = read_results(expected_dir)
@@ -234,24 +256,35 @@ def test_kill_9_then_resume_loses_nothing(tmp_path: Path) -> None:
             str(out),
             "-q",
         ]
+        release.clear()
         process = subprocess.Popen(command, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        results_file = out / "results.jsonl"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if results_file.exists() and results_file.read_text().count("\n") >= count // 3:
-                break
-            time.sleep(0.02)
-        process.send_signal(signal.SIGKILL)
-        process.wait()
-        survived = results_file.read_text().count("\n")
-        assert 0 < survived < count, "the run was not interrupted midway"
+        try:
+            results_file = out / "results.jsonl"
+            deadline = time.monotonic() + 120  # a bound for a broken run, not a timing
+            while time.monotonic() < deadline and process.poll() is None:
+                if results_file.exists() and results_file.read_text().count("\n") >= finished:
+                    break
+                time.sleep(0.05)
+            assert process.poll() is None, "the run ended although the judge held its replies"
+        finally:
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+            release.set()
+        lines = results_file.read_text().splitlines()
+        assert len(lines) == finished  # the held items could not be written
+        assert {json.loads(line)["question_id"] for line in lines} == {
+            f"q{i}" for i in range(finished)
+        }
 
+        server.reset()
         assert evaluate(*command[4:], "--resume") == 0
+        # Only the unfinished items were judged: correctness, relevance and its embeddings.
+        assert server.count() == (count - finished) * 3
     results = read_results(out)
     assert len((out / "results.jsonl").read_text().splitlines()) == count
     assert results == expected
     run = yaml.safe_load((out / "run.yaml").read_text())
-    assert run["resumed"]["kept"] >= survived - 1  # the last line may have been cut short
+    assert run["resumed"] == {"kept": finished, "evaluated_again": 0}
 
 
 def test_secrets_appear_nowhere(
@@ -358,6 +391,20 @@ def test_answer_correctness_tsv_without_the_columns(
     assert err.startswith(f"answer-correctness: error: {source}: line 1: missing column(s)")
 
 
+def test_answer_correctness_tsv_that_is_not_utf8_names_line_and_column(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "in.tsv"
+    source.write_bytes(b"Question\tReference answer\tActual answer\nWho?\tAl\xe9\tAl\n")
+    code = answer_correctness_main(["-i", str(source), "-o", str(tmp_path / "out.tsv")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"answer-correctness: error: {source}: line 2, column 8: not UTF-8 text (byte 0xe9)\n"
+    )
+    assert not (tmp_path / "out.tsv").exists()
+
+
 def test_a_reply_that_is_not_json_fails_its_row_only(tmp_path: Path) -> None:
     rows = [(f"Which transformers are in S{i}?", f"T{i}a", f"T{i}a") for i in range(6)]
     source, target = tmp_path / "in.tsv", tmp_path / "out.tsv"
@@ -422,3 +469,111 @@ def test_the_report_of_a_judged_run_shows_the_judge_cost_and_reasons(
     assert str(escape(reason)) in worst
     assert "answer_f1" in worst
     assert PLANTED_KEY not in page
+
+
+LONG_TEMPLATE = (
+    "list_all_substations_that_are_connected_via_an_ac_line_or_a_dc_line_to_substation_X"
+)
+
+
+def write_inputs_with_steps(folder: Path) -> tuple[Path, Path]:
+    """Questions with a reference answer and a reference SPARQL step, in a template with a
+    long id, and responses with answers and steps."""
+    rows = json.dumps({"head": {"vars": ["s"]}, "results": {"bindings": []}})
+    step = {"name": "sparql_query", "output": rows, "output_media_type": SPARQL_JSON}
+    questions = [
+        {
+            "id": f"q{i}",
+            "question_text": f"Which transformers are in substation S{i}?",
+            "reference_answer": f"T{i}a, T{i}b",
+            "reference_steps": [[step]],
+        }
+        for i in range(3)
+    ]
+    reference = folder / "reference.yaml"
+    reference.write_text(yaml.safe_dump([{"template_id": LONG_TEMPLATE, "questions": questions}]))
+    responses = folder / "responses.jsonl"
+    actual = {"name": "sparql_query", "status": "success", "output": rows}
+    lines = [
+        json.dumps(
+            {
+                "question_id": f"q{i}",
+                "actual_answer": f"Substation S{i} has T{i}a.",
+                "actual_steps": [actual],
+            }
+        )
+        for i in range(3)
+    ]
+    responses.write_text("\n".join(lines) + "\n")
+    return reference, responses
+
+
+def table_rows(printed: str) -> dict[str, list[str]]:
+    """The rows of the printed tables by their first cell (a name split over two lines would
+    show up as two rows)."""
+    return {line.split()[0]: line.split()[1:] for line in printed.splitlines() if line.strip()}
+
+
+def test_a_ci_log_wraps_no_name_and_has_no_control_codes(
+    tmp_path: Path,
+    server: JudgeServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Standard output is not a terminal here and COLUMNS is not set, as in a CI job."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    reference, responses = write_inputs_with_steps(tmp_path)
+    config = write_config(tmp_path, server)
+    out = tmp_path / "out"
+    assert evaluate(reference, responses, "-c", config, "-o", out, "--progress") == 0
+    printed = capsys.readouterr()
+    assert "\x1b" not in printed.out + printed.err
+    rows = table_rows(printed.out)
+    aggregates = yaml.safe_load((out / "aggregates.yaml").read_text())
+    numeric = [
+        key
+        for key, value in aggregates["micro"].items()
+        if isinstance(value, dict) and "mean" in value and not key.endswith("_cost")
+    ]
+    assert "steps_score" in numeric and "answer_f1" in numeric
+    for key in numeric:  # every metric name whole, with all six statistics
+        assert len(rows[key]) == 6, key
+    header = rows["template"]
+    assert header[:4] == ["ok", "errors", "missing", "steps_score"]
+    assert {"answer_f1", "answer_relevance"} <= set(header)
+    assert rows[LONG_TEMPLATE][:4] == ["3", "0", "0", "1.000"]
+    assert "in aggregates.yaml" not in printed.out  # every headline metric has its column
+
+
+def test_a_judge_leaves_steps_score_in_a_narrow_template_table(
+    tmp_path: Path,
+    server: JudgeServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    reference, responses = write_inputs_with_steps(tmp_path)
+    config = write_config(tmp_path, server)
+    assert evaluate(reference, responses, "-c", config, "-o", tmp_path / "out") == 0
+    printed = capsys.readouterr().out
+    header = table_rows(printed)["template"]
+    assert header[3:] == ["steps_score", "answer_f1"]  # the judge's columns after it
+    title = next(line for line in printed.splitlines() if line.startswith("Per template"))
+    assert "answer_relevance" in title and "steps_score" not in title
+
+
+def test_answer_correctness_tsv_has_plain_decimals(
+    tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source, target = tmp_path / "in.tsv", tmp_path / "out.tsv"
+    write_tsv(source, [("Which transformers are in S1?", "T1a, T1b", "T1a")])
+    config = write_config(tmp_path, server)
+    assert answer_correctness_main(["-i", str(source), "-o", str(target), "-c", str(config)]) == 0
+    assert capsys.readouterr().out.startswith(f"1 answer judged (0 failed); results in {target}")
+    with target.open() as stream:
+        [judged] = list(csv.DictReader(stream, delimiter="\t"))
+    cost = judged["answer_correctness_cost"]
+    assert 0 < float(cost) < 0.0001  # small enough that str() would write an exponent
+    assert re.fullmatch(r"0\.0000\d+", cost), cost
+    assert judged["answer_recall"] == "0.5"

@@ -1,4 +1,4 @@
-"""The command line with the metrics of the metrics reference (SPEC §6) selected by
+"""The command line with the metrics of the metrics reference (docs/metrics.md) selected by
 ``metrics:``: the dry-run plan per selected metric, one-line config errors, and the class and
 grade counts of a run, against the local OpenAI-compatible server."""
 

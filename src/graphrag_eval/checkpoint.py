@@ -7,6 +7,11 @@ run checks the fingerprint, keeps every complete item already written (a line cu
 the crash is dropped), and evaluates the rest: the items not written yet, and those whose
 LLM-judged metrics failed (a transient error or the cost limit), whose successful calls
 then come from the cache.
+
+The problems an item's evaluation found (an actual step output that could not be read) are
+recorded on the item itself (``output_error``), so a kept item's notices are read back from it
+and the resumed run counts the same input problems as an uninterrupted one (docs/llm.md,
+"Resume").
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +27,22 @@ from graphrag_eval import __version__
 from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.errors import InputError
 from graphrag_eval.files import BrokenLine, iter_jsonl, write_text_atomic
-from graphrag_eval.inputs import ReferenceQuestion
+from graphrag_eval.inputs import (
+    RESPONSES_LABEL,
+    Notice,
+    ReferenceQuestion,
+    unreadable_output_notice,
+)
 from graphrag_eval.metrics.base import Metric
 
-__all__ = ["CHECKPOINT_JSON", "Resumed", "fingerprint", "resume", "write_checkpoint"]
+__all__ = [
+    "CHECKPOINT_JSON",
+    "Resumed",
+    "fingerprint",
+    "item_notices",
+    "resume",
+    "write_checkpoint",
+]
 
 CHECKPOINT_JSON = "checkpoint.json"
 
@@ -65,6 +82,8 @@ class Resumed:
     """Results written but evaluated again (an LLM-judged metric failed)."""
     dropped_lines: int
     """Lines that could not be read (cut short by the crash)."""
+    notices: list[Notice] = field(default_factory=list)
+    """What the evaluation of the kept items found (see :func:`item_notices`)."""
 
 
 def resume(
@@ -73,9 +92,12 @@ def resume(
     run_fingerprint: str,
     questions: Sequence[ReferenceQuestion],
     metrics: Iterable[Metric],
+    source: str = RESPONSES_LABEL,
 ) -> Resumed:
     """Read what an interrupted run in ``out_dir`` wrote. Raises :class:`InputError` when it
-    was a run of other inputs or settings."""
+    was a run of other inputs or settings.
+
+    ``source`` names the responses file in the notices of the kept items."""
     results_path = out_dir / results_name
     checkpoint = out_dir / CHECKPOINT_JSON
     if not results_path.exists():
@@ -111,7 +133,27 @@ def resume(
             kept.pop(question_id, None)
             continue
         kept[question_id] = value
-    return Resumed(kept, redo, dropped)
+    # In reference order, as the items' own notices are when evaluated again.
+    order = {question.id: index for index, question in enumerate(questions)}
+    notices = [
+        notice
+        for question_id in sorted(kept, key=order.__getitem__)
+        for notice in item_notices(kept[question_id], source)
+    ]
+    return Resumed(kept, redo, dropped, notices)
+
+
+def item_notices(result: Mapping[str, Any], source: str = RESPONSES_LABEL) -> list[Notice]:
+    """The notices the evaluation of one item raised, read back from its result: one
+    ``unreadable_output`` per actual step with an ``output_error``."""
+    steps = result.get("actual_steps")
+    if not isinstance(steps, list):
+        return []
+    return [
+        unreadable_output_notice(source, result.get("question_id"), index, step["output_error"])
+        for index, step in enumerate(steps)
+        if isinstance(step, Mapping) and isinstance(step.get("output_error"), str)
+    ]
 
 
 def _has_any(result: Mapping[str, Any], keys: set[str]) -> bool:

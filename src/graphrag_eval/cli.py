@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import decimal
 import io
 import json
 import logging
+import math
+import os
 import sys
 import time
 import traceback
@@ -21,40 +24,52 @@ from typing import IO, Any
 
 import click
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
 from graphrag_eval import __version__
 from graphrag_eval.aggregation import compute_aggregates, load_results
 from graphrag_eval.checkpoint import Resumed, fingerprint, write_checkpoint
 from graphrag_eval.checkpoint import resume as resume_run
-from graphrag_eval.compare import DEFAULT_CONFIDENCE, compare_results
+from graphrag_eval.compare import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_ERROR_SAMPLES,
+    DEFAULT_SEED,
+    DEFAULT_TOP,
+    ErrorSamples,
+    compare_results,
+)
 from graphrag_eval.config import EvaluationConfig, GenerationConfig, load_config
 from graphrag_eval.errors import GraphragEvalError, InputError
 from graphrag_eval.evaluation import (
     EvaluationRun,
     build_run_engine,
-    check_coverage,
     check_selection,
     evaluate,
     prepare_reference,
     prepare_responses,
 )
-from graphrag_eval.files import JSON_TEXT_ERRORS, dump_yaml, write_json_lines, write_text_atomic
+from graphrag_eval.files import (
+    JSON_TEXT_ERRORS,
+    decode_utf8,
+    dump_yaml,
+    write_json_lines,
+    write_text_atomic,
+)
 from graphrag_eval.gating import (
     Threshold,
+    check_comparison_thresholds,
     check_known,
     check_regressions,
     check_thresholds,
     parse_threshold,
 )
-from graphrag_eval.inputs import Diagnostics, Notice, ReferenceQuestion, ResponseSet, count_kinds
+from graphrag_eval.inputs import (
+    Diagnostics,
+    Notice,
+    ReferenceQuestion,
+    ResponseSet,
+    check_evaluable,
+    count_kinds,
+)
 from graphrag_eval.llm.engine import LLMEngine, build_engine
 from graphrag_eval.metrics.answer_correctness import judge_correctness
 from graphrag_eval.metrics.base import (
@@ -67,6 +82,7 @@ from graphrag_eval.metrics.base import (
     metrics_for,
 )
 from graphrag_eval.report.console import (
+    plural,
     print_comparison,
     print_dry_run,
     print_llm_summary,
@@ -74,7 +90,8 @@ from graphrag_eval.report.console import (
     print_summary,
 )
 from graphrag_eval.report.html import DEFAULT_WORST, write_comparison, write_report
-from graphrag_eval.runs import SavedRun, load_run
+from graphrag_eval.report.progress import start_progress
+from graphrag_eval.runs import SavedRun, find_results, load_run, run_config
 
 __all__ = ["answer_correctness_main", "cli", "main"]
 
@@ -91,13 +108,22 @@ RUN_YAML = "run.yaml"
 REPORT_HTML = "report.html"
 
 
-def _stderr(force_terminal: bool | None = None) -> Console:
-    return Console(stderr=True, highlight=False, force_terminal=force_terminal)
+def _stderr() -> Console:
+    # Messages are never wrapped: a CI log is grepped line by line.
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+_LOG_WIDTH = 1_000
+"""Columns of output that is not a terminal (a CI log, a file) when COLUMNS is not set: a
+table takes the room it needs and never wraps a metric name or template id."""
 
 
 def _stdout() -> Console:
     # Paths, ids and messages are user text: never read them as rich markup.
-    return Console(highlight=False, soft_wrap=True, markup=False)
+    console = Console(highlight=False, soft_wrap=True, markup=False)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console.width = _LOG_WIDTH
+    return console
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -211,8 +237,8 @@ _max_cost_option = click.option(
 @click.option(
     "--progress/--no-progress",
     default=None,
-    help="Show a progress bar with the time left (default: on a terminal, for runs with a "
-    "judge or of 200+ questions).",
+    help="Show the progress on stderr: a bar with the time left on a terminal, else (a CI "
+    "log) a plain line every 10 s (default: for runs with a judge or of 200+ questions).",
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print no summary, only errors.")
 @click.option(
@@ -275,6 +301,7 @@ def evaluate_command(
     diagnostics = Diagnostics()
     questions = prepare_reference(reference, diagnostics)
     response_set = prepare_responses(responses)
+    check_evaluable(questions, response_set)  # before anything is written
     engine = build_run_engine(
         config,
         use_cache=False if no_cache else None,
@@ -295,7 +322,14 @@ def evaluate_command(
     results_path = out_dir / RESULTS_JSONL
     run_fingerprint = fingerprint(reference, responses, config)
     resumed = (
-        resume_run(out_dir, RESULTS_JSONL, run_fingerprint, questions, metrics_for(config))
+        resume_run(
+            out_dir,
+            RESULTS_JSONL,
+            run_fingerprint,
+            questions,
+            metrics_for(config),
+            source=response_set.source,
+        )
         if resume
         else Resumed({}, 0, 0)
     )
@@ -305,32 +339,26 @@ def evaluate_command(
         "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in resumed.kept.values()),
     )
     write_checkpoint(out_dir, run_fingerprint)
-    stderr = _stderr(force_terminal=progress or None)  # --progress draws even when piped
+    # A bar on a terminal; in a log (CI) a plain line every few seconds instead.
     show_progress = (
-        stderr.is_terminal and (len(questions) >= _PROGRESS_MIN_ITEMS or engine is not None)
+        len(questions) >= _PROGRESS_MIN_ITEMS or engine is not None
         if progress is None
         else progress
     )
     with (
         results_path.open("a", encoding="utf-8", errors=JSON_TEXT_ERRORS) as checkpoint,
-        Progress(
-            TextColumn("evaluating"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("eta"),
-            TimeRemainingColumn(),
-            console=stderr,
-            transient=True,
-            disable=not show_progress,
+        start_progress(
+            _stderr(),
+            len(questions) - len(resumed.kept),
+            show_progress,
+            forced=bool(progress),
         ) as bar,
     ):
-        task = bar.add_task("evaluating", total=len(questions) - len(resumed.kept))
 
         def on_item(result: dict[str, Any]) -> None:
             write_json_lines(checkpoint, [result])
             checkpoint.flush()
-            bar.advance(task)
+            bar.advance()
 
         async def run_all() -> EvaluationRun:
             try:
@@ -357,6 +385,7 @@ def evaluate_command(
             )
             raise click.exceptions.Exit(130) from None
     diagnostics.extend(run.diagnostics.notices)
+    diagnostics.extend(resumed.notices)  # what the kept items' evaluation found
 
     write_text_atomic(
         results_path,
@@ -412,13 +441,13 @@ def evaluate_command(
             )
         if resume:
             console.print(
-                f"resumed: kept {len(resumed.kept)} finished items, evaluated "
-                f"{len(run.results) - len(resumed.kept)} ({resumed.redo} again after a judge "
-                "failure)"
+                f"resumed: kept {plural(len(resumed.kept), 'finished item')}, evaluated "
+                f"{len(run.results) - len(resumed.kept):,} ({resumed.redo:,} again after a "
+                "judge failure)"
             )
         console.print(
-            f"{len(run.results)} questions evaluated in {elapsed:.2f} s; results in {out_dir}/"
-            + (f", report in {report_path}" if html_report else ""),
+            f"{plural(len(run.results), 'question')} evaluated in {elapsed:.2f} s; results in "
+            f"{out_dir}/" + (f", report in {report_path}" if html_report else ""),
         )
         for threshold in gates:
             if not any(failure.startswith(f"{threshold.metric}:") for failure in failures):
@@ -454,8 +483,8 @@ def _dry_run(
     console = _stdout()
     if engine is None:
         console.print(
-            f"dry run: {len(questions)} questions; the config names no LLM, so the run makes "
-            "no judge calls"
+            f"dry run: {plural(len(questions), 'question')}; the config names no LLM, so the "
+            "run makes no judge calls"
         )
         return
 
@@ -513,8 +542,8 @@ def _run_summary(
 
 @cli.command()
 @_debug_option
-@click.argument("results", type=click.Path(dir_okay=False, path_type=Path))
-@_config_option("YAML config file (its aggregation section applies).")
+@click.argument("results", type=click.Path(path_type=Path))
+@_config_option("YAML config file (its aggregation section applies instead of the run's).")
 @click.option(
     "-o",
     "--output",
@@ -532,14 +561,20 @@ def _run_summary(
 def aggregate(
     results: Path, config_path: Path | None, output: Path | None, output_format: str
 ) -> None:
-    """Compute aggregates from saved per-question RESULTS (JSONL, JSON or YAML).
+    """Compute aggregates from saved per-question RESULTS: a run's output directory or its
+    results file (JSONL, JSON or YAML).
+
+    The aggregation settings are the run's (from the run.yaml beside the results), or the
+    config's with -c.
 
     \b
     Example:
-      graphrag-eval aggregate out/results.jsonl -o out/aggregates.yaml
+      graphrag-eval aggregate out/
+      graphrag-eval aggregate out/results.jsonl -c config.yaml -o aggregates.yaml
     """
-    config = load_config(config_path)
-    aggregates = compute_aggregates(load_results(results), config)
+    results_path = find_results(results)
+    config = run_config(results_path, config_path)
+    aggregates = compute_aggregates(load_results(results_path), config)
     text = (
         json.dumps(aggregates, indent=2, ensure_ascii=False) + "\n"
         if output_format == "json"
@@ -584,7 +619,7 @@ def report(results: Path, config_path: Path | None, output: Path | None, worst: 
     run = _load_run(results, config_path)
     target = output or run.results_path.parent / REPORT_HTML
     write_report(run, target, worst)
-    _stdout().print(f"report of {len(run.results)} questions in {target}")
+    _stdout().print(f"report of {plural(len(run.results), 'question')} in {target}")
 
 
 @cli.command()
@@ -614,11 +649,16 @@ def report(results: Path, config_path: Path | None, output: Path | None, worst: 
     help="Also write the comparison as an HTML page.",
 )
 @click.option(
-    "--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap resampling."
+    "--seed",
+    type=int,
+    default=DEFAULT_SEED,
+    show_default=True,
+    help="Seed of the bootstrap resampling.",
 )
 @click.option(
     "--resamples",
     type=click.IntRange(min=100),
+    default=None,  # auto, as in compare_results
     help="Bootstrap resamples per interval (default: 10,000; fewer, down to 2,000, for runs "
     "of more than 20,000 questions).",
 )
@@ -632,9 +672,9 @@ def report(results: Path, config_path: Path | None, output: Path | None, worst: 
 @click.option(
     "--top",
     type=click.IntRange(min=0),
-    default=10,
+    default=DEFAULT_TOP,
     show_default=True,
-    help="Questions listed per metric that got better and worse (0: all).",
+    help="Questions listed per metric that got better and worse (0: all), in the text output too.",
 )
 @_gate_options
 @click.option(
@@ -646,7 +686,7 @@ def report(results: Path, config_path: Path | None, output: Path | None, worst: 
 @click.option(
     "--error-samples",
     type=click.Choice(["zero", "exclude"]),
-    default="zero",
+    default=DEFAULT_ERROR_SAMPLES,
     show_default=True,
     help="zero: a question that newly fails (an error response) counts as a fall to 0 on "
     "the scores it had, so a run that fails more cannot look better; exclude: it leaves "
@@ -667,7 +707,7 @@ def compare(
     fail_under: Sequence[Threshold],
     fail_over: Sequence[Threshold],
     fail_on_regression: bool,
-    error_samples: str,
+    error_samples: ErrorSamples,
 ) -> None:
     """Compare run B with run A, question by question.
 
@@ -677,9 +717,10 @@ def compare(
     bootstrap confidence interval (seeded: the same runs give the same intervals), whether
     the metric got significantly better or worse, and the questions that changed most.
 
-    With --fail-under METRIC=VALUE (or --fail-over), exits 1 when run B's mean of METRIC is
-    under (over) VALUE or METRIC got significantly worse; with --fail-on-regression, when
-    any score got significantly worse. Exit codes: 0 ok, 1 a gate failed, 2 bad input.
+    With --fail-under METRIC=VALUE (or --fail-over), exits 1 when the mean of METRIC the
+    comparison shows for run B is under (over) VALUE or METRIC got significantly worse; with
+    --fail-on-regression, when any score got significantly worse. The defaults are those of
+    compare_results() in Python. Exit codes: 0 ok, 1 a gate failed, 2 bad input.
 
     \b
     Example:
@@ -698,14 +739,15 @@ def compare(
     comparison = compare_results(
         first.results,
         second.results,
-        config_a=_with_error_samples(first.config, error_samples),
-        config_b=_with_error_samples(second.config, error_samples),
+        config_a=first.config,
+        config_b=second.config,
         run_a=str(run_a),
         run_b=str(run_b),
         seed=seed,
         resamples=resamples,
         confidence=confidence,
         top=top,
+        error_samples=error_samples,
     )
     if html_path is not None:
         write_comparison(comparison, html_path, first, second)
@@ -724,7 +766,8 @@ def compare(
             click.echo(text, nl=False)
         else:
             write_text_atomic(output, text)
-    failures = check_thresholds(second.aggregates["micro"], gates)
+    # The gates read the means the comparison shows for run B (the same pairs and errors).
+    failures = check_comparison_thresholds(comparison, gates)
     watched = [threshold.metric for threshold in gates]
     if fail_on_regression:
         watched += [name for name, spec in comparison.keys.items() if not spec.lower_is_better]
@@ -732,17 +775,14 @@ def compare(
     _gate(failures)
 
 
-def _with_error_samples(config: EvaluationConfig, error_samples: str) -> EvaluationConfig:
-    aggregation = config.aggregation.model_copy(update={"error_samples": error_samples})
-    return config.model_copy(update={"aggregation": aggregation})
-
-
 def _load_run(path: Path, config_path: Path | None) -> SavedRun:
     run = load_run(path, load_config(config_path) if config_path is not None else None)
     for problem in run.problems[:5]:
         _stderr().print(f"warning: skipped {problem}", markup=False, highlight=False)
     if len(run.problems) > 5:
-        _stderr().print(f"warning: skipped {len(run.problems) - 5} more records", markup=False)
+        _stderr().print(
+            f"warning: skipped {plural(len(run.problems) - 5, 'more record')}", markup=False
+        )
     return run
 
 
@@ -757,28 +797,37 @@ def _load_run(path: Path, config_path: Path | None) -> SavedRun:
     help="Exit 2 when the responses have any problem, not only the reference.",
 )
 def validate(reference: Path, responses: Path, config_path: Path | None, strict: bool) -> None:
-    """Check the REFERENCE dataset, the RESPONSES and the config without evaluating.
+    """Check the REFERENCE dataset, the RESPONSES and the config without calling any model.
 
-    Exits 2 with a one-line message when the reference or config cannot be used; problems in
-    the responses are listed (and, with --strict, also exit 2).
+    Exits 2 with a one-line message when the reference or config cannot be used, or when the
+    run would evaluate nothing; every problem evaluate would report from the inputs alone is
+    listed (outputs that cannot be read as the reference expects, a bad k, ...), and with
+    --strict also exits 2. No judge or embedding model is called.
 
     \b
     Example:
       graphrag-eval validate reference.yaml responses.jsonl -c config.yaml
     """
-    check_selection(load_config(config_path))
+    config = load_config(config_path)
+    check_selection(config)
     diagnostics = Diagnostics()
     questions = prepare_reference(reference, diagnostics)
     response_set = prepare_responses(responses)
-    diagnostics.extend(response_set.notices)
-    diagnostics.extend(check_coverage(questions, response_set))
+    check_evaluable(questions, response_set)
+    # The same code as evaluate finds the same problems: the run's deterministic part.
+    run = asyncio.run(evaluate(questions, response_set, _without_models(config)))
+    diagnostics.extend(run.diagnostics.notices)
+    diagnostics.extend(_metric_failures(run, response_set.source, diagnostics.notices))
     templates = len({question.template_id for question in questions})
     known = {question.id for question in questions}
     matched = sum(1 for qid in response_set.responses if qid in known)
     console = _stdout()
-    console.print(f"{reference}: {len(questions)} questions in {templates} templates")
     console.print(
-        f"{responses}: {len(response_set.responses)} responses, {matched} for reference questions"
+        f"{reference}: {plural(len(questions), 'question')} in {plural(templates, 'template')}"
+    )
+    console.print(
+        f"{responses}: {plural(len(response_set.responses), 'response')}, {matched:,} for "
+        "reference questions"
     )
     if config_path is not None:
         console.print(f"{config_path}: ok")
@@ -788,6 +837,48 @@ def validate(reference: Path, responses: Path, config_path: Path | None, strict:
         raise click.exceptions.Exit(EXIT_BAD_INPUT)
     if not diagnostics.notices:
         console.print("no problems found")
+
+
+def _without_models(config: EvaluationConfig) -> EvaluationConfig:
+    """``config`` running only the metrics that need no model (steps, retrieval contexts,
+    usage), with no model configured: a run that reads every input and calls nothing."""
+    names = [
+        metric.name
+        for metric in metrics_for(config)
+        if not (metric.needs or metric.uses_llm or metric.depends_on or metric.always)
+    ]
+    llm = config.llm.model_copy(update={"generation": None, "embedding": None})
+    return config.model_copy(update={"llm": llm, "metrics": names, "custom_evaluations": []})
+
+
+def _metric_failures(run: EvaluationRun, source: str, reported: Sequence[Notice]) -> list[Notice]:
+    """The failures of a :func:`_without_models` run's metrics (a reference retrieval step
+    with no contexts, say) as ``failed_metric`` notices; a step or item that already has a
+    notice (an unreadable output) is not reported twice."""
+    seen = {(notice.item, notice.field) for notice in reported}
+    metrics = metrics_for(run.config)
+    notices = []
+    for result in run.results:
+        item = f"question '{result.get('question_id')}'"
+        steps = result.get("actual_steps")
+        places: list[tuple[str | None, Any]] = [(None, result)]
+        places += [(f"actual_steps[{i}]", s) for i, s in enumerate(steps or [])]
+        for field, place in places:
+            if not isinstance(place, dict) or (item, field) in seen:
+                continue
+            for metric in metrics:
+                error = next((place[k] for k in metric.error_keys if k in place), None)
+                if error is not None:
+                    notices.append(
+                        Notice(
+                            "failed_metric",
+                            f"{metric.name} cannot be computed: {error}",
+                            file=source,
+                            item=item,
+                            field=field,
+                        )
+                    )
+    return notices
 
 
 def _fail(
@@ -919,7 +1010,7 @@ def answer_correctness_command(
     for row, outcome in zip(rows, outcomes, strict=True):
         values: dict[str, Any] = dict(row)
         if isinstance(outcome, Scored):
-            values.update(outcome.values)
+            values.update({key: _plain(value) for key, value in outcome.values.items()})
         elif isinstance(outcome, Failed):
             values["answer_eval_error"] = outcome.error
         writer.writerow(values)
@@ -927,9 +1018,18 @@ def answer_correctness_command(
     failed = sum(1 for outcome in outcomes if isinstance(outcome, Failed))
     console = _stdout()
     console.print(
-        f"{len(rows)} answers judged ({failed} failed); results in {output_path}", markup=False
+        f"{plural(len(rows), 'answer')} judged ({failed:,} failed); results in {output_path}",
+        markup=False,
     )
     print_llm_summary(console, engine.stats, engine.max_cost_usd)
+
+
+def _plain(value: Any) -> Any:
+    """A float as a plain decimal (``0.00005``, not ``5e-05``) with all its digits, for the
+    TSV; other values as they are."""
+    if isinstance(value, float) and math.isfinite(value):
+        return format(decimal.Decimal(repr(value)), "f")
+    return value
 
 
 async def _guarded(
@@ -946,11 +1046,11 @@ async def _guarded(
 def _read_answer_rows(path: Path) -> list[dict[str, str]]:
     label = str(path)
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = decode_utf8(path.read_bytes())
     except FileNotFoundError:
         raise InputError("file not found", file=label) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason})", file=label) from None
+    except ValueError as exc:  # not UTF-8: the line and column of the first bad byte
+        raise InputError(str(exc), file=label) from None
     reader = csv.DictReader(io.StringIO(text), delimiter="\t")
     header = reader.fieldnames or []
     missing = [column for column in TSV_COLUMNS if column not in header]

@@ -532,9 +532,9 @@ class EvaluationConfig(_Section):
     ``ragas_context_precision``, ``ragas_context_recall``, ``ragas_answer_relevance``,
     ``ragas_score``, ``factual_accuracy``, ``semantic_similarity``, ``bert_score``,
     ``answer_classification``, custom evaluation names), or ``all``. A listed metric whose
-    model is not configured is an error. Default: the seed README's metrics
-    (``answer_correctness``, ``answer_relevance``, ``retrieval_answer``,
-    ``retrieval_context`` and custom evaluations), each where its inputs and models are
+    model is not configured is an error. Default (docs/metrics.md, "Choosing metrics"):
+    ``answer_correctness``, ``answer_relevance``, ``retrieval_answer``,
+    ``retrieval_context`` and custom evaluations, each where its inputs and models are
     available. ``steps_score`` and the usage counts are always computed."""
 
     @field_validator("metrics", mode="before")

@@ -36,6 +36,7 @@ from graphrag_eval.inputs import (
     load_responses,
     parse_reference,
     parse_responses,
+    unreadable_output_notice,
 )
 from graphrag_eval.llm.engine import CallStats, LLMEngine, build_engine
 from graphrag_eval.llm.local import embeddings_extra_installed
@@ -432,13 +433,7 @@ async def evaluate_item(
     output_errors = {index: why for index, why in unreadable.items() if index not in matched}
     result = success_result(question, response, steps, item_outcomes, step_outcomes, output_errors)
     notices = [
-        Notice(
-            "unreadable_output",
-            f"{why}; scored as no match",
-            file=source,
-            item=f"question '{question.id}'",
-            field=f"actual_steps[{index}]",
-        )
+        unreadable_output_notice(source, question.id, index, why)
         for index, why in sorted(output_errors.items())
     ]
     return result, notices

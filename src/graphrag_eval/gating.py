@@ -150,7 +150,8 @@ def check_comparison_thresholds(
             continue
         failure = _missed(threshold, change.mean_b)
         if failure:
-            failures.append(f"{failure} (run B, over {change.pairs:,} paired questions)")
+            paired = f"{change.pairs:,} paired question" + ("" if change.pairs == 1 else "s")
+            failures.append(f"{failure} (run B, over {paired})")
     return failures
 
 

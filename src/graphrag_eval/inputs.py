@@ -47,6 +47,7 @@ __all__ = [
     "load_responses",
     "parse_reference",
     "parse_responses",
+    "unreadable_output_notice",
 ]
 
 REFERENCE_LABEL = "<reference>"
@@ -76,6 +77,18 @@ class Notice:
     def __str__(self) -> str:
         prefix = locate(self.file, self.item, self.field)
         return f"{prefix}: {self.message}" if prefix else self.message
+
+
+def unreadable_output_notice(source: str, question_id: object, index: int, why: str) -> Notice:
+    """The notice of an actual step whose output could not be read (it scored as no match);
+    one wording for an evaluated item and for a kept item read back on ``--resume``."""
+    return Notice(
+        "unreadable_output",
+        f"{why}; scored as no match",
+        file=source,
+        item=f"question '{question_id}'",
+        field=f"actual_steps[{index}]",
+    )
 
 
 @dataclass(slots=True)

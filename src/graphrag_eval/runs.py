@@ -19,7 +19,7 @@ from graphrag_eval.config import ConfigSource, EvaluationConfig, load_config
 from graphrag_eval.errors import ConfigError, InputError
 from graphrag_eval.files import read_document
 
-__all__ = ["RESULT_FILE_NAMES", "RUN_YAML", "SavedRun", "load_run"]
+__all__ = ["RESULT_FILE_NAMES", "RUN_YAML", "SavedRun", "find_results", "load_run", "run_config"]
 
 RESULT_FILE_NAMES = ("results.jsonl", "results.json", "results.yaml", "results.yml")
 RUN_YAML = "run.yaml"
@@ -47,21 +47,9 @@ def load_run(path: str | Path, config: ConfigSource = None) -> SavedRun:
     Raises :class:`InputError` when there are no results to read.
     """
     path = Path(path)
-    if path.is_dir():
-        found = [path / name for name in RESULT_FILE_NAMES if (path / name).is_file()]
-        if not found:
-            raise InputError(
-                f"no {' or '.join(RESULT_FILE_NAMES[:2])} in this directory (is it the output "
-                "directory of graphrag-eval evaluate?)",
-                file=str(path),
-            )
-        results_path, directory = found[0], path
-    elif path.exists():
-        results_path, directory = path, path.parent
-    else:
-        raise InputError("no such file or directory", file=str(path))
-    info = _read_info(directory / RUN_YAML)
-    settings = load_config(config) if config is not None else _run_config(info, directory)
+    results_path = find_results(path)
+    info = _read_info(results_path.parent / RUN_YAML)
+    settings = run_config(results_path, config, info)
     problems: list[InputError] = []
     results = load_results(results_path, problems)
     if not results:
@@ -76,6 +64,39 @@ def load_run(path: str | Path, config: ConfigSource = None) -> SavedRun:
         info=info,
         problems=problems,
     )
+
+
+def find_results(path: str | Path) -> Path:
+    """The results file of a run named by its output directory or by the file itself.
+
+    Raises :class:`InputError` when there is none.
+    """
+    path = Path(path)
+    if path.is_dir():
+        found = [path / name for name in RESULT_FILE_NAMES if (path / name).is_file()]
+        if not found:
+            raise InputError(
+                f"no {' or '.join(RESULT_FILE_NAMES[:2])} in this directory (is it the output "
+                "directory of graphrag-eval evaluate?)",
+                file=str(path),
+            )
+        return found[0]
+    if not path.exists():
+        raise InputError("no such file or directory", file=str(path))
+    return path
+
+
+def run_config(
+    results_path: Path, config: ConfigSource = None, info: Mapping[str, Any] | None = None
+) -> EvaluationConfig:
+    """The settings to aggregate a run's results with: ``config`` when given, else the
+    aggregation settings the run used (from its ``run.yaml``, beside the results file), else
+    the defaults."""
+    if config is not None:
+        return load_config(config)
+    if info is None:
+        info = _read_info(results_path.parent / RUN_YAML)
+    return _run_config(info, results_path.parent)
 
 
 def _read_info(path: Path) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Answer classification of the metrics reference (SPEC §6): CORRECT, WRONG or DON'T KNOW.
+"""Answer classification (docs/metrics.md, "answer_classification"): CORRECT, WRONG or DON'T KNOW.
 
 An answer containing one of ``answer_classification.uncertainty_phrases`` (matched as whole
 words, ignoring case and the kind of apostrophe), or consisting only of one of

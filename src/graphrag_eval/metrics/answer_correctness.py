@@ -1,4 +1,5 @@
-"""Answer correctness (SPEC §5): claims of the reference and actual answers, judged by the LLM.
+"""Answer correctness (docs/metrics.md): claims of the reference and actual answers, judged by
+the LLM.
 
 One judge call returns four tab-separated values: the claims in the reference answer, the
 claims in the actual answer, the matching claims, and an explanation. The counts must be

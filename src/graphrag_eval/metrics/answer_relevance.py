@@ -1,4 +1,4 @@
-"""Answer relevance (SPEC §5, RAGAS answer relevancy), in [0, 1].
+"""Answer relevance (docs/metrics.md; RAGAS answer relevancy), in [0, 1].
 
 The judge writes ``answer_relevance.questions`` (default 3) questions the answer would
 respond to, and says whether the answer is non-committal. The score is the mean cosine

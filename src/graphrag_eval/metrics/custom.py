@@ -1,5 +1,5 @@
-"""Custom evaluations (SPEC §5, config ``custom_evaluations``): one judge call each, with the
-user's instructions and outputs.
+"""Custom evaluations (docs/metrics.md, config ``custom_evaluations``): one judge call each,
+with the user's instructions and outputs.
 
 The prompt is the instructions, then the inputs the evaluation names (question, reference
 answer, actual answer, and the chosen parts of the steps called ``steps_name``), then the

@@ -1,4 +1,4 @@
-"""G-Eval factual accuracy of the metrics reference (SPEC §6).
+"""G-Eval factual accuracy of the metrics reference (docs/metrics.md, "Factual accuracy").
 
 One judge call scores the candidate answer against the reference answer on three criteria,
 each 0-100 with the reference's rubric: correctness, completeness and consistency.

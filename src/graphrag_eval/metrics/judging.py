@@ -50,7 +50,7 @@ def json_list(items: Sequence[str]) -> str:
 
 
 def contexts_of(response: Response) -> list[str] | None:
-    """The texts of the contexts the system retrieved (SPEC §6): ``retrieved_contexts`` on
+    """The texts of the contexts the system retrieved (docs/inputs.md): ``retrieved_contexts`` on
     the response, else the contexts of its successful ``retrieval`` steps (in step order).
     ``None`` when the response has neither (the system did not retrieve: context metrics do
     not apply); an empty list when retrieval returned nothing or failed."""

@@ -1,4 +1,4 @@
-"""The RAGAS family of the metrics reference (SPEC §6), each 0-100.
+"""The RAGAS family of the metrics reference (docs/metrics.md), each 0-100.
 
 Contexts are the response's ``retrieved_contexts``, else the contexts of its successful
 retrieval steps (:func:`~graphrag_eval.metrics.judging.contexts_of`). A response with neither

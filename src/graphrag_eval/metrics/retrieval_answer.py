@@ -1,4 +1,4 @@
-"""``retrieval_answer_*`` (SPEC §5): the contexts an actual retrieval step returned, judged
+"""``retrieval_answer_*`` (docs/metrics.md): the contexts an actual retrieval step returned, judged
 against the item's reference answer. Written on each successful actual ``retrieval`` step
 whose output has context texts, when the item has a reference answer.
 

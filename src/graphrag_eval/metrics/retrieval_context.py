@@ -1,4 +1,4 @@
-"""Deterministic retrieval-context metrics of actual ``retrieval`` steps (SPEC §4.4, §5).
+"""Deterministic retrieval-context metrics of actual ``retrieval`` steps (docs/metrics.md).
 
 On every successful actual retrieval step of an item whose reference has retrieval steps:
 

@@ -1,4 +1,4 @@
-"""Embedding similarity metrics of the metrics reference (SPEC §6), between the actual and
+"""Embedding similarity metrics of the metrics reference (docs/metrics.md), between the actual and
 the reference answer.
 
 * ``semantic_similarity_percentage``: the cosine similarity of the two answers' sentence

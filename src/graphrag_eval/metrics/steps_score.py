@@ -1,4 +1,4 @@
-"""``steps_score``: how well the actual steps reproduce the reference steps (SPEC §4.1)."""
+"""``steps_score``: how well the actual steps reproduce the reference steps (docs/steps.md)."""
 
 from __future__ import annotations
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,6 +21,7 @@ from graphrag_eval.metrics.usage import USAGE_KEYS
 __all__ = [
     "format_dollars",
     "format_number",
+    "plural",
     "print_comparison",
     "print_dry_run",
     "print_llm_summary",
@@ -43,6 +46,11 @@ def format_number(value: Any) -> str:
     if abs(value) >= 10:
         return f"{value:.2f}"
     return f"{value:.3f}"
+
+
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """A count and its noun: ``1 question``, ``2 questions``, ``1,000 questions``."""
+    return f"{count:,} {noun if count == 1 else nouns or noun + 's'}"
 
 
 def _metric_keys(micro: Mapping[str, Any]) -> list[str]:
@@ -110,18 +118,28 @@ def print_summary(console: Console, aggregates: Mapping[str, Any]) -> None:
 
     declared = declared_outputs()
     headline = [key for key in keys if key in declared and declared[key][0].headline]
-    # Each metric column needs room for its (wrapped) name; drop the last ones that do not fit.
-    fits = max(1, (console.width - 50) // 12)
-    shown, hidden = headline[:fits], headline[fits:]
+    # steps_score first: a judge's columns must not push it out of the table.
+    headline.sort(key=lambda key: key != "steps_score")
+    # Metric names are never wrapped: the last columns that do not fit are left out (output
+    # that is not a terminal is wide enough for all of them, see cli._stdout).
+    longest_id = max((len(str(t)) for t in aggregates["per_template"]), default=8)
+    room = console.width - min(max(longest_id, 8), 24) - 30  # template, ok, errors, missing
+    shown: list[str] = []
+    for key in headline:
+        room -= len(key) + 3
+        if shown and room < 0:
+            break
+        shown.append(key)
+    hidden = headline[len(shown) :]
     title = "Per template (means)"
     if hidden:
         title += f"; {', '.join(hidden)} in aggregates.yaml"
     templates = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
-    templates.add_column("template", overflow="fold", ratio=3, min_width=20)
+    templates.add_column("template", overflow="fold", min_width=min(longest_id, 24))
     for column in ("ok", "errors", "missing"):
-        templates.add_column(column, justify="right")
+        templates.add_column(column, justify="right", no_wrap=True)
     for column in shown:
-        templates.add_column(column.replace("_", " "), justify="right", min_width=9)
+        templates.add_column(column, justify="right", no_wrap=True)
     headline = shown
     rows = [(Text(str(t)), stats) for t, stats in aggregates["per_template"].items()]
     rows.append((Text("all", style="bold"), micro))
@@ -152,11 +170,13 @@ def print_notices(console: Console, notices: Sequence[Notice], where: str | None
 
 
 def format_dollars(value: float) -> str:
-    """Dollars with enough digits to show small judge costs."""
-    if value == 0:
-        return "$0"
-    if value < 0.01:
-        return f"${value:.6f}".rstrip("0")
+    """Dollars with enough digits to show small judge costs: 3 significant digits below a
+    cent (``$0.00005``, ``$0.000864``), never an exponent."""
+    if value == 0 or not math.isfinite(value):
+        return "$0" if value == 0 else f"${value}"
+    if abs(value) < 0.01:
+        decimals = 2 - math.floor(math.log10(abs(value)))
+        return f"${value:.{decimals}f}".rstrip("0").rstrip(".")
     return f"${value:,.4f}"
 
 
@@ -200,7 +220,7 @@ def print_llm_summary(console: Console, stats: CallStats, max_cost_usd: float | 
 def print_dry_run(console: Console, plan: Mapping[str, Any], questions: int) -> None:
     """Print a dry run's estimate of calls, tokens and cost per metric."""
     table = Table(
-        title=f"Dry run: judge calls for {questions:,} questions (estimates)",
+        title=f"Dry run: judge calls for {plural(questions, 'question')} (estimates)",
         title_justify="left",
     )
     table.add_column("metric", overflow="fold")
@@ -243,41 +263,58 @@ _VERDICT_STYLE = {
     "too few pairs": "dim",
     "no pairs": "dim",
 }
-_ITEMS_SHOWN = 5
+_LOG_TABLE_WIDTH = 10_000  # room enough for any table: a log line is never wrapped
 
 
 def _verdict(change: MetricChange) -> Text:
     return Text(change.verdict, style=_VERDICT_STYLE[change.verdict])
 
 
+def _print_table(console: Console, table: Table) -> None:
+    """Print ``table``; where the output is not a terminal (a CI log, a file), at the width
+    it needs and without styles, so that no metric name or template id is wrapped or cut and
+    no ANSI code is written, whatever width the console has."""
+    if console.is_terminal:
+        console.print(table)
+        return
+    buffer = io.StringIO()
+    sized = Console(file=buffer, width=_LOG_TABLE_WIDTH, color_system=None, force_terminal=False)
+    sized.print(table)
+    console.out("\n".join(line.rstrip() for line in buffer.getvalue().splitlines()))
+
+
 def print_comparison(console: Console, comparison: Comparison) -> None:
-    """Print a comparison: the overall table, significant per-template changes, and the
-    questions that got worse for the metrics that did."""
-    console.print(f"A: {comparison.run_a}", markup=False, highlight=False)
-    console.print(f"B: {comparison.run_b}", markup=False, highlight=False)
+    """Print a comparison: the overall table, significant per-template changes, and for each
+    score the questions that got worse (also when the score got better overall), as many as
+    the comparison's ``top`` lists. See docs/report.md, "Comparing two runs"."""
+    console.print(f"A: {comparison.run_a}", markup=False, highlight=False, soft_wrap=True)
+    console.print(f"B: {comparison.run_b}", markup=False, highlight=False, soft_wrap=True)
     console.print(
-        f"{comparison.paired:,} questions in both runs"
+        f"{plural(comparison.paired, 'question')} in both runs"
         + (f", {len(comparison.only_in_a):,} only in A" if comparison.only_in_a else "")
         + (f", {len(comparison.only_in_b):,} only in B" if comparison.only_in_b else ""),
         markup=False,
     )
     for status, ids in comparison.status_changes.items():
-        console.print(f"  {len(ids):,} questions {status}", markup=False)
+        console.print(f"  {plural(len(ids), 'question')} {status}", markup=False)
     level = f"{comparison.confidence:.0%}"
-    table = Table(
-        title=f"B - A per metric, {level} paired bootstrap interval ({comparison.resamples:,} "
+    console.print(
+        f"B - A per metric, {level} paired bootstrap interval ({comparison.resamples:,} "
         f"resamples, seed {comparison.seed})",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
     )
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    # A log (not a terminal) has room for every column and whole metric names.
+    width = console.width if console.is_terminal else _LOG_TABLE_WIDTH
     longest = max((len(name) for name in comparison.overall), default=6)
     table.add_column("metric", overflow="fold", min_width=min(longest, 28))
     # Narrow terminals keep the verdict and drop the means (they are in --json and --html).
     columns = ["pairs", "A", "B", "B - A", "interval", "change", "better/worse/same"]
-    if console.width < 130:
+    if width < 130:
         columns.remove("better/worse/same")
-    if console.width < 100:
+    if width < 100:
         columns.remove("A")
         columns.remove("B")
     for column in columns:
@@ -293,7 +330,7 @@ def print_comparison(console: Console, comparison: Comparison) -> None:
             "better/worse/same": f"{change.improved:,}/{change.regressed:,}/{change.unchanged:,}",
         }
         table.add_row(Text(name), *(cells[column] for column in columns))
-    console.print(table)
+    _print_table(console, table)
     significant = [
         (template, change)
         for template, changes in comparison.per_template.items()
@@ -308,24 +345,34 @@ def print_comparison(console: Console, comparison: Comparison) -> None:
             line.append(
                 f" {format_signed(change.difference or 0.0)} "
                 f"{format_interval(change.ci_low, change.ci_high)} "
-                f"over {change.pairs:,} questions"
+                f"over {plural(change.pairs, 'question')}"
             )
-            console.print(line)
-    for name in comparison.significant("worse"):
-        change = comparison.overall[name]
-        if not change.worse_items:
+            console.print(line, soft_wrap=True)
+    for name, change in comparison.overall.items():
+        # Scores: every question that fell, whatever the overall verdict (a mean that rose
+        # can hide falls). Tokens, costs and seconds move with load and prices: their falls
+        # are listed only when the metric got significantly worse overall.
+        if not change.worse_items or (change.lower_is_better and change.verdict != "worse"):
             continue
-        console.print(f"Questions worse on {name} (largest fall first):", markup=False)
-        for item in change.worse_items[:_ITEMS_SHOWN]:
+        overall = {"better": ", better overall", "worse": ", worse overall"}
+        console.print(
+            f"Questions worse on {name} ({change.regressed:,} of {change.pairs:,}"
+            f"{overall.get(change.verdict, '')}; largest fall first):",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        for item in change.worse_items:
             console.print(
                 f"  {item.question_id} ({item.template_id}): {format_number(item.a)} -> "
                 f"{format_number(item.b)}",
                 markup=False,
                 highlight=False,
+                soft_wrap=True,
             )
-        if change.regressed > _ITEMS_SHOWN:
+        if change.regressed > len(change.worse_items):
             console.print(
-                f"  ... and {change.regressed - _ITEMS_SHOWN:,} more (--top 0 --json lists "
+                f"  ... and {change.regressed - len(change.worse_items):,} more (--top 0 lists "
                 "them all)",
                 markup=False,
             )

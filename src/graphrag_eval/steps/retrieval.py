@@ -1,4 +1,4 @@
-"""Retrieval metrics over context ids and texts (SPEC §4.4, §5 deterministic part).
+"""Retrieval metrics over context ids and texts (docs/metrics.md, "Deterministic metrics").
 
 ``recall_at_k`` and ``average_precision`` work on any hashable ids. Context lists come from a
 retrieval step's output: a JSON list whose items are ``{"id": ..., "text": ...}`` objects or
@@ -10,8 +10,8 @@ Definitions (documented in docs/metrics.md):
   min(k, |relevant|)``, 0 when nothing is relevant. An unordered collection (a set) of
   relevant ids has no "first k": all of it is used.
 * ``average_precision(relevant, retrieved) = (Σ over ranks i of relevant retrieved items of
-  hits_i / i) / |relevant|``. The seed README divides by the number of hits instead and
-  prints 0.8056 for its example; the standard definition used here gives 0.6042.
+  hits_i / i) / |relevant|``. The seed tool divides by the number of hits instead
+  and prints 0.8056 for its example; the standard definition used here gives 0.6042.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The registry of step match rules (SPEC §4.2).
+"""The registry of step match rules (docs/steps.md, "Match rules").
 
 A rule says whether it applies to a (reference step, actual step) pair and scores the pair in
 [0, 1]. Rules are tried by ascending ``priority``; the first that applies decides. A pair no
@@ -136,7 +136,7 @@ def check_reference_step(step: ReferenceStep) -> str | None:
 
 
 # --------------------------------------------------------------------------------------------
-# The built-in rules, in the spec's order
+# The built-in rules, in the order of docs/steps.md
 
 
 def _both(name: str) -> Callable[[ReferenceStep, ActualStep], bool]:

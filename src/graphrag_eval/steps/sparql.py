@@ -1,4 +1,5 @@
-"""Comparison of SPARQL 1.1 Query Results JSON documents (SPEC §4.3).
+"""Comparison of SPARQL 1.1 Query Results JSON documents (docs/steps.md, "SPARQL results
+comparison").
 
 A reference SELECT result matches an actual one when some one-to-one assignment of the
 required reference columns to distinct actual columns makes the actual rows, projected onto

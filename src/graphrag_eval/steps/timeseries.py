@@ -1,5 +1,5 @@
 """Matching of time-series tool calls: ``retrieve_time_series`` and ``retrieve_data_points``
-(SPEC §4.2 rules 3 and 4).
+(docs/steps.md, "Match rules" 3 and 4).
 
 * Lists: a string becomes a one-item list and lists are sorted, so ``"a"`` equals ``["a"]``
   and ``["b", "a"]`` equals ``["a", "b"]``.
