@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
@@ -10,8 +11,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from rich.console import Console
 
 from graphrag_eval.cli import answer_correctness_main, main
+from graphrag_eval.report.console import print_summary
 
 from builders import dataset, question, response, sparql, sparql_ref, step
 
@@ -335,15 +338,22 @@ def test_console_script_end_to_end(tmp_path: Path) -> None:
     assert bad.stderr == f"graphrag-eval: error: {tmp_path / 'none.yaml'}: file not found\n"
 
 
+def printed_on_a_terminal(aggregates_path: Path, columns: int) -> str:
+    """The summary tables as a terminal of ``columns`` columns shows them (no colours)."""
+    console = Console(
+        file=io.StringIO(), width=columns, force_terminal=True, color_system=None, markup=False
+    )
+    print_summary(console, yaml.safe_load(aggregates_path.read_text()))
+    assert isinstance(console.file, io.StringIO)
+    return console.file.getvalue()
+
+
 def test_summary_tables_show_the_numbers(
-    capsys: pytest.CaptureFixture[str],
-    tmp_path: Path,
-    small: tuple[Path, Path],
-    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, small: tuple[Path, Path]
 ) -> None:
-    monkeypatch.setenv("COLUMNS", "100")  # mean, min, max and scored
-    code, stdout, _ = run(capsys, "evaluate", *map(str, small), "-o", str(tmp_path / "o"))
+    code, _, _ = run(capsys, "evaluate", *map(str, small), "-o", str(tmp_path / "o"))
     assert code == 0
+    stdout = printed_on_a_terminal(tmp_path / "o" / "aggregates.yaml", 100)  # mean, min, max
     rows = {line.split()[0]: line.split()[1:] for line in stdout.splitlines() if line.strip()}
     assert rows["metric"] == ["mean", "min", "max", "scored"]
     assert rows["steps_score"] == ["0.500", "0.000", "1.000", "2/2"]
@@ -352,14 +362,11 @@ def test_summary_tables_show_the_numbers(
 
 
 def test_a_narrow_summary_keeps_metric_names_whole(
-    capsys: pytest.CaptureFixture[str],
-    tmp_path: Path,
-    small: tuple[Path, Path],
-    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, small: tuple[Path, Path]
 ) -> None:
-    monkeypatch.setenv("COLUMNS", "60")
-    code, stdout, _ = run(capsys, "evaluate", *map(str, small), "-o", str(tmp_path / "o"))
+    code, _, _ = run(capsys, "evaluate", *map(str, small), "-o", str(tmp_path / "o"))
     assert code == 0
+    stdout = printed_on_a_terminal(tmp_path / "o" / "aggregates.yaml", 60)
     rows = {line.split()[0]: line.split()[1:] for line in stdout.splitlines() if line.strip()}
     assert rows["metric"] == ["mean", "scored"]
     assert rows["steps_score"] == ["0.500", "2/2"]

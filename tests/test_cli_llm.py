@@ -19,8 +19,10 @@ from typing import Any
 
 import pytest
 import yaml
+from rich.console import Console
 
 from graphrag_eval.cli import answer_correctness_main, main
+from graphrag_eval.report.console import print_summary
 
 from judge_server import Faults, JudgeServer
 
@@ -514,15 +516,22 @@ def table_rows(printed: str) -> dict[str, list[str]]:
     return {line.split()[0]: line.split()[1:] for line in printed.splitlines() if line.strip()}
 
 
+@pytest.mark.parametrize("columns", [None, "60"])
 def test_a_ci_log_wraps_no_name_and_has_no_control_codes(
     tmp_path: Path,
     server: JudgeServer,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
+    columns: str | None,
 ) -> None:
-    """Standard output is not a terminal here and COLUMNS is not set, as in a CI job."""
-    monkeypatch.delenv("COLUMNS", raising=False)
-    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    """Standard output is not a terminal here, as in a CI job, whether COLUMNS is set or not
+    (the tables take the width they need)."""
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
+        monkeypatch.delenv(name, raising=False)
     reference, responses = write_inputs_with_steps(tmp_path)
     config = write_config(tmp_path, server)
     out = tmp_path / "out"
@@ -547,16 +556,17 @@ def test_a_ci_log_wraps_no_name_and_has_no_control_codes(
 
 
 def test_a_judge_leaves_steps_score_in_a_narrow_template_table(
-    tmp_path: Path,
-    server: JudgeServer,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path, server: JudgeServer
 ) -> None:
-    monkeypatch.setenv("COLUMNS", "80")
     reference, responses = write_inputs_with_steps(tmp_path)
     config = write_config(tmp_path, server)
     assert evaluate(reference, responses, "-c", config, "-o", tmp_path / "out") == 0
-    printed = capsys.readouterr().out
+    console = Console(
+        file=io.StringIO(), width=80, force_terminal=True, color_system=None, markup=False
+    )
+    print_summary(console, yaml.safe_load((tmp_path / "out" / "aggregates.yaml").read_text()))
+    assert isinstance(console.file, io.StringIO)
+    printed = console.file.getvalue()  # as an 80-column terminal shows it
     header = table_rows(printed)["template"]
     assert header[3:] == ["steps_score", "answer_f1"]  # the judge's columns after it
     title = next(line for line in printed.splitlines() if line.startswith("Per template"))
@@ -575,5 +585,6 @@ def test_answer_correctness_tsv_has_plain_decimals(
         [judged] = list(csv.DictReader(stream, delimiter="\t"))
     cost = judged["answer_correctness_cost"]
     assert 0 < float(cost) < 0.0001  # small enough that str() would write an exponent
-    assert re.fullmatch(r"0\.0000\d+", cost), cost
+    assert re.fullmatch(r"0\.0000\d{1,12}", cost), cost  # no exponent, no float noise
     assert judged["answer_recall"] == "0.5"
+    assert judged["answer_f1"] == "0.666666666667"  # 2/3 to 12 significant digits

@@ -516,3 +516,16 @@ def test_run_evaluation_raises_for_a_run_that_evaluates_nothing() -> None:
         run_evaluation([], {"q1": response("q1")})
     missing = run_evaluation(reference, {})
     assert [result["missing_response"] for result in missing] == [True, True]
+
+
+def test_a_field_unused_once_is_counted_in_the_singular() -> None:
+    parsed = parse_responses([response("q1", timestamp=1), response("q2")])
+    [notice] = parsed.notices
+    assert notice.message == "field not used by graphrag-eval, ignored (1 response)"
+    diagnostics = Diagnostics()
+    parse_reference(
+        dataset({"id": "q1", "question_text": "a?", "reference_anwser": "x"}),
+        diagnostics=diagnostics,
+    )
+    [notice] = diagnostics.notices
+    assert notice.message == "field not used by graphrag-eval, ignored (1 time)"

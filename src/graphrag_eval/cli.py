@@ -14,7 +14,6 @@ import io
 import json
 import logging
 import math
-import os
 import sys
 import time
 import traceback
@@ -114,14 +113,14 @@ def _stderr() -> Console:
 
 
 _LOG_WIDTH = 1_000
-"""Columns of output that is not a terminal (a CI log, a file) when COLUMNS is not set: a
+"""Columns of output that is not a terminal (a CI log, a file), whatever COLUMNS says: a
 table takes the room it needs and never wraps a metric name or template id."""
 
 
 def _stdout() -> Console:
     # Paths, ids and messages are user text: never read them as rich markup.
     console = Console(highlight=False, soft_wrap=True, markup=False)
-    if not console.is_terminal and "COLUMNS" not in os.environ:
+    if not console.is_terminal:
         console.width = _LOG_WIDTH
     return console
 
@@ -1025,10 +1024,12 @@ def answer_correctness_command(
 
 
 def _plain(value: Any) -> Any:
-    """A float as a plain decimal (``0.00005``, not ``5e-05``) with all its digits, for the
-    TSV; other values as they are."""
+    """A float as a plain decimal for the TSV: ``0.00005``, not ``5e-05``, with 12
+    significant digits, so that float noise (``0.000044099999999999995``) is not written;
+    other values as they are."""
     if isinstance(value, float) and math.isfinite(value):
-        return format(decimal.Decimal(repr(value)), "f")
+        text = format(decimal.Decimal(f"{value:.12g}"), "f")
+        return text if "." in text or "e" in text else f"{text}.0"
     return value
 
 

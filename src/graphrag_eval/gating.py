@@ -98,7 +98,7 @@ def check_scale(threshold: Threshold, spec: OutputKey) -> None:
         if value < 0 or value > maximum:
             hint = (
                 f" (did you mean {name}={value / 100:g}?)"
-                if maximum == 1 and 1 < value <= 100
+                if maximum == 1 and 10 <= value <= 100  # a percentage, e.g. 80
                 else ""
             )
             raise ConfigError(f"{_option(threshold)} {threshold}: {scale}{hint}")

@@ -369,7 +369,7 @@ def parse_reference(
         diagnostics.add(
             Notice(
                 "unused_field",
-                f"field not used by graphrag-eval, ignored ({count} times)",
+                f"field not used by graphrag-eval, ignored ({_count(count, 'time')})",
                 file=source,
                 field=key,
             )
@@ -684,7 +684,7 @@ def _parse_response_records(
         notices.append(
             Notice(
                 "unused_field",
-                f"field not used by graphrag-eval, ignored ({count} responses)",
+                f"field not used by graphrag-eval, ignored ({_count(count, 'response')})",
                 file=source,
                 field=name,
             )

@@ -97,3 +97,15 @@ def test_counts_of_one_are_singular(tmp_path: Path, capsys: pytest.CaptureFixtur
 )
 def test_dollars_have_significant_digits(value: float, text: str) -> None:
     assert format_dollars(value) == text
+
+
+def test_a_resumed_run_that_kept_one_item_says_so_in_the_singular(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    write_results(run / "results.jsonl", [retrieval_result(0), retrieval_result(1)])
+    (run / "run.yaml").write_text("resumed:\n  kept: 1\n")
+    assert main(["report", str(run)]) == 0
+    page = (run / "report.html").read_text()
+    assert "<tr><td>resumed</td><td>kept 1 item</td></tr>" in page

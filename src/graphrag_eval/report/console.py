@@ -183,21 +183,25 @@ def format_dollars(value: float) -> str:
 def print_llm_summary(console: Console, stats: CallStats, max_cost_usd: float | None) -> None:
     """Print what the run's judge and embedding calls amounted to."""
     line = (
-        f"judge: {stats.calls:,} calls made, {stats.cache_hits:,} served from the cache, "
+        f"judge: {plural(stats.calls, 'call')} made, {stats.cache_hits:,} served from the cache, "
         f"{stats.input_tokens:,} tokens in / {stats.output_tokens:,} out, "
         f"{format_dollars(stats.cost_usd)} spent"
     )
     extras = []
     if stats.retries:
-        extras.append(f"{stats.retries:,} retries")
+        extras.append(plural(stats.retries, "retry", "retries"))
     if stats.failed:
-        extras.append(f"{stats.failed:,} calls failed")
+        extras.append(f"{plural(stats.failed, 'call')} failed")
     if stats.calls or stats.failed or stats.cost_usd or not stats.local_texts:
         console.print(line + (f" ({', '.join(extras)})" if extras else ""), markup=False)
     if stats.local_texts:
         console.print(
-            f"local models: {stats.local_texts:,} texts encoded"
-            + ("" if stats.calls else f", {stats.cache_hits:,} lookups served from the cache"),
+            f"local models: {plural(stats.local_texts, 'text')} encoded"
+            + (
+                ""
+                if stats.calls
+                else f", {plural(stats.cache_hits, 'lookup')} served from the cache"
+            ),
             markup=False,
         )
     if stats.unpriced_models:
@@ -283,6 +287,21 @@ def _print_table(console: Console, table: Table) -> None:
     console.out("\n".join(line.rstrip() for line in buffer.getvalue().splitlines()))
 
 
+def _compared_value(name: str, value: float | None) -> str:
+    """A mean in the comparison table: dollars with their significant digits for costs."""
+    if value is None:
+        return "-"
+    return format_dollars(value) if name.endswith("_cost") else format_number(value)
+
+
+def _compared_difference(name: str, difference: float | None) -> str:
+    if difference is None:
+        return "-"
+    if name.endswith("_cost"):
+        return ("-" if difference < 0 else "+") + format_dollars(abs(difference))
+    return format_signed(difference)
+
+
 def print_comparison(console: Console, comparison: Comparison) -> None:
     """Print a comparison: the overall table, significant per-template changes, and for each
     score the questions that got worse (also when the score got better overall), as many as
@@ -322,9 +341,9 @@ def print_comparison(console: Console, comparison: Comparison) -> None:
     for name, change in comparison.overall.items():
         cells: dict[str, str | Text] = {
             "pairs": f"{change.pairs:,}",
-            "A": "-" if change.mean_a is None else format_number(change.mean_a),
-            "B": "-" if change.mean_b is None else format_number(change.mean_b),
-            "B - A": "-" if change.difference is None else format_signed(change.difference),
+            "A": _compared_value(name, change.mean_a),
+            "B": _compared_value(name, change.mean_b),
+            "B - A": _compared_difference(name, change.difference),
             "interval": format_interval(change.ci_low, change.ci_high),
             "change": _verdict(change),
             "better/worse/same": f"{change.improved:,}/{change.regressed:,}/{change.unchanged:,}",
@@ -364,8 +383,8 @@ def print_comparison(console: Console, comparison: Comparison) -> None:
         )
         for item in change.worse_items:
             console.print(
-                f"  {item.question_id} ({item.template_id}): {format_number(item.a)} -> "
-                f"{format_number(item.b)}",
+                f"  {item.question_id} ({item.template_id}): {_compared_value(name, item.a)} "
+                f"-> {_compared_value(name, item.b)}",
                 markup=False,
                 highlight=False,
                 soft_wrap=True,

@@ -371,7 +371,8 @@ def _settings(run: SavedRun) -> list[tuple[str, str]]:
             rows.append(("error samples", str(aggregation["error_samples"])))
     resumed = info.get("resumed")
     if isinstance(resumed, Mapping):
-        rows.append(("resumed", f"kept {resumed.get('kept')} items"))
+        kept = resumed.get("kept")
+        rows.append(("resumed", f"kept {plural(kept, 'item')}" if isinstance(kept, int) else "yes"))
     return rows
 
 
