@@ -332,7 +332,6 @@ def custom_rule() -> Iterator[StepRule]:
     rule = register_step_rule(
         StepRule(
             name="case_insensitive_lookup",
-            priority=65,  # after json_output, before identical_output
             applies=lambda ref, act: ref.name == act.name == "lookup",
             score=lambda ref, act: float(str(ref.output).casefold() == str(act.output).casefold()),
         )

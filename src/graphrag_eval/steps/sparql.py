@@ -15,26 +15,28 @@ actual column with the same single-column signature ``N(col)``, and a partial as
 already fails on its columns can be abandoned: a backtracking search over few candidates
 with early checks replaces the factorial enumeration.
 
-Cells are compared as whole typed values: URIs, blank nodes and plain literals by their
-value; xsd integer types as integers; xsd decimal/float/double as numbers equal within
-``ABS_TOLERANCE`` (integer 1 equals decimal 1.0; infinities equal only themselves, NaN by
-lexical form); xsd:boolean as a boolean; other datatypes by lexical value; an unbound variable
-as ``None``, equal only to ``None``. Tolerant equality is made hashable by replacing numbers with
-representatives taken from the reference only, so the values in extra actual columns never
-influence the comparison.
+Cells are typed values (:mod:`.sparql_values`). Tolerant equality of numbers is made hashable
+by replacing numbers with representatives taken from the reference only, so the values in
+extra actual columns never influence the comparison.
 """
 
 from __future__ import annotations
 
-import math
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any, Final
 
-import msgspec
+from graphrag_eval.steps.sparql_values import (
+    ABS_TOLERANCE,
+    REL_TOLERANCE,
+    Cell,
+    SparqlResults,
+    close,
+    difference,
+    parse_sparql_results,
+)
 
 __all__ = [
     "ABS_TOLERANCE",
@@ -46,33 +48,6 @@ __all__ = [
     "prepare_reference",
 ]
 
-ABS_TOLERANCE: Final = 1e-8
-"""Two numbers are equal when they differ by at most this much (the seed's precision) ..."""
-REL_TOLERANCE: Final = 1e-12
-"""... or by this fraction of the larger, which absorbs rounding in very large doubles."""
-
-_XSD = "http://www.w3.org/2001/XMLSchema#"
-_INTEGER_TYPES = frozenset(
-    _XSD + name
-    for name in (
-        "integer",
-        "int",
-        "long",
-        "short",
-        "byte",
-        "nonNegativeInteger",
-        "positiveInteger",
-        "negativeInteger",
-        "nonPositiveInteger",
-        "unsignedLong",
-        "unsignedInt",
-        "unsignedShort",
-        "unsignedByte",
-    )
-)
-_REAL_TYPES = frozenset(_XSD + name for name in ("decimal", "float", "double"))
-_BOOLEAN_TYPE = _XSD + "boolean"
-
 SEARCH_BUDGET_CELLS: Final = 50_000_000
 """The column search gives up (raising :class:`SearchBudgetExceeded`) after projecting this many
 cells in partial checks: only adversarial results, where every column of many fits on its own
@@ -82,156 +57,6 @@ result's size). Deterministic, unlike a time limit."""
 
 class SearchBudgetExceeded(ValueError):
     """The column assignment search was abandoned (see :data:`SEARCH_BUDGET_CELLS`)."""
-
-
-Cell = Hashable
-"""A normalised cell: ``None`` (unbound), ``str`` (URI, blank node, literal by its value),
-``int``/``float`` (numbers), or a :class:`_Boolean`/``_NaN`` marker."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Boolean:
-    value: bool
-
-
-@dataclass(frozen=True, slots=True)
-class _NaN:
-    lexical: str
-
-
-_TRUE, _FALSE = _Boolean(True), _Boolean(False)
-
-
-@dataclass(frozen=True, slots=True)
-class SparqlResults:
-    """A parsed SPARQL JSON result: ``boolean`` for ASK, else ``vars`` and one tuple of
-    normalised cells per variable in ``columns``. ``numbers`` holds each column's numeric
-    cells and ``real_columns`` the columns with a non-integer, so the comparison need not scan
-    the cells again."""
-
-    vars: tuple[str, ...]
-    columns: Mapping[str, tuple[Cell, ...]]
-    row_count: int
-    boolean: bool | None = None
-    numbers: Mapping[str, frozenset[int | float]] = field(default_factory=dict, compare=False)
-    real_columns: frozenset[str] = field(default=frozenset(), compare=False)
-    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
-    """Work on this result that does not depend on the other side (reference signatures)."""
-
-    @property
-    def is_ask(self) -> bool:
-        return self.boolean is not None
-
-
-class _Term(msgspec.Struct, gc=False):  # holds strings only: no need for the GC to track it
-    value: str
-    datatype: str | None = None
-
-
-class _Results(msgspec.Struct):
-    bindings: list[dict[str, _Term]]
-
-
-class _Head(msgspec.Struct):
-    vars: list[str] | None = None
-
-
-class _Document(msgspec.Struct):
-    head: _Head | None = None
-    results: _Results | None = None
-    boolean: bool | None = None
-
-
-_DECODER = msgspec.json.Decoder(_Document)
-
-
-def parse_sparql_results(value: str | Mapping[str, Any]) -> SparqlResults:
-    """Parse SPARQL 1.1 Query Results JSON (text or already-decoded mapping).
-
-    Raises ``ValueError`` with a short reason when it is not such a document (for example a
-    DESCRIBE result in Turtle, or an error message).
-    """
-    try:
-        if isinstance(value, str):
-            document = _DECODER.decode(value)
-        elif isinstance(value, Mapping):
-            document = msgspec.convert(value, _Document)
-        else:
-            raise ValueError(f"expected SPARQL results JSON text, got {type(value).__name__}")
-    except msgspec.DecodeError as exc:
-        if isinstance(exc, msgspec.ValidationError):
-            raise ValueError(f"not SPARQL results JSON: {exc}") from None
-        raise ValueError("not JSON (a DESCRIBE/CONSTRUCT result or an error text?)") from None
-    return _from_document(document)
-
-
-def _from_document(document: _Document) -> SparqlResults:
-    if document.boolean is not None:
-        return SparqlResults(vars=(), columns={}, row_count=0, boolean=document.boolean)
-    if document.results is None:
-        raise ValueError("neither 'boolean' nor 'results.bindings' present")
-    bindings = document.results.bindings
-    declared = document.head.vars if document.head is not None else None
-    if declared is None:
-        names: dict[str, None] = {}
-        for binding in bindings:
-            names.update(dict.fromkeys(binding))
-        variables = tuple(names)
-    else:
-        variables = tuple(dict.fromkeys(declared))  # a repeated name is one column
-    columns: dict[str, tuple[Cell, ...]] = {}
-    numbers: dict[str, frozenset[int | float]] = {}
-    real_columns: set[str] = set()
-    for var in variables:
-        # This loop runs once per cell: keep the common path (no datatype) inline.
-        column: list[Cell] = []
-        append = column.append
-        found: set[int | float] = set()
-        for binding in bindings:
-            term = binding.get(var)
-            if term is None:
-                append(None)
-            elif term.datatype is None:
-                append(term.value)
-            else:
-                cell = _typed(term.value, term.datatype)
-                append(cell)
-                if type(cell) is int:
-                    found.add(cell)
-                elif type(cell) is float:
-                    found.add(cell)
-                    real_columns.add(var)
-        columns[var] = tuple(column)
-        numbers[var] = frozenset(found)
-    return SparqlResults(
-        vars=variables,
-        columns=columns,
-        row_count=len(bindings),
-        numbers=numbers,
-        real_columns=frozenset(real_columns),
-    )
-
-
-def _typed(value: str, datatype: str) -> Cell:
-    """A typed literal as a comparable value (see the module docs)."""
-    if datatype in _INTEGER_TYPES:
-        try:
-            return int(value.strip())
-        except ValueError:
-            return value
-    if datatype in _REAL_TYPES:
-        try:
-            number = float(value.strip())
-        except ValueError:
-            return value
-        return _NaN(value) if math.isnan(number) else number
-    if datatype == _BOOLEAN_TYPE:
-        lexical = value.strip()
-        if lexical in ("true", "1"):
-            return _TRUE
-        if lexical in ("false", "0"):
-            return _FALSE
-    return value
 
 
 # --------------------------------------------------------------------------------------------
@@ -363,7 +188,7 @@ def _reference_side(
                 far = gap > ABS_TOLERANCE and gap > REL_TOLERANCE * larger
             except OverflowError:
                 far = False
-            if far or not _close(previous, number):
+            if far or not close(previous, number):
                 representative = number
             else:
                 mapping[number] = representative
@@ -404,10 +229,10 @@ def _actual_columns(act: SparqlResults, ref: _ReferenceSide) -> list[tuple[Cell,
         near = [
             index
             for index in (position - 1, position)
-            if 0 <= index < len(ref.sorted_numbers) and _close(ref.sorted_numbers[index], number)
+            if 0 <= index < len(ref.sorted_numbers) and close(ref.sorted_numbers[index], number)
         ]
         if near:
-            nearest = min(near, key=lambda index: _difference(ref.sorted_numbers[index], number))
+            nearest = min(near, key=lambda index: difference(ref.sorted_numbers[index], number))
             mapping[number] = ref.representatives[nearest]
     if not mapping:
         return columns
@@ -442,30 +267,15 @@ def _assignment_exists(
     A partial assignment is checked only once the search has had a choice to make: before
     that, every level had a single candidate, and only the final check can fail.
     """
-    by_signature: dict[Hashable, list[int]] = {}
-    for index, column in enumerate(act_columns):
-        by_signature.setdefault(normalize(column), []).append(index)
-    candidates: list[list[int]] = []
-    for signature in ref.signatures:
-        found = by_signature.get(signature)
-        if not found:
-            return False
-        candidates.append(found)
+    candidates = _candidates(ref, act_columns, normalize)
+    if candidates is None:
+        return False
     # Identical actual columns are interchangeable: try one of each content at a level.
     content_ids: dict[tuple[Cell, ...], int] = {}
     content_of = [content_ids.setdefault(column, len(content_ids)) for column in act_columns]
     # Most constrained reference columns first.
     order = sorted(range(len(ref.columns)), key=lambda r: len(candidates[r]))
     last = len(order) - 1
-
-    def ref_norm(depth: int) -> Hashable:
-        prefix = tuple(order[: depth + 1])
-        norm = ref.prefix_norms.get(prefix)
-        if norm is None:
-            columns = [ref.columns[r] for r in prefix]
-            norm = ref.prefix_norms[prefix] = normalize(zip(*columns, strict=True))
-        return norm
-
     used: list[bool] = [False] * len(act_columns)
     chosen: list[int] = []
     rows = len(act_columns[0]) if act_columns else 0
@@ -492,11 +302,9 @@ def _assignment_exists(
             if not fits:
                 work += rows * len(chosen)
                 if work > SEARCH_BUDGET_CELLS:
-                    raise SearchBudgetExceeded(
-                        f"more than {SEARCH_BUDGET_CELLS:,} cells compared while searching a "
-                        "column assignment (every column fits on its own); given up as no match"
-                    )
-                fits = _prefix_matches([act_columns[a] for a in chosen], ref_norm(depth), normalize)
+                    raise _budget_exceeded()
+                reference_norm = _reference_prefix_norm(ref, order, depth, normalize)
+                fits = _prefix_matches([act_columns[a] for a in chosen], reference_norm, normalize)
             if fits:
                 used[act_index] = True
                 if search(depth + 1, branched):
@@ -508,42 +316,44 @@ def _assignment_exists(
     return search(0, False)
 
 
+def _candidates(
+    ref: _ReferenceSide, act_columns: list[tuple[Cell, ...]], normalize: Normalizer
+) -> list[list[int]] | None:
+    """For each reference column, the actual columns of the same signature; ``None`` when
+    one has none (then no assignment exists)."""
+    by_signature: dict[Hashable, list[int]] = {}
+    for index, column in enumerate(act_columns):
+        by_signature.setdefault(normalize(column), []).append(index)
+    candidates: list[list[int]] = []
+    for signature in ref.signatures:
+        found = by_signature.get(signature)
+        if not found:
+            return None
+        candidates.append(found)
+    return candidates
+
+
+def _reference_prefix_norm(
+    ref: _ReferenceSide, order: list[int], depth: int, normalize: Normalizer
+) -> Hashable:
+    """The reference rows projected on the first ``depth + 1`` columns of ``order``,
+    normalised; kept on the reference side, as the same prefixes recur across actual results."""
+    prefix = tuple(order[: depth + 1])
+    norm = ref.prefix_norms.get(prefix)
+    if norm is None:
+        columns = [ref.columns[r] for r in prefix]
+        norm = ref.prefix_norms[prefix] = normalize(zip(*columns, strict=True))
+    return norm
+
+
+def _budget_exceeded() -> SearchBudgetExceeded:
+    return SearchBudgetExceeded(
+        f"more than {SEARCH_BUDGET_CELLS:,} cells compared while searching a "
+        "column assignment (every column fits on its own); given up as no match"
+    )
+
+
 def _prefix_matches(
     columns: list[tuple[Cell, ...]], reference_norm: Hashable, normalize: Normalizer
 ) -> bool:
     return normalize(zip(*columns, strict=True)) == reference_norm
-
-
-def _difference(a: int | float, b: int | float) -> float | Fraction:
-    try:
-        return abs(a - b)
-    except OverflowError:  # an integer beyond the float range against a float
-        return abs(Fraction(a) - Fraction(b))
-
-
-def _close(a: int | float, b: int | float) -> bool:
-    try:
-        difference = abs(a - b)
-    except OverflowError:  # an integer beyond the float range against a float
-        return _close_exactly(a, b)
-    if difference <= ABS_TOLERANCE:
-        return True
-    if type(a) is int and type(b) is int:
-        return False  # integers are exact
-    if math.isinf(difference) or math.isnan(difference):
-        return a == b  # an infinity equals only itself
-    try:
-        return difference <= REL_TOLERANCE * max(abs(a), abs(b))
-    except OverflowError:
-        return _close_exactly(a, b)
-
-
-def _close_exactly(a: int | float, b: int | float) -> bool:
-    """:func:`_close` in exact rational arithmetic, for integers beyond the float range."""
-    if (type(a) is float and math.isinf(a)) or (type(b) is float and math.isinf(b)):
-        return a == b
-    exact_a, exact_b = Fraction(a), Fraction(b)
-    difference = abs(exact_a - exact_b)
-    return difference <= Fraction(ABS_TOLERANCE) or difference <= Fraction(REL_TOLERANCE) * max(
-        abs(exact_a), abs(exact_b)
-    )

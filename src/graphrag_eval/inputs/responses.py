@@ -1,0 +1,301 @@
+"""Responses of the system under test: from a file or Python data to validated responses
+(docs/inputs.md).
+
+Responses are messy, so nothing in them raises: a malformed response or step gets an error
+on that item or step, a response for an unknown question is a warning, and the rest is
+evaluated. Only an unreadable file or a value that is no collection raises
+:class:`InputError`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from graphrag_eval.errors import InputError, locate
+from graphrag_eval.files import JSONL_SUFFIXES, BrokenLine, iter_jsonl, read_document
+from graphrag_eval.inputs.notices import Notice, unused_field
+from graphrag_eval.inputs.shapes import (
+    RESPONSES_LABEL,
+    SWAP_HINT,
+    TEMPLATE_KEYS,
+    ResponseShape,
+    count_noun,
+    describe_kind,
+    error_message,
+    error_path,
+)
+from graphrag_eval.inputs.steps import ActualStep, parse_actual_step
+
+__all__ = ["Response", "ResponseSet", "load_responses", "parse_responses", "question_id_in_text"]
+
+_RESPONSE_KEYS = frozenset(ResponseShape.model_fields)
+_QUESTION_ID_IN_TEXT = re.compile(r'"question_id"\s*:\s*"([^"\\]+)"')
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Response:
+    """A validated response. ``is_error`` marks an error record (or an unusable response);
+    ``problems`` lists located messages about fields that were dropped as malformed."""
+
+    question_id: str
+    is_error: bool
+    error: str | None
+    actual_answer: str | None
+    actual_steps: tuple[ActualStep, ...] | None
+    input_tokens: int | None
+    output_tokens: int | None
+    total_tokens: int | None
+    elapsed_sec: float | None
+    retrieved_contexts: tuple[Any, ...] | None
+    raw: Any
+    problems: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class ResponseSet:
+    """Responses by question id, with the notices produced while reading them."""
+
+    responses: dict[str, Response]
+    notices: list[Notice]
+    source: str
+    records: int = 0
+    """How many records (lines, list items, dict entries) the input had, readable or not."""
+
+
+def load_responses(path: str | Path) -> ResponseSet:
+    """Read and validate a responses file: JSON (a dict by question id, or a list), JSONL (one
+    response per line) or YAML. A broken JSONL line or malformed response is recorded, not
+    raised; only an unreadable file raises :class:`InputError`."""
+    path = Path(path)
+    label = str(path)
+    if path.suffix.lower() in JSONL_SUFFIXES:
+        try:
+            lines = list(iter_jsonl(path))  # a line that is not UTF-8 is a broken line
+        except FileNotFoundError:
+            raise InputError("file not found", file=label) from None
+        return _parse_response_records(
+            ((f"line {number}", value) for number, value in lines), label
+        )
+    try:
+        data = read_document(path)
+    except FileNotFoundError:
+        raise InputError("file not found", file=label) from None
+    except ValueError as exc:  # not JSON/YAML, or not UTF-8: the file cannot be split
+        raise InputError(str(exc), file=label) from None
+    return parse_responses(data, source=label)
+
+
+def parse_responses(data: Any, *, source: str = RESPONSES_LABEL) -> ResponseSet:
+    """Validate responses given as a dict ``question_id -> response`` or a list of responses.
+
+    Only a value that is neither raises :class:`InputError`; everything else is recorded.
+    """
+    if isinstance(data, ResponseSet):
+        return data
+    if isinstance(data, Mapping):
+        return _parse_response_records(
+            ((f"question '{key}'", value) for key, value in data.items()),
+            source,
+            keys=[str(key) for key in data],
+        )
+    if isinstance(data, list | tuple):
+        return _parse_response_records(
+            ((f"responses[{index}]", value) for index, value in enumerate(data)), source
+        )
+    raise InputError(
+        "expected a mapping of question id to response, or a list of responses, "
+        f"got {describe_kind(data)}",
+        file=source,
+    )
+
+
+def question_id_in_text(text: str) -> str | None:
+    """The ``question_id`` a broken JSON line still shows, if any."""
+    match = _QUESTION_ID_IN_TEXT.search(text)
+    return match.group(1) if match else None
+
+
+@dataclass(slots=True)
+class _RecordReader:
+    """The state of reading the records of one responses input."""
+
+    source: str
+    responses: dict[str, Response] = field(default_factory=dict)
+    notices: list[Notice] = field(default_factory=list)
+    unused: Counter[str] = field(default_factory=Counter)
+
+    def read_broken_line(self, where: str, line: BrokenLine) -> None:
+        # Attribute a broken line to its question when the id is still readable, so the
+        # question shows the error instead of being merely "missing".
+        qid = question_id_in_text(line.text)
+        item = f"{where} (question '{qid}')" if qid else where
+        self.notices.append(Notice("malformed_response", str(line), file=self.source, item=item))
+        if qid is not None and qid not in self.responses:
+            message = locate(self.source, item, None) + f": unparsable response: {line}"
+            self.responses[qid] = _unusable(qid, None, message)
+
+    def read(self, where: str, value: Any, key: str | None) -> None:
+        response = _parse_response(value, where, self.source, key, self.notices)
+        if response is None:
+            return
+        if isinstance(value, Mapping):
+            self.unused.update(k for k in value if k not in _RESPONSE_KEYS)
+        if response.question_id in self.responses:
+            self.notices.append(
+                Notice(
+                    "duplicate_response",
+                    "another response for this question came earlier; the later one is used",
+                    file=self.source,
+                    item=f"{where} (question '{response.question_id}')",
+                )
+            )
+        self.responses[response.question_id] = response
+
+
+def _parse_response_records(
+    records: Iterable[tuple[str, Any]],
+    source: str,
+    keys: list[str] | None = None,
+) -> ResponseSet:
+    reader = _RecordReader(source)
+    position = -1
+    for position, (where, value) in enumerate(records):
+        if isinstance(value, BrokenLine):
+            reader.read_broken_line(where, value)
+        else:
+            reader.read(where, value, keys[position] if keys is not None else None)
+    for name, count in reader.unused.items():
+        reader.notices.append(unused_field(source, name, count_noun(count, "response")))
+    return ResponseSet(
+        responses=reader.responses, notices=reader.notices, source=source, records=position + 1
+    )
+
+
+def _parse_response(
+    value: Any,
+    where: str,
+    source: str,
+    key: str | None,
+    notices: list[Notice],
+) -> Response | None:
+    if not isinstance(value, Mapping):
+        message = f"expected a response mapping, got {describe_kind(value)}"
+        notices.append(Notice("malformed_response", message, file=source, item=where))
+        # In a dict the key still says which question failed; in a list nothing does.
+        return None if key is None else _unusable(key, value, f"{locate(source, where)}: {message}")
+    problems: list[str] = []
+    data = _with_key_as_question_id(dict(value), key, where, source, problems)
+    item = where
+    if isinstance(data.get("question_id"), str | int) and not isinstance(data["question_id"], bool):
+        item = where if key is not None else f"{where} (question '{data['question_id']}')"
+    shape = _validate_dropping_bad_fields(data, item, source, notices, problems)
+    if shape is None:
+        return None
+    steps: tuple[ActualStep, ...] | None = None
+    if shape.actual_steps is not None:
+        steps = tuple(
+            parse_actual_step(index, raw, item, source, notices)
+            for index, raw in enumerate(shape.actual_steps)
+        )
+    is_error = shape.status == "error" or (shape.error is not None and shape.status != "success")
+    if shape.status not in (None, "success", "error"):
+        problem = f"unknown status {shape.status!r} (expected 'success' or 'error')"
+        notices.append(
+            Notice("malformed_response", problem, file=source, item=item, field="status")
+        )
+        problems.append(locate(source, item, "status") + ": " + problem)
+    error_text = None
+    if is_error:
+        error_text = (
+            str(shape.error) if shape.error is not None else "error response without a message"
+        )
+    return Response(
+        question_id=shape.question_id,
+        is_error=is_error,
+        error=error_text,
+        actual_answer=shape.actual_answer,
+        actual_steps=steps,
+        input_tokens=shape.input_tokens,
+        output_tokens=shape.output_tokens,
+        total_tokens=shape.total_tokens,
+        elapsed_sec=shape.elapsed_sec,
+        retrieved_contexts=(
+            tuple(shape.retrieved_contexts) if shape.retrieved_contexts is not None else None
+        ),
+        raw=value,
+        problems=tuple(problems),
+    )
+
+
+def _with_key_as_question_id(
+    data: dict[str, Any], key: str | None, where: str, source: str, problems: list[str]
+) -> dict[str, Any]:
+    """In a dict by question id the key is the question id, whatever the response says."""
+    if key is None:
+        return data
+    qid = data.get("question_id")
+    if qid is None:
+        data["question_id"] = key
+    elif str(qid) != key:
+        problem = f"question_id {qid!r} differs from its key; the key is used"
+        problems.append(locate(source, where, "question_id") + ": " + problem)
+        data["question_id"] = key
+    return data
+
+
+def _validate_dropping_bad_fields(
+    data: dict[str, Any], item: str, source: str, notices: list[Notice], problems: list[str]
+) -> ResponseShape | None:
+    """Validate; drop each malformed top-level field (recording it) and try again. ``None``
+    when the question id itself is unusable."""
+    for _ in range(len(data) + 1):
+        try:
+            return ResponseShape.model_validate(data)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+        top = error["loc"][0] if error["loc"] else None
+        message = error_message(error)
+        if top == "question_id" or top is None:
+            if "question_id" not in data and data.keys() & TEMPLATE_KEYS:
+                message += f" (this looks like a reference template; {SWAP_HINT})"
+            notices.append(
+                Notice("malformed_response", message, file=source, item=item, field="question_id")
+            )
+            return None
+        path = error_path("", error["loc"])
+        notices.append(
+            Notice(
+                "malformed_response",
+                f"{message}; field ignored",
+                file=source,
+                item=item,
+                field=path,
+            )
+        )
+        problems.append(locate(source, item, path) + f": {message}")
+        data.pop(str(top), None)
+    return None  # pragma: no cover - every loop pass removes a field
+
+
+def _unusable(question_id: str, raw: Any, message: str) -> Response:
+    return Response(
+        question_id=question_id,
+        is_error=True,
+        error=message,
+        actual_answer=None,
+        actual_steps=None,
+        input_tokens=None,
+        output_tokens=None,
+        total_tokens=None,
+        elapsed_sec=None,
+        retrieved_contexts=None,
+        raw=raw,
+        problems=(message,),
+    )

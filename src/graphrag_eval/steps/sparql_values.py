@@ -1,0 +1,240 @@
+"""SPARQL 1.1 Query Results JSON as typed, comparable cells (docs/steps.md, "SPARQL results
+comparison").
+
+Cells are compared as whole typed values: URIs, blank nodes and plain literals by their
+value; xsd integer types as integers; xsd decimal/float/double as numbers equal within
+``ABS_TOLERANCE`` (integer 1 equals decimal 1.0; infinities equal only themselves, NaN by
+lexical form); xsd:boolean as a boolean; other datatypes by lexical value; an unbound variable
+as ``None``, equal only to ``None``. :func:`close` is that tolerant equality of numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Final
+
+import msgspec
+
+__all__ = [
+    "ABS_TOLERANCE",
+    "REL_TOLERANCE",
+    "Cell",
+    "SparqlResults",
+    "close",
+    "difference",
+    "parse_sparql_results",
+]
+
+ABS_TOLERANCE: Final = 1e-8
+"""Two numbers are equal when they differ by at most this much (the seed's precision) ..."""
+REL_TOLERANCE: Final = 1e-12
+"""... or by this fraction of the larger, which absorbs rounding in very large doubles."""
+
+_XSD = "http://www.w3.org/2001/XMLSchema#"
+_INTEGER_TYPES = frozenset(
+    _XSD + name
+    for name in (
+        "integer",
+        "int",
+        "long",
+        "short",
+        "byte",
+        "nonNegativeInteger",
+        "positiveInteger",
+        "negativeInteger",
+        "nonPositiveInteger",
+        "unsignedLong",
+        "unsignedInt",
+        "unsignedShort",
+        "unsignedByte",
+    )
+)
+_REAL_TYPES = frozenset(_XSD + name for name in ("decimal", "float", "double"))
+_BOOLEAN_TYPE = _XSD + "boolean"
+
+Cell = Hashable
+"""A normalised cell: ``None`` (unbound), ``str`` (URI, blank node, literal by its value),
+``int``/``float`` (numbers), or a :class:`_Boolean`/``_NaN`` marker."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Boolean:
+    value: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _NaN:
+    lexical: str
+
+
+_TRUE, _FALSE = _Boolean(True), _Boolean(False)
+
+
+@dataclass(frozen=True, slots=True)
+class SparqlResults:
+    """A parsed SPARQL JSON result: ``boolean`` for ASK, else ``vars`` and one tuple of
+    normalised cells per variable in ``columns``. ``numbers`` holds each column's numeric
+    cells and ``real_columns`` the columns with a non-integer, so the comparison need not scan
+    the cells again."""
+
+    vars: tuple[str, ...]
+    columns: Mapping[str, tuple[Cell, ...]]
+    row_count: int
+    boolean: bool | None = None
+    numbers: Mapping[str, frozenset[int | float]] = field(default_factory=dict, compare=False)
+    real_columns: frozenset[str] = field(default=frozenset(), compare=False)
+    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+    """Work on this result that does not depend on the other side (reference signatures)."""
+
+    @property
+    def is_ask(self) -> bool:
+        return self.boolean is not None
+
+
+class _Term(msgspec.Struct, gc=False):  # holds strings only: no need for the GC to track it
+    value: str
+    datatype: str | None = None
+
+
+class _Results(msgspec.Struct):
+    bindings: list[dict[str, _Term]]
+
+
+class _Head(msgspec.Struct):
+    vars: list[str] | None = None
+
+
+class _Document(msgspec.Struct):
+    head: _Head | None = None
+    results: _Results | None = None
+    boolean: bool | None = None
+
+
+_DECODER = msgspec.json.Decoder(_Document)
+
+
+def parse_sparql_results(value: str | Mapping[str, Any]) -> SparqlResults:
+    """Parse SPARQL 1.1 Query Results JSON (text or already-decoded mapping).
+
+    Raises ``ValueError`` with a short reason when it is not such a document (for example a
+    DESCRIBE result in Turtle, or an error message).
+    """
+    try:
+        if isinstance(value, str):
+            document = _DECODER.decode(value)
+        elif isinstance(value, Mapping):
+            document = msgspec.convert(value, _Document)
+        else:
+            raise ValueError(f"expected SPARQL results JSON text, got {type(value).__name__}")
+    except msgspec.DecodeError as exc:
+        if isinstance(exc, msgspec.ValidationError):
+            raise ValueError(f"not SPARQL results JSON: {exc}") from None
+        raise ValueError("not JSON (a DESCRIBE/CONSTRUCT result or an error text?)") from None
+    return _from_document(document)
+
+
+def _from_document(document: _Document) -> SparqlResults:
+    if document.boolean is not None:
+        return SparqlResults(vars=(), columns={}, row_count=0, boolean=document.boolean)
+    if document.results is None:
+        raise ValueError("neither 'boolean' nor 'results.bindings' present")
+    bindings = document.results.bindings
+    declared = document.head.vars if document.head is not None else None
+    if declared is None:
+        names: dict[str, None] = {}
+        for binding in bindings:
+            names.update(dict.fromkeys(binding))
+        variables = tuple(names)
+    else:
+        variables = tuple(dict.fromkeys(declared))  # a repeated name is one column
+    columns: dict[str, tuple[Cell, ...]] = {}
+    numbers: dict[str, frozenset[int | float]] = {}
+    real_columns: set[str] = set()
+    for var in variables:
+        # This loop runs once per cell: keep the common path (no datatype) inline.
+        column: list[Cell] = []
+        append = column.append
+        found: set[int | float] = set()
+        for binding in bindings:
+            term = binding.get(var)
+            if term is None:
+                append(None)
+            elif term.datatype is None:
+                append(term.value)
+            else:
+                cell = _typed(term.value, term.datatype)
+                append(cell)
+                if type(cell) is int:
+                    found.add(cell)
+                elif type(cell) is float:
+                    found.add(cell)
+                    real_columns.add(var)
+        columns[var] = tuple(column)
+        numbers[var] = frozenset(found)
+    return SparqlResults(
+        vars=variables,
+        columns=columns,
+        row_count=len(bindings),
+        numbers=numbers,
+        real_columns=frozenset(real_columns),
+    )
+
+
+def _typed(value: str, datatype: str) -> Cell:
+    """A typed literal as a comparable value (see the module docs)."""
+    if datatype in _INTEGER_TYPES:
+        try:
+            return int(value.strip())
+        except ValueError:
+            return value
+    if datatype in _REAL_TYPES:
+        try:
+            number = float(value.strip())
+        except ValueError:
+            return value
+        return _NaN(value) if math.isnan(number) else number
+    if datatype == _BOOLEAN_TYPE:
+        lexical = value.strip()
+        if lexical in ("true", "1"):
+            return _TRUE
+        if lexical in ("false", "0"):
+            return _FALSE
+    return value
+
+
+def difference(a: int | float, b: int | float) -> float | Fraction:
+    try:
+        return abs(a - b)
+    except OverflowError:  # an integer beyond the float range against a float
+        return abs(Fraction(a) - Fraction(b))
+
+
+def close(a: int | float, b: int | float) -> bool:
+    try:
+        difference = abs(a - b)
+    except OverflowError:  # an integer beyond the float range against a float
+        return _close_exactly(a, b)
+    if difference <= ABS_TOLERANCE:
+        return True
+    if type(a) is int and type(b) is int:
+        return False  # integers are exact
+    if math.isinf(difference) or math.isnan(difference):
+        return a == b  # an infinity equals only itself
+    try:
+        return difference <= REL_TOLERANCE * max(abs(a), abs(b))
+    except OverflowError:
+        return _close_exactly(a, b)
+
+
+def _close_exactly(a: int | float, b: int | float) -> bool:
+    """:func:`close` in exact rational arithmetic, for integers beyond the float range."""
+    if (type(a) is float and math.isinf(a)) or (type(b) is float and math.isinf(b)):
+        return a == b
+    exact_a, exact_b = Fraction(a), Fraction(b)
+    difference = abs(exact_a - exact_b)
+    return difference <= Fraction(ABS_TOLERANCE) or difference <= Fraction(REL_TOLERANCE) * max(
+        abs(exact_a), abs(exact_b)
+    )
