@@ -27,9 +27,10 @@ import yaml
 
 from graphrag_eval import ConfigError, load_config, run_evaluation
 from graphrag_eval.cli import main
+from graphrag_eval.embeddings.batching import Batcher
+from graphrag_eval.embeddings.models import local_model, resolve_model
 from graphrag_eval.evaluation import EvaluationRun, build_run_engine, evaluate
 from graphrag_eval.llm.engine import CallStats, LLMEngine, build_engine
-from graphrag_eval.llm.local import Batcher, local_model, resolve_model
 
 from builders import dataset, question, response
 
@@ -521,7 +522,7 @@ def test_batched_work_runs_off_the_event_loop() -> None:
 
 def test_the_model_runs_in_the_worker_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     """The real model's forward passes run in the one worker thread, not the loop's."""
-    from graphrag_eval.llm.local import LocalModel
+    from graphrag_eval.embeddings.models import LocalModel
 
     threads: list[str] = []
     encode = LocalModel.sentence_embeddings

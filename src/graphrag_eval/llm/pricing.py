@@ -6,17 +6,21 @@ Prices are US dollars per million tokens, as the providers list them (standard t
 (``gpt-4o-mini-2024-07-18``, ``gpt-4-0613``); nothing else is guessed (``o1-pro`` is not
 ``o1``). A model the table does not know costs 0 and
 the run summary says so; set ``llm.prices`` for it.
+
+Where an endpoint reports no usage (and in a dry run), tokens are estimated from the text
+(:func:`estimate_tokens`).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from graphrag_eval.config import ModelPrice
 
-__all__ = ["BUILTIN_PRICES", "PriceTable", "TokenUsage"]
+__all__ = ["BUILTIN_PRICES", "PriceTable", "TokenUsage", "estimate_tokens"]
 
 _SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{4})$")
 
@@ -59,6 +63,11 @@ class TokenUsage:
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
+
+
+def estimate_tokens(text: str) -> int:
+    """A provider-independent token estimate (about four characters per token)."""
+    return max(1, math.ceil(len(text) / 4))
 
 
 class PriceTable:

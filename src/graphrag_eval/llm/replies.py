@@ -1,6 +1,6 @@
 """Readers of judge replies: JSON objects checked against a schema, and the tab-separated
-lines of the seed's prompts. Each raises :class:`~graphrag_eval.llm.engine.ReplyError` with
-what is wrong, which the engine shows the judge in its one re-ask."""
+lines of the seed's prompts. Each raises :class:`ReplyError` with what is wrong, which the
+engine shows the judge in its one re-ask (docs/llm.md)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,15 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from graphrag_eval.llm.engine import ReplyError
-
-__all__ = ["decode_value", "json_reply", "tab_separated"]
+__all__ = ["ReplyError", "decode_value", "json_reply", "tab_separated"]
 
 M = TypeVar("M", bound=BaseModel)
+
+
+class ReplyError(ValueError):
+    """Raised by a reply parser: the reply does not have the required form (the message says
+    what is wrong, for the re-ask)."""
+
 
 _FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
 

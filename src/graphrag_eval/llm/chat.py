@@ -1,0 +1,152 @@
+"""One chat-completion call to the judge endpoint (with its retries): the request with the
+reply's schema (as ``response_format``, or in the prompt for endpoints that reject it), and
+the reading of the completion: its text, its token usage, a reply cut off by the token limit.
+See docs/llm.md (what the engine does with each call).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from graphrag_eval.config import GenerationConfig
+from graphrag_eval.errors import BudgetExhausted, CallFailed, NotCalled, TruncatedReply
+from graphrag_eval.llm.budget import DRY_RUN_REPLY_TOKENS
+from graphrag_eval.llm.client import Endpoint
+from graphrag_eval.llm.context import CallContext
+from graphrag_eval.llm.pricing import TokenUsage, estimate_tokens
+from graphrag_eval.llm.retrying import status_text
+from graphrag_eval.llm.structured import (
+    about_structured_output,
+    response_format,
+    with_schema_in_prompt,
+)
+
+__all__ = ["chat"]
+
+logger = logging.getLogger("graphrag_eval")
+
+
+async def chat(
+    calls: CallContext,
+    endpoint: Endpoint,
+    messages: list[dict[str, str]],
+    params: Mapping[str, Any],
+    schema: type[BaseModel] | None,
+    schema_json: dict[str, Any] | None,
+    metric: str,
+) -> tuple[str, TokenUsage]:
+    """One judge call (with retries): the reply text and its usage. The call is counted in
+    the run's statistics; a failure raises an :class:`~graphrag_eval.errors.LLMError`."""
+    import openai
+
+    while True:
+        structured, options, sent = _request(endpoint, messages, params, schema, schema_json)
+        estimate = estimate_tokens("".join(m["content"] for m in sent)) + int(
+            options.get("max_tokens") or DRY_RUN_REPLY_TOKENS
+        )
+        create = endpoint.client.chat.completions.create
+        try:
+            completion = await calls.sender.send(
+                endpoint,
+                estimate,
+                functools.partial(create, model=endpoint.model, messages=sent, **options),
+            )
+        except openai.BadRequestError as exc:
+            if structured and _fall_back_to_prompt(calls, endpoint, exc):
+                continue
+            calls.stats.record_failure(metric)
+            message = f"the judge refused the request: {status_text(exc)}"
+            raise CallFailed(calls.redactor.redact(message)) from None
+        except (BudgetExhausted, NotCalled):
+            raise
+        except Exception as exc:
+            calls.stats.record_failure(metric)
+            raise calls.sender.failure(endpoint, exc) from None
+        return _read_completion(calls, endpoint, completion, sent, options, metric)
+
+
+def _request(
+    endpoint: Endpoint,
+    messages: list[dict[str, str]],
+    params: Mapping[str, Any],
+    schema: type[BaseModel] | None,
+    schema_json: dict[str, Any] | None,
+) -> tuple[bool, dict[str, Any], list[dict[str, str]]]:
+    """Whether the schema goes as ``response_format``, the request's options and messages."""
+    structured = schema_json is not None and endpoint.structured != "prompt"
+    options: dict[str, Any] = dict(params)
+    sent = messages
+    if schema is not None and schema_json is not None:
+        if structured:
+            options["response_format"] = response_format(schema.__name__, schema_json)
+        else:
+            sent = with_schema_in_prompt(messages, schema.__name__, schema_json)
+    return structured, options, sent
+
+
+def _fall_back_to_prompt(calls: CallContext, endpoint: Endpoint, exc: Any) -> bool:
+    """Whether a 400 means the endpoint does not take a JSON schema and the config lets the
+    engine describe it in the prompt instead, from now on (``structured_output: auto``)."""
+    settings = endpoint.settings
+    auto = isinstance(settings, GenerationConfig) and settings.structured_output == "auto"
+    if not (auto and about_structured_output(exc)):
+        return False
+    logger.warning(
+        "%s rejected structured output (%s); asking with the schema in the prompt for the "
+        "rest of the run",
+        endpoint.identity,
+        calls.redactor.redact(status_text(exc)),
+    )
+    endpoint.structured = "prompt"
+    return True
+
+
+def _read_completion(
+    calls: CallContext,
+    endpoint: Endpoint,
+    completion: Any,
+    sent: Sequence[Mapping[str, str]],
+    options: Mapping[str, Any],
+    metric: str,
+) -> tuple[str, TokenUsage]:
+    """The reply text and usage of a completion, counted as spent; an error for what is not a
+    chat completion or was cut off by the token limit."""
+    try:
+        usage = _usage(completion, sent)
+        choice = completion.choices[0] if completion.choices else None
+        text = (choice.message.content if choice is not None else None) or ""
+        finish_reason = choice.finish_reason if choice is not None else None
+    except (AttributeError, IndexError, TypeError):
+        # A 200 that is not a chat completion (an HTML page from a proxy, say).
+        calls.stats.record_failure(metric)
+        reply = calls.redactor.redact(repr(completion)[:200])
+        raise CallFailed(f"the judge's reply is not a chat completion: {reply}") from None
+    calls.stats.record_call(metric, usage, calls.cost_usd(endpoint.model, usage))
+    if finish_reason == "length":
+        calls.stats.record_failure(metric)
+        limit = options.get("max_tokens")
+        raise TruncatedReply(
+            "the judge's reply was cut off by the token limit"
+            + (f" (max_tokens={limit})" if limit else "")
+            + "; raise llm.generation.max_tokens"
+        )
+    return text, usage
+
+
+def _usage(completion: Any, messages: Sequence[Mapping[str, str]]) -> TokenUsage:
+    usage = getattr(completion, "usage", None)
+    prompt = getattr(usage, "prompt_tokens", None)
+    reply = getattr(usage, "completion_tokens", None)
+    if isinstance(prompt, int) and isinstance(reply, int):
+        return TokenUsage(prompt, reply)
+    # The endpoint reported no usage: estimate it, so costs are not silently zero.
+    choices = getattr(completion, "choices", None) or []
+    text = (choices[0].message.content or "") if choices else ""
+    return TokenUsage(
+        estimate_tokens("".join(m["content"] for m in messages)), estimate_tokens(text)
+    )

@@ -1,0 +1,151 @@
+"""Sending one request to an endpoint: under its lane's limits, after the budget check, and
+retried when the failure is worth retrying.
+
+* Retried: rate limits (429, honouring ``retry-after-ms``/``Retry-After``), 408, 409, server
+  errors (5xx), timeouts and connection errors, with exponential backoff and jitter.
+* Not retried: everything else. A refused request (401, 403, 404) also stops every further
+  call to that endpoint.
+
+Failures become :class:`~graphrag_eval.errors.CallFailed` with a redacted message. See
+docs/llm.md (what the engine does with each call).
+"""
+
+from __future__ import annotations
+
+import datetime
+import email.utils
+import random
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+
+from graphrag_eval.config import LLMConfig
+from graphrag_eval.errors import CallFailed, LLMError
+from graphrag_eval.llm.budget import Budget
+from graphrag_eval.llm.client import Endpoint
+from graphrag_eval.llm.redaction import Redactor
+
+__all__ = ["Sender", "retry_after_s", "retryable", "status_text"]
+
+
+class Sender:
+    """Sends requests with the run's retry policy, counting requests and retries."""
+
+    def __init__(self, config: LLMConfig, budget: Budget, redactor: Redactor) -> None:
+        self.config = config
+        self.budget = budget
+        self.stats = budget.stats
+        self.redactor = redactor
+
+    async def send(
+        self, endpoint: Endpoint, tokens: int, request: Callable[[], Awaitable[Any]]
+    ) -> Any:
+        """Send one request of about ``tokens`` tokens, retrying transient failures."""
+        async for attempt in self._retrying(endpoint):
+            with attempt:
+                async with endpoint.lane.slot(tokens):
+                    # Calls queued for a slot see what happened while they waited.
+                    endpoint.ensure_usable()
+                    self.budget.check()
+                    self.stats.requests += 1
+                    return await request()
+        raise AssertionError("unreachable: tenacity re-raises the last failure")
+
+    def failure(self, endpoint: Endpoint, exc: BaseException) -> LLMError:
+        """The error to raise for a request that failed with ``exc`` (after its retries); a
+        refusal also marks the endpoint refused."""
+        import openai
+
+        if isinstance(exc, LLMError):
+            return exc
+        if isinstance(exc, openai.APIStatusError) and exc.status_code in (401, 403, 404):
+            endpoint.refused = self.redactor.redact(
+                f"the {endpoint.role} endpoint refused the request: {status_text(exc)}"
+            )
+            return CallFailed(endpoint.refused)
+        attempts = self.config.max_retries + 1
+        if isinstance(exc, openai.APITimeoutError):
+            what = f"timed out after {self.config.timeout_s:g} s"
+        elif isinstance(exc, openai.APIStatusError):
+            what = status_text(exc)
+        elif isinstance(exc, openai.APIConnectionError):
+            what = f"connection failed ({exc})"
+        else:
+            what = repr(exc)
+        if retryable(exc):
+            what += f" ({attempts} attempt{'s' if attempts != 1 else ''})"
+        return CallFailed(self.redactor.redact(f"{endpoint.role} call failed: {what}"))
+
+    def _retrying(self, endpoint: Endpoint) -> AsyncRetrying:
+        return AsyncRetrying(
+            stop=stop_after_attempt(self.config.max_retries + 1),
+            wait=self._backoff,
+            retry=retry_if_exception(lambda exc: retryable(exc) and endpoint.refused is None),
+            before_sleep=self._before_retry,
+            reraise=True,
+        )
+
+    def _backoff(self, state: RetryCallState) -> float:
+        exception = state.outcome.exception() if state.outcome is not None else None
+        server_asked = retry_after_s(exception)
+        if server_asked is not None:
+            # A little jitter, so calls told the same delay do not return in one burst.
+            spread = max(0.01, server_asked * 0.1)
+            return min(server_asked + random.uniform(0, spread), self.config.backoff_max_s)
+        ceiling = min(
+            self.config.backoff_max_s,
+            self.config.backoff_initial_s * 2 ** (state.attempt_number - 1),
+        )
+        return random.uniform(ceiling / 2, ceiling)  # "equal jitter"
+
+    def _before_retry(self, state: RetryCallState) -> None:
+        self.stats.retries += 1
+
+
+def retryable(exc: BaseException) -> bool:
+    """Whether a failed request is worth sending again."""
+    import openai
+
+    if isinstance(exc, openai.APITimeoutError | openai.APIConnectionError):
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in (408, 409, 429) or exc.status_code >= 500
+    return False
+
+
+def retry_after_s(exc: BaseException | None) -> float | None:
+    """The delay a 429/503 response asks for (``retry-after-ms`` or ``Retry-After``)."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    milliseconds = headers.get("retry-after-ms")
+    if milliseconds is not None:
+        try:
+            return max(0.0, float(milliseconds) / 1000)
+        except ValueError:
+            pass
+    seconds = headers.get("retry-after")
+    if seconds is None:
+        return None
+    try:
+        return max(0.0, float(seconds))
+    except ValueError:
+        pass
+    try:
+        parsed = email.utils.parsedate_to_datetime(seconds)
+    except (TypeError, ValueError):
+        return None  # neither seconds nor an HTTP date: back off as usual
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=datetime.UTC)
+    return max(0.0, parsed.timestamp() - time.time())
+
+
+def status_text(exc: Any) -> str:
+    """An HTTP error's status and message on one line, at most 300 characters."""
+    message = getattr(exc, "message", None) or str(exc)
+    status = getattr(exc, "status_code", None)
+    text = f"{status} {message}" if status is not None else str(message)
+    return " ".join(text.split())[:300]
