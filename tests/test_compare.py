@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import graphrag_eval.compare as compare_module
+import graphrag_eval.comparison.bootstrap as compare_module
 from graphrag_eval.compare import (
     MIN_PAIRS,
     auto_resamples,

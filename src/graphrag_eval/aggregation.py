@@ -23,6 +23,9 @@ aggregated numerically too, rather than dropped.
 its metric is present) or skipped (the metric did not apply, or the response was an error),
 so a mean is never read without its denominator. For keys written on steps, a question counts
 as scored when any of its steps has the key.
+
+:func:`load_results` (reading saved results back) lives in :mod:`graphrag_eval.saved_results`
+and is re-exported here.
 """
 
 from __future__ import annotations
@@ -33,12 +36,9 @@ import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from graphrag_eval.config import ConfigSource, load_config
-from graphrag_eval.errors import InputError
-from graphrag_eval.files import JSONL_SUFFIXES, BrokenLine, iter_jsonl, read_document
 from graphrag_eval.metrics.base import (
     IDENTITY_KEYS,
     Aggregation,
@@ -46,6 +46,7 @@ from graphrag_eval.metrics.base import (
     configured_metrics,
     declared_outputs,
 )
+from graphrag_eval.saved_results import load_results
 
 __all__ = [
     "ItemValues",
@@ -61,14 +62,7 @@ def compute_aggregates(
 ) -> dict[str, Any]:
     """Aggregate per-question results per template (``per_template``), over all questions
     (``micro``) and as the mean of template means (``macro``)."""
-    settings = load_config(config)
-    declared = declared_outputs(configured_metrics(settings))
-    keys = _collect_keys(evaluation_results, declared)
-    zeroable = (
-        _zeroable_keys(evaluation_results, keys)
-        if settings.aggregation.error_samples == "zero"
-        else {}
-    )
+    keys, zeroable = _aggregated_keys(evaluation_results, config)
     # What each question contributes is worked out once, then summed per template and overall.
     facts = [_facts(result, keys, zeroable) for result in evaluation_results]
     by_template: dict[str, list[_Facts]] = {}
@@ -113,13 +107,7 @@ def item_values(
     evaluation_results: Sequence[Mapping[str, Any]], config: ConfigSource = None
 ) -> ItemValues:
     """Each question's value of every numeric key (for comparing runs item by item)."""
-    settings = load_config(config)
-    keys = _collect_keys(evaluation_results, declared_outputs(configured_metrics(settings)))
-    zeroable = (
-        _zeroable_keys(evaluation_results, keys)
-        if settings.aggregation.error_samples == "zero"
-        else {}
-    )
+    keys, zeroable = _aggregated_keys(evaluation_results, config)
     numeric = {
         name: spec for name, (spec, _) in keys.items() if spec.aggregation is Aggregation.NUMERIC
     }
@@ -149,6 +137,18 @@ def item_values(
                     row[name] = statistics.fmean(numbers)
         values.append(row)
     return ItemValues(numeric, values)
+
+
+def _aggregated_keys(
+    results: Sequence[Mapping[str, Any]], config: ConfigSource
+) -> tuple[dict[str, tuple[OutputKey, bool]], dict[str, OutputKey]]:
+    """The keys aggregated (with whether they are written on steps), and those an error
+    sample counts as 0 on (none unless ``aggregation.error_samples`` is ``zero``)."""
+    settings = load_config(config)
+    keys = _collect_keys(results, declared_outputs(configured_metrics(settings)))
+    if settings.aggregation.error_samples != "zero":
+        return keys, {}
+    return keys, _zeroable_keys(results, keys)
 
 
 def _is_number(value: Any) -> bool:
@@ -342,58 +342,3 @@ def is_empty_output(output: Any) -> bool:
         if isinstance(results, Mapping) and isinstance(results.get("bindings"), list):
             return not results["bindings"]
     return False
-
-
-def load_results(
-    path: str | Path, problems: list[InputError] | None = None
-) -> list[dict[str, Any]]:
-    """Read per-question results saved by ``graphrag-eval evaluate`` (JSONL, JSON or YAML).
-
-    Raises :class:`InputError` naming the file and line or item when they cannot be used. With
-    a ``problems`` list, a bad line or item is appended to it and skipped instead, so one
-    broken record (the torn last line of a killed run) does not lose the others.
-    """
-    path = Path(path)
-    label = str(path)
-    records: list[tuple[str, Any]]
-    try:
-        if path.suffix.lower() in JSONL_SUFFIXES:
-            records = []
-            for number, value in iter_jsonl(path):
-                if isinstance(value, BrokenLine):
-                    _problem(InputError(str(value), file=label, item=f"line {number}"), problems)
-                    continue
-                records.append((f"line {number}", value))
-        else:
-            data = read_document(path)
-            if not isinstance(data, list):
-                raise InputError("expected a list of results", file=label)
-            records = [(f"results[{index}]", value) for index, value in enumerate(data)]
-    except FileNotFoundError:
-        raise InputError("file not found", file=label) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, not a results file", file=label) from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InputError(str(exc), file=label) from None
-    results = []
-    for where, value in records:
-        if not isinstance(value, dict):
-            _problem(InputError("expected a result mapping", file=label, item=where), problems)
-            continue
-        missing = [f for f in ("template_id", "question_id", "status") if f not in value]
-        if missing:
-            _problem(
-                InputError(
-                    "missing (is this a results file?)", file=label, item=where, field=missing[0]
-                ),
-                problems,
-            )
-            continue
-        results.append(value)
-    return results
-
-
-def _problem(error: InputError, problems: list[InputError] | None) -> None:
-    if problems is None:
-        raise error
-    problems.append(error)

@@ -12,39 +12,58 @@ The problems an item's evaluation found (an actual step output that could not be
 recorded on the item itself (``output_error``), so a kept item's notices are read back from it
 and the resumed run counts the same input problems as an uninterrupted one (docs/llm.md,
 "Resume").
+
+A library user gets the same checkpoints from :func:`open_run`, :func:`start_checkpoint`
+and :func:`evaluate_checkpointed`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
 from graphrag_eval import __version__
 from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.errors import InputError
-from graphrag_eval.files import BrokenLine, iter_jsonl, write_text_atomic
+from graphrag_eval.evaluation import EvaluationRun, ItemCallback, evaluate
+from graphrag_eval.files import (
+    JSON_TEXT_ERRORS,
+    BrokenLine,
+    iter_jsonl,
+    write_json_lines,
+    write_text_atomic,
+)
 from graphrag_eval.inputs import (
     RESPONSES_LABEL,
     Notice,
     ReferenceQuestion,
+    ResponseSet,
     unreadable_output_notice,
 )
-from graphrag_eval.metrics.base import Metric
+from graphrag_eval.metrics.base import Metric, metrics_for
+from graphrag_eval.rundir import CHECKPOINT_JSON, RESULTS_JSONL, results_jsonl_text
+
+if TYPE_CHECKING:
+    from graphrag_eval.llm.engine import LLMEngine
 
 __all__ = [
     "CHECKPOINT_JSON",
+    "ResultsLog",
     "Resumed",
+    "RunCheckpoint",
+    "evaluate_checkpointed",
     "fingerprint",
     "item_notices",
+    "open_run",
     "resume",
+    "start_checkpoint",
     "write_checkpoint",
 ]
-
-CHECKPOINT_JSON = "checkpoint.json"
 
 
 def fingerprint(reference: Path, responses: Path, config: EvaluationConfig) -> str:
@@ -66,6 +85,7 @@ def fingerprint(reference: Path, responses: Path, config: EvaluationConfig) -> s
 
 
 def write_checkpoint(out_dir: Path, run_fingerprint: str) -> None:
+    """Record the fingerprint of the run in ``out_dir`` (``checkpoint.json``)."""
     text = json.dumps(
         {"graphrag_eval_version": __version__, "fingerprint": run_fingerprint}, indent=2
     )
@@ -163,3 +183,96 @@ def _has_any(result: Mapping[str, Any], keys: set[str]) -> bool:
     if isinstance(steps, list):
         return any(isinstance(step, Mapping) and any(k in step for k in keys) for step in steps)
     return False
+
+
+@dataclass(frozen=True, slots=True)
+class RunCheckpoint:
+    """Where a checkpointed run writes, and what it starts from."""
+
+    out_dir: Path
+    fingerprint: str
+    """Of the run's input files and scoring settings (see :func:`fingerprint`)."""
+    resumed: Resumed
+
+
+def open_run(
+    out_dir: str | Path,
+    reference: Path,
+    responses: Path,
+    config: EvaluationConfig,
+    questions: Sequence[ReferenceQuestion],
+    *,
+    source: str = RESPONSES_LABEL,
+    resume_run: bool = False,
+) -> RunCheckpoint:
+    """Create ``out_dir`` for a run of the files ``reference`` and ``responses`` (read as
+    ``questions``); with ``resume_run``, continue the interrupted run it holds (see
+    :func:`resume`; ``source`` names the responses in the kept items' notices)."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    run_fingerprint = fingerprint(reference, responses, config)
+    metrics = metrics_for(config)
+    resumed = (
+        resume(out_dir, RESULTS_JSONL, run_fingerprint, questions, metrics, source=source)
+        if resume_run
+        else Resumed({}, 0, 0)
+    )
+    return RunCheckpoint(out_dir, run_fingerprint, resumed)
+
+
+@dataclass(slots=True)
+class ResultsLog:
+    """``results.jsonl`` of a run in progress, open for appending."""
+
+    path: Path
+    stream: IO[str]
+    kept: dict[str, dict[str, Any]]
+    """The items of the earlier run it started with, by question id."""
+
+    def append(self, result: Mapping[str, Any]) -> None:
+        """Write one finished item, flushed at once: a crash after this loses nothing."""
+        write_json_lines(self.stream, [result])
+        self.stream.flush()
+
+
+@contextmanager
+def start_checkpoint(checkpoint: RunCheckpoint) -> Iterator[ResultsLog]:
+    """Start writing the checkpoint: ``results.jsonl`` holds only the items kept from an
+    earlier run and is opened for appending, and ``checkpoint.json`` records the run's
+    fingerprint."""
+    path = checkpoint.out_dir / RESULTS_JSONL
+    kept = checkpoint.resumed.kept
+    write_text_atomic(path, results_jsonl_text(kept.values()))
+    write_checkpoint(checkpoint.out_dir, checkpoint.fingerprint)
+    with path.open("a", encoding="utf-8", errors=JSON_TEXT_ERRORS) as stream:
+        yield ResultsLog(path, stream, kept)
+
+
+async def evaluate_checkpointed(
+    log: ResultsLog,
+    questions: Sequence[ReferenceQuestion],
+    response_set: ResponseSet,
+    config: EvaluationConfig,
+    *,
+    engine: LLMEngine | None = None,
+    on_item: ItemCallback | None = None,
+) -> EvaluationRun:
+    """Evaluate ``questions`` against ``response_set``, appending each finished item to
+    ``log`` so that an interrupted run loses nothing; the items the log kept from an earlier
+    run are not evaluated again. ``on_item`` is called after each item is written. The
+    results file is left in finishing order: :func:`graphrag_eval.rundir.write_run` puts it
+    in reference order::
+
+        checkpoint = open_run(out_dir, reference, responses, config, questions)
+        with start_checkpoint(checkpoint) as log:
+            run = await evaluate_checkpointed(log, questions, response_set, config)
+    """
+
+    def record(result: dict[str, Any]) -> None:
+        log.append(result)
+        if on_item is not None:
+            on_item(result)
+
+    return await evaluate(
+        questions, response_set, config, on_item=record, engine=engine, done=log.kept
+    )

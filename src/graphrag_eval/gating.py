@@ -22,8 +22,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from graphrag_eval.compare import Comparison, format_interval
+from graphrag_eval.comparison.model import Comparison
 from graphrag_eval.errors import ConfigError
+from graphrag_eval.formatting import format_interval, plural
 from graphrag_eval.metrics.base import Aggregation, OutputKey, declared_outputs
 
 __all__ = [
@@ -150,22 +151,19 @@ def check_comparison_thresholds(
             continue
         failure = _missed(threshold, change.mean_b)
         if failure:
-            paired = f"{change.pairs:,} paired question" + ("" if change.pairs == 1 else "s")
-            failures.append(f"{failure} (run B, over {paired})")
+            failures.append(f"{failure} (run B, over {plural(change.pairs, 'paired question')})")
     return failures
 
 
 def _missed(threshold: Threshold, mean: float) -> str | None:
     """The message of a mean on the wrong side of its threshold, else ``None``."""
     if threshold.upper and mean > threshold.value:
-        return (
-            f"{threshold.metric}: mean {_shown(mean, threshold.value)} is over {threshold.value:g}"
-        )
-    if not threshold.upper and mean < threshold.value:
-        return (
-            f"{threshold.metric}: mean {_shown(mean, threshold.value)} is under {threshold.value:g}"
-        )
-    return None
+        side = "over"
+    elif not threshold.upper and mean < threshold.value:
+        side = "under"
+    else:
+        return None
+    return f"{threshold.metric}: mean {_shown(mean, threshold.value)} is {side} {threshold.value:g}"
 
 
 def _shown(mean: float, threshold: float) -> str:

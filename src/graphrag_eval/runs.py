@@ -1,5 +1,5 @@
 """Saved runs: the output directory of ``graphrag-eval evaluate``, read back for reports and
-comparisons.
+comparisons (docs/report.md).
 
 A run is named by its directory (which holds ``results.jsonl`` and ``run.yaml``) or by a
 results file (JSONL, JSON or YAML); ``run.yaml`` beside the file is read when it is there.
@@ -18,11 +18,9 @@ from graphrag_eval.aggregation import compute_aggregates, load_results
 from graphrag_eval.config import ConfigSource, EvaluationConfig, load_config
 from graphrag_eval.errors import ConfigError, InputError
 from graphrag_eval.files import read_document
+from graphrag_eval.rundir import RESULT_FILE_NAMES, RUN_YAML
 
 __all__ = ["RESULT_FILE_NAMES", "RUN_YAML", "SavedRun", "find_results", "load_run", "run_config"]
-
-RESULT_FILE_NAMES = ("results.jsonl", "results.json", "results.yaml", "results.yml")
-RUN_YAML = "run.yaml"
 
 
 @dataclass(slots=True)

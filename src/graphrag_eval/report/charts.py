@@ -15,7 +15,7 @@ import pygal
 from markupsafe import Markup
 from pygal.style import Style
 
-from graphrag_eval.report.console import plural
+from graphrag_eval.formatting import plural
 
 # pygal appends an import hook to sys.meta_path for its map plugins (pygal.maps.*). The hook
 # has no find_spec, so every later import that reaches it raises an ImportWarning. Charts

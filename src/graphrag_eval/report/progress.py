@@ -22,7 +22,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from graphrag_eval.report.console import plural
+from graphrag_eval.formatting import plural
 
 __all__ = [
     "LINE_INTERVAL_S",

@@ -1,0 +1,46 @@
+"""``graphrag-eval aggregate``: the aggregates of saved per-question results (docs/report.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from graphrag_eval.aggregation import compute_aggregates, load_results
+from graphrag_eval.cli.console import as_text, emit
+from graphrag_eval.cli.options import debug_option, output_file_option, saved_run_arguments
+from graphrag_eval.runs import find_results, run_config
+
+__all__ = ["aggregate"]
+
+
+@click.command("aggregate")
+@debug_option
+@saved_run_arguments
+@output_file_option("Write the aggregates here instead of standard output.")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["yaml", "json"]),
+    default="yaml",
+    show_default=True,
+    help="Output format.",
+)
+def aggregate(
+    results: Path, config_path: Path | None, output: Path | None, output_format: str
+) -> None:
+    """Compute aggregates from saved per-question RESULTS: a run's output directory or its
+    results file (JSONL, JSON or YAML).
+
+    The aggregation settings are the run's (from the run.yaml beside the results), or the
+    config's with -c.
+
+    \b
+    Example:
+      graphrag-eval aggregate out/
+      graphrag-eval aggregate out/results.jsonl -c config.yaml -o aggregates.yaml
+    """
+    results_path = find_results(results)
+    config = run_config(results_path, config_path)
+    aggregates = compute_aggregates(load_results(results_path), config)
+    emit(as_text(aggregates, output_format), output)

@@ -1,0 +1,121 @@
+"""``answer-correctness``: the seed's command that judges the answers in a TSV file with an
+LLM (docs/metrics.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from graphrag_eval import __version__
+from graphrag_eval.cli.console import stdout
+from graphrag_eval.cli.options import (
+    CONTEXT_SETTINGS,
+    Decorator,
+    config_option,
+    debug_option,
+    max_cost_option,
+    no_cache_option,
+)
+from graphrag_eval.cli.tsv import read_answer_rows, write_judged_rows
+from graphrag_eval.config import EvaluationConfig, GenerationConfig, load_config
+from graphrag_eval.llm.engine import LLMEngine, build_engine
+from graphrag_eval.metrics.answer_correctness import judge_correctness
+from graphrag_eval.metrics.base import Failed, Outcome
+from graphrag_eval.report.console import plural, print_llm_summary
+
+__all__ = ["answer_correctness_command"]
+
+logger = logging.getLogger("graphrag_eval")
+
+
+def _tsv_option(*names: str, help_text: str) -> Decorator:
+    """A required TSV file option."""
+    return click.option(
+        *names, required=True, type=click.Path(dir_okay=False, path_type=Path), help=help_text
+    )
+
+
+@click.command("answer-correctness", context_settings=CONTEXT_SETTINGS)
+@click.version_option(__version__, prog_name="answer-correctness")
+@debug_option
+@_tsv_option(
+    "-i",
+    "--input",
+    "input_path",
+    help_text="TSV file with the columns Question, Reference answer and Actual answer.",
+)
+@_tsv_option(
+    "-o",
+    "--output",
+    "output_path",
+    help_text="TSV file to write: the input columns and the answer correctness keys.",
+)
+@config_option("YAML config (llm section, answer_correctness.prompt).")
+@no_cache_option
+@max_cost_option
+def answer_correctness_command(
+    input_path: Path,
+    output_path: Path,
+    config_path: Path | None,
+    no_cache: bool,
+    max_cost_usd: float | None,
+) -> None:
+    """Judge the correctness of the answers in a TSV file with an LLM.
+
+    Each row is judged once (rows run concurrently, under the config's limits); the output
+    has the rows in input order with answer_recall, answer_precision, answer_f1, the claim
+    counts, the judge's reason and cost, or answer_eval_error. Without a config (or without
+    llm.generation in it) the judge is OpenAI's gpt-4o-mini, with the key from
+    OPENAI_API_KEY.
+
+    \b
+    Example:
+      OPENAI_API_KEY=... answer-correctness -i answers.tsv -o judged.tsv
+    """
+    config = _with_default_judge(load_config(config_path))
+    rows = read_answer_rows(input_path)
+    engine = build_engine(config, use_cache=False if no_cache else None, max_cost_usd=max_cost_usd)
+    assert engine is not None  # the config names a judge
+    outcomes = asyncio.run(_judge_all(engine, config, rows))
+    write_judged_rows(output_path, rows, outcomes)
+    failed = sum(1 for outcome in outcomes if isinstance(outcome, Failed))
+    console = stdout()
+    console.print(
+        f"{plural(len(rows), 'answer')} judged ({failed:,} failed); results in {output_path}",
+        markup=False,
+    )
+    print_llm_summary(console, engine.stats, engine.max_cost_usd)
+
+
+def _with_default_judge(config: EvaluationConfig) -> EvaluationConfig:
+    """``config``, with OpenAI's default judge when it names none."""
+    if config.llm.generation is not None:
+        return config
+    llm = config.llm.model_copy(update={"generation": GenerationConfig()})
+    return config.model_copy(update={"llm": llm})
+
+
+async def _judge_all(
+    engine: LLMEngine, config: EvaluationConfig, rows: Sequence[dict[str, str]]
+) -> list[Outcome]:
+    """Every row's judgement, in row order; the engine is closed at the end."""
+    try:
+        return list(await asyncio.gather(*(_guarded(engine, config, row) for row in rows)))
+    finally:
+        await engine.aclose()
+
+
+async def _guarded(engine: LLMEngine, config: EvaluationConfig, row: dict[str, str]) -> Outcome:
+    """One row's judgement; an unexpected error (a bug) costs that row only."""
+    question = row.get("Question") or ""
+    reference = row.get("Reference answer") or ""
+    actual = row.get("Actual answer") or ""
+    try:
+        return await judge_correctness(engine, config, question, reference, actual)
+    except Exception as exc:
+        logger.exception("could not judge the answer to %r", question[:80])
+        return Failed(engine.redact(f"internal error: {exc!r}"))

@@ -1,0 +1,203 @@
+"""``graphrag-eval compare``: run B against run A, question by question, with the CI gates
+on the comparison (docs/report.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from graphrag_eval.cli.console import as_text, emit, stdout
+from graphrag_eval.cli.errors import exit_on_failures
+from graphrag_eval.cli.options import (
+    config_option,
+    debug_option,
+    gate_options,
+    numeric_outputs,
+    output_file_option,
+)
+from graphrag_eval.cli.report import load_saved_run
+from graphrag_eval.compare import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_ERROR_SAMPLES,
+    DEFAULT_SEED,
+    DEFAULT_TOP,
+    Comparison,
+    ErrorSamples,
+    compare_results,
+)
+from graphrag_eval.gating import (
+    Threshold,
+    check_comparison_thresholds,
+    check_known,
+    check_regressions,
+)
+from graphrag_eval.report.console import print_comparison
+from graphrag_eval.report.html import write_comparison
+from graphrag_eval.runs import SavedRun
+
+__all__ = ["CompareOptions", "compare"]
+
+
+@dataclass(frozen=True, slots=True)
+class CompareOptions:
+    """The arguments and options of ``compare``, as click parses them."""
+
+    run_a: Path
+    run_b: Path
+    config_path: Path | None
+    output_format: str
+    as_json: bool
+    output: Path | None
+    html_path: Path | None
+    seed: int
+    resamples: int | None
+    confidence: float
+    top: int
+    fail_under: Sequence[Threshold]
+    fail_over: Sequence[Threshold]
+    fail_on_regression: bool
+    error_samples: ErrorSamples
+
+    @property
+    def gates(self) -> list[Threshold]:
+        return [*self.fail_under, *self.fail_over]
+
+
+@click.command("compare")
+@debug_option
+@click.argument("run_a", metavar="RUN_A", type=click.Path(path_type=Path))
+@click.argument("run_b", metavar="RUN_B", type=click.Path(path_type=Path))
+@config_option("YAML config file (its aggregation section applies to both runs).")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "yaml"]),
+    default="text",
+    show_default=True,
+    help="What to print: a table, or the whole comparison as JSON or YAML.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@output_file_option("Write the JSON or YAML comparison to this file instead of standard output.")
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the comparison as an HTML page.",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=DEFAULT_SEED,
+    show_default=True,
+    help="Seed of the bootstrap resampling.",
+)
+@click.option(
+    "--resamples",
+    type=click.IntRange(min=100),
+    default=None,  # auto, as in compare_results
+    help="Bootstrap resamples per interval (default: 10,000; fewer, down to 2,000, for runs "
+    "of more than 20,000 questions).",
+)
+@click.option(
+    "--confidence",
+    type=click.FloatRange(min=0.5, max=1, max_open=True),
+    default=DEFAULT_CONFIDENCE,
+    show_default=True,
+    help="Confidence level of the intervals.",
+)
+@click.option(
+    "--top",
+    type=click.IntRange(min=0),
+    default=DEFAULT_TOP,
+    show_default=True,
+    help="Questions listed per metric that got better and worse (0: all), in the text output too.",
+)
+@gate_options
+@click.option(
+    "--fail-on-regression",
+    is_flag=True,
+    help="Exit 1 when any score (every metric but costs, tokens and seconds) got "
+    "significantly worse.",
+)
+@click.option(
+    "--error-samples",
+    type=click.Choice(["zero", "exclude"]),
+    default=DEFAULT_ERROR_SAMPLES,
+    show_default=True,
+    help="zero: a question that newly fails (an error response) counts as a fall to 0 on "
+    "the scores it had, so a run that fails more cannot look better; exclude: it leaves "
+    "the pairs (it is counted under scored only in A).",
+)
+def compare(**options: Any) -> None:
+    """Compare run B with run A, question by question.
+
+    RUN_A and RUN_B are output directories of evaluate (or their results files). Questions
+    are paired by id; for each metric, overall and per template, the comparison gives the
+    mean of each run over the questions scored in both, the difference B - A with a paired
+    bootstrap confidence interval (seeded: the same runs give the same intervals), whether
+    the metric got significantly better or worse, and the questions that changed most.
+
+    With --fail-under METRIC=VALUE (or --fail-over), exits 1 when the mean of METRIC the
+    comparison shows for run B is under (over) VALUE or METRIC got significantly worse; with
+    --fail-on-regression, when any score got significantly worse. The defaults are those of
+    compare_results() in Python. Exit codes: 0 ok, 1 a gate failed, 2 bad input.
+
+    \b
+    Example:
+      graphrag-eval compare baseline/ candidate/
+      graphrag-eval compare baseline/ candidate/ --html comparison.html --json -o diff.json
+      graphrag-eval compare baseline/ candidate/ --fail-under answer_f1=0.7 --fail-on-regression
+    """
+    run_compare(CompareOptions(**options))
+
+
+def run_compare(options: CompareOptions) -> None:
+    """Compare the two runs, show or write the comparison, then check the gates."""
+    output_format = "json" if options.as_json else options.output_format
+    if output_format == "text" and options.output is not None:
+        raise click.UsageError("-o/--output takes the JSON or YAML comparison: add --json")
+    first = load_saved_run(options.run_a, options.config_path)
+    second = load_saved_run(options.run_b, options.config_path)
+    numeric = set(first.aggregates["macro"]) | set(second.aggregates["macro"])
+    check_known(options.gates, numeric | numeric_outputs(second.config))
+    comparison = _comparison(options, first, second)
+    if options.html_path is not None:
+        write_comparison(comparison, options.html_path, first, second)
+    if output_format == "text":
+        print_comparison(stdout(), comparison)
+        if options.html_path is not None:
+            stdout().print(f"comparison page in {options.html_path}")
+    else:
+        emit(as_text(comparison.as_dict(), output_format), options.output)
+    exit_on_failures(_gate_failures(options, comparison))
+
+
+def _comparison(options: CompareOptions, first: SavedRun, second: SavedRun) -> Comparison:
+    return compare_results(
+        first.results,
+        second.results,
+        config_a=first.config,
+        config_b=second.config,
+        run_a=str(options.run_a),
+        run_b=str(options.run_b),
+        seed=options.seed,
+        resamples=options.resamples,
+        confidence=options.confidence,
+        top=options.top,
+        error_samples=options.error_samples,
+    )
+
+
+def _gate_failures(options: CompareOptions, comparison: Comparison) -> list[str]:
+    """The failed gates: the thresholds, on the means the comparison shows for run B (the
+    same pairs and errors), and the regressions of the watched metrics."""
+    failures = check_comparison_thresholds(comparison, options.gates)
+    watched = [threshold.metric for threshold in options.gates]
+    if options.fail_on_regression:
+        watched += [name for name, spec in comparison.keys.items() if not spec.lower_is_better]
+    failures += check_regressions(comparison, dict.fromkeys(watched))
+    return failures

@@ -1,0 +1,65 @@
+"""How the command line ends: its exit codes, and a user error as one line on standard error
+(``--debug`` shows the traceback instead).
+
+Exit codes: 0 ok, 1 a CI gate failed (``--fail-under``, ``--fail-over``,
+``--fail-on-regression``), 2 bad input or config, 130 interrupted (docs/report.md).
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Sequence
+
+import click
+
+from graphrag_eval.errors import GraphragEvalError
+
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_THRESHOLD",
+    "exit_on_failures",
+    "run_command",
+]
+
+EXIT_OK, EXIT_THRESHOLD, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_INTERRUPTED = 130
+
+
+def exit_on_failures(failures: Sequence[str]) -> None:
+    """Exit 1 with one line per failed gate (never wrapped: CI logs are grepped)."""
+    if not failures:
+        return
+    for failure in failures:
+        click.echo(f"FAIL {failure}", err=True)
+    raise click.exceptions.Exit(EXIT_THRESHOLD)
+
+
+def _fail(message: str, debug: bool, prog_name: str) -> int:
+    if debug:
+        traceback.print_exc()
+    print(f"{prog_name}: error: {message}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def run_command(command: click.Command, args: list[str], prog_name: str) -> int:
+    """Run ``command`` with ``args``; its exit code, with a user error printed as one line."""
+    debug = "--debug" in args
+    try:
+        # Without standalone mode click returns the code of ``ctx.exit(code)`` (and of
+        # --help/--version) instead of calling sys.exit; commands themselves return None.
+        code = command.main(args=args, prog_name=prog_name, standalone_mode=False)
+    except GraphragEvalError as exc:
+        return _fail(str(exc), debug, prog_name=prog_name)
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.Abort:
+        print(f"{prog_name}: aborted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except OSError as exc:  # unwritable output directory, full disk, ...
+        message = f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": ")
+        return _fail(message, debug, prog_name=prog_name)
+    return code if isinstance(code, int) else EXIT_OK

@@ -1,0 +1,323 @@
+"""``graphrag-eval evaluate``: score responses against a reference dataset and write the
+output directory (docs/outputs.md); ``--dry-run`` prices the judge calls instead, and
+``--resume`` continues an interrupted run (docs/llm.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from graphrag_eval.checkpoint import (
+    RunCheckpoint,
+    evaluate_checkpointed,
+    open_run,
+    start_checkpoint,
+)
+from graphrag_eval.cli.console import stderr, stdout
+from graphrag_eval.cli.errors import EXIT_INTERRUPTED, exit_on_failures
+from graphrag_eval.cli.evaluate_summary import RunOutcome, print_run_outcome
+from graphrag_eval.cli.options import (
+    config_option,
+    debug_option,
+    gate_options,
+    input_file_arguments,
+    max_cost_option,
+    no_cache_option,
+    numeric_outputs,
+)
+from graphrag_eval.config import EvaluationConfig, load_config
+from graphrag_eval.evaluation import (
+    EvaluationRun,
+    build_run_engine,
+    evaluate,
+    prepare_reference,
+    prepare_responses,
+)
+from graphrag_eval.gating import Threshold, check_known, check_thresholds
+from graphrag_eval.inputs import Diagnostics, ReferenceQuestion, ResponseSet, check_evaluable
+from graphrag_eval.llm.engine import LLMEngine
+from graphrag_eval.report.console import plural, print_dry_run
+from graphrag_eval.report.html import write_report
+from graphrag_eval.report.progress import start_progress
+from graphrag_eval.rundir import (
+    REPORT_HTML,
+    RESULTS_JSONL,
+    ResultsFormat,
+    RunSummary,
+    WrittenRun,
+    write_run,
+)
+from graphrag_eval.runs import SavedRun
+
+__all__ = ["EvaluateOptions", "evaluate_command", "run_evaluate"]
+
+_PROGRESS_MIN_ITEMS = 200  # below this a run is over before a bar is worth drawing
+
+
+@dataclass(frozen=True, slots=True)
+class EvaluateOptions:
+    """The arguments and options of ``evaluate``, as click parses them."""
+
+    reference: Path
+    responses: Path
+    config_path: Path | None
+    out_dir: Path
+    results_format: str
+    write_yaml: bool
+    html_report: bool
+    fail_under: Sequence[Threshold]
+    fail_over: Sequence[Threshold]
+    progress: bool | None
+    quiet: bool
+    resume: bool
+    no_cache: bool
+    dry_run: bool
+    max_cost_usd: float | None
+
+    @property
+    def gates(self) -> list[Threshold]:
+        return [*self.fail_under, *self.fail_over]
+
+    @property
+    def formats(self) -> list[ResultsFormat]:
+        """The results files to write besides ``results.jsonl``."""
+        formats: list[ResultsFormat] = []
+        if self.write_yaml or self.results_format == "yaml":
+            formats.append("yaml")
+        if self.results_format == "json":
+            formats.append("json")
+        return formats
+
+
+@click.command("evaluate")
+@debug_option
+@input_file_arguments("reference", "responses")
+@config_option("YAML config file.")
+@click.option(
+    "-o",
+    "--out-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("graphrag-eval-results"),
+    show_default=True,
+    help="Directory for results.jsonl, aggregates.yaml and run.yaml.",
+)
+@click.option(
+    "--format",
+    "results_format",
+    type=click.Choice(["jsonl", "json", "yaml"]),
+    default="jsonl",
+    show_default=True,
+    help="Format of the per-question results: results.jsonl is always written (it is the "
+    "checkpoint); json or yaml also writes results.json or results.yaml.",
+)
+@click.option("--yaml", "write_yaml", is_flag=True, hidden=True, help="Same as --format yaml.")
+@click.option(
+    "--report/--no-report",
+    "html_report",
+    default=True,
+    show_default=True,
+    help="Write the HTML report OUT_DIR/report.html.",
+)
+@gate_options
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Show the progress on stderr: a bar with the time left on a terminal, else (a CI "
+    "log) a plain line every 10 s (default: for runs with a judge or of 200+ questions).",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Print no summary, only errors.")
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="Continue the interrupted run in OUT_DIR: keep the items it wrote, evaluate the rest.",
+)
+@no_cache_option
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Count and price the judge calls the run would make (cache hits are free); call "
+    "nothing, write nothing.",
+)
+@max_cost_option
+def evaluate_command(**options: Any) -> None:
+    """Evaluate RESPONSES against the REFERENCE dataset.
+
+    REFERENCE is a YAML or JSON list of templates with questions; RESPONSES is JSON (a dict
+    by question id or a list), JSONL (one response per line) or YAML. Per-question results
+    are appended to OUT_DIR/results.jsonl as they finish (and put in reference order at the
+    end); aggregates go to OUT_DIR/aggregates.yaml, the run summary, with every input
+    problem, to OUT_DIR/run.yaml, and the HTML report to OUT_DIR/report.html.
+
+    \b
+    With an LLM configured (llm.generation in the config), answers are also judged; judge
+    calls are cached, so a re-run costs nothing. An interrupted run (Ctrl-C, a crash,
+    kill -9) continues with --resume and loses nothing.
+
+    \b
+    Exit codes: 0 ok, 1 a --fail-under threshold not met, 2 bad input or config.
+
+    \b
+    Example:
+      graphrag-eval evaluate reference.yaml responses.jsonl -c config.yaml -o out/
+      graphrag-eval evaluate reference.yaml responses.jsonl -c config.yaml --dry-run
+      graphrag-eval evaluate reference.yaml responses.jsonl -c config.yaml -o out/ --resume
+      graphrag-eval evaluate reference.yaml responses.jsonl -o out/ --fail-under steps_score=0.8
+    """
+    run_evaluate(EvaluateOptions(**options))
+
+
+def run_evaluate(options: EvaluateOptions) -> None:
+    """Evaluate, write the output directory, print the summary, then check the gates."""
+    started = time.perf_counter()
+    config = load_config(options.config_path)
+    check_known(options.gates, numeric_outputs(config))
+    diagnostics = Diagnostics()
+    questions = prepare_reference(options.reference, diagnostics)
+    response_set = prepare_responses(options.responses)
+    check_evaluable(questions, response_set)  # before anything is written
+    engine = build_run_engine(
+        config,
+        use_cache=False if options.no_cache else None,
+        dry_run=options.dry_run,
+        max_cost_usd=options.max_cost_usd,
+    )
+    _warn_unpriced(engine)
+    if options.dry_run:
+        _dry_run(questions, response_set, config, engine)
+        return
+    checkpoint = open_run(
+        options.out_dir,
+        options.reference,
+        options.responses,
+        config,
+        questions,
+        source=response_set.source,
+        resume_run=options.resume,
+    )
+    run = _run_checkpointed(checkpoint, questions, response_set, config, engine, options)
+    diagnostics.extend(run.diagnostics.notices)
+    diagnostics.extend(checkpoint.resumed.notices)  # what the kept items' evaluation found
+    written = _write_outputs(options, run, diagnostics, engine, checkpoint, started)
+    failures = check_thresholds(written.aggregates["micro"], options.gates)
+    if not options.quiet:
+        resumed = checkpoint.resumed if options.resume else None
+        outcome = RunOutcome(options.out_dir, run, written, engine, resumed, options.html_report)
+        print_run_outcome(outcome, options.gates, failures)
+    exit_on_failures(failures)
+
+
+def _warn_unpriced(engine: LLMEngine | None) -> None:
+    if engine is not None and engine.max_cost_usd is not None and engine.stats.unpriced_models:
+        stderr().print(
+            f"warning: no price known for {', '.join(sorted(engine.stats.unpriced_models))}: "
+            "its calls count as $0, so the cost limit cannot stop them (set llm.prices)",
+            markup=False,
+        )
+
+
+def _run_checkpointed(
+    checkpoint: RunCheckpoint,
+    questions: Sequence[ReferenceQuestion],
+    response_set: ResponseSet,
+    config: EvaluationConfig,
+    engine: LLMEngine | None,
+    options: EvaluateOptions,
+) -> EvaluationRun:
+    """The run, each item written as it finishes, with its progress on standard error."""
+    # A bar on a terminal; in a log (CI) a plain line every few seconds instead.
+    progress = options.progress
+    show = len(questions) >= _PROGRESS_MIN_ITEMS or engine is not None
+    left = len(questions) - len(checkpoint.resumed.kept)
+    with (
+        start_checkpoint(checkpoint) as log,
+        start_progress(
+            stderr(), left, show if progress is None else progress, forced=bool(progress)
+        ) as bar,
+    ):
+
+        async def run_all() -> EvaluationRun:
+            try:
+                return await evaluate_checkpointed(
+                    log,
+                    questions,
+                    response_set,
+                    config,
+                    engine=engine,
+                    on_item=lambda _: bar.advance(),
+                )
+            finally:
+                if engine is not None:
+                    await engine.aclose()
+
+        try:
+            return asyncio.run(run_all())
+        except KeyboardInterrupt:
+            bar.stop()
+            stderr().print(
+                f"interrupted; the finished items are in {log.path}: continue with --resume",
+                markup=False,
+            )
+            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+
+
+def _write_outputs(
+    options: EvaluateOptions,
+    run: EvaluationRun,
+    diagnostics: Diagnostics,
+    engine: LLMEngine | None,
+    checkpoint: RunCheckpoint,
+    started: float,
+) -> WrittenRun:
+    """The output directory: results in reference order, aggregates, run.yaml, the report."""
+    resumed = checkpoint.resumed
+    summary = RunSummary.of(
+        run,
+        reference=options.reference,
+        responses=options.responses,
+        config_file=options.config_path,
+        notices=diagnostics.notices,
+        engine=engine,
+        resumed=(len(resumed.kept), resumed.redo),
+    )
+    written = write_run(options.out_dir, run, summary, options.formats, started_s=started)
+    if options.html_report:
+        saved = SavedRun(
+            label=str(options.out_dir),
+            results_path=options.out_dir / RESULTS_JSONL,
+            results=run.results,
+            aggregates=written.aggregates,
+            config=run.config,
+            info=written.summary.as_dict(),
+        )
+        write_report(saved, options.out_dir / REPORT_HTML)
+    return written
+
+
+def _dry_run(
+    questions: Sequence[ReferenceQuestion],
+    response_set: ResponseSet,
+    config: EvaluationConfig,
+    engine: LLMEngine | None,
+) -> None:
+    console = stdout()
+    if engine is None:
+        console.print(
+            f"dry run: {plural(len(questions), 'question')}; the config names no LLM, so the "
+            "run makes no judge calls"
+        )
+        return
+
+    async def plan() -> None:
+        try:
+            await evaluate(questions, response_set, config, engine=engine)
+        finally:
+            await engine.aclose()
+
+    asyncio.run(plan())
+    print_dry_run(console, engine.stats.plan_dict(), len(questions))

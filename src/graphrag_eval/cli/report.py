@@ -1,0 +1,61 @@
+"""``graphrag-eval report``: the HTML report of a saved run (docs/report.md), and reading a
+saved run with its skipped records as warnings (also for ``compare``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from graphrag_eval.cli.console import stderr, stdout
+from graphrag_eval.cli.options import debug_option, output_file_option, saved_run_arguments
+from graphrag_eval.config import load_config
+from graphrag_eval.report.console import plural
+from graphrag_eval.report.html import DEFAULT_WORST, write_report
+from graphrag_eval.rundir import REPORT_HTML
+from graphrag_eval.runs import SavedRun, load_run
+
+__all__ = ["load_saved_run", "report"]
+
+_WARNED_PROBLEMS = 5
+
+
+def load_saved_run(path: Path, config_path: Path | None) -> SavedRun:
+    """The run at ``path``; the first records that could not be read are warnings."""
+    run = load_run(path, load_config(config_path) if config_path is not None else None)
+    for problem in run.problems[:_WARNED_PROBLEMS]:
+        stderr().print(f"warning: skipped {problem}", markup=False, highlight=False)
+    if len(run.problems) > _WARNED_PROBLEMS:
+        more = plural(len(run.problems) - _WARNED_PROBLEMS, "more record")
+        stderr().print(f"warning: skipped {more}", markup=False)
+    return run
+
+
+@click.command("report")
+@debug_option
+@saved_run_arguments
+@output_file_option("HTML file to write (default: report.html beside the results).")
+@click.option(
+    "--worst",
+    type=click.IntRange(min=0),
+    default=DEFAULT_WORST,
+    show_default=True,
+    help="How many of the lowest-scoring questions to show in full.",
+)
+def report(results: Path, config_path: Path | None, output: Path | None, worst: int) -> None:
+    """Write the HTML report of saved RESULTS: a run's output directory or its results file.
+
+    The report is one self-contained file that opens offline: the run's settings and
+    coverage, every metric overall and per template, score charts, step statistics, the
+    judge's cost and tokens, and the worst questions with their answers, steps and the
+    judge's reasons.
+
+    \b
+    Example:
+      graphrag-eval report out/
+      graphrag-eval report out/results.jsonl -o report.html --worst 50
+    """
+    run = load_saved_run(results, config_path)
+    target = output or run.results_path.parent / REPORT_HTML
+    write_report(run, target, worst)
+    stdout().print(f"report of {plural(len(run.results), 'question')} in {target}")

@@ -1,0 +1,138 @@
+"""``graphrag-eval validate``: check a reference, responses and config without calling any
+model (docs/inputs.md)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from graphrag_eval.cli.console import stdout
+from graphrag_eval.cli.errors import EXIT_BAD_INPUT
+from graphrag_eval.cli.options import config_option, debug_option, input_file_arguments
+from graphrag_eval.config import EvaluationConfig, load_config
+from graphrag_eval.evaluation import (
+    EvaluationRun,
+    check_selection,
+    evaluate,
+    prepare_reference,
+    prepare_responses,
+)
+from graphrag_eval.inputs import (
+    Diagnostics,
+    Notice,
+    ReferenceQuestion,
+    ResponseSet,
+    check_evaluable,
+)
+from graphrag_eval.metrics.base import metrics_for
+from graphrag_eval.report.console import plural, print_notices
+
+__all__ = ["validate"]
+
+
+@click.command("validate")
+@debug_option
+@input_file_arguments("reference", "responses")
+@config_option("YAML config file to check too.")
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Exit 2 when the responses have any problem, not only the reference.",
+)
+def validate(reference: Path, responses: Path, config_path: Path | None, strict: bool) -> None:
+    """Check the REFERENCE dataset, the RESPONSES and the config without calling any model.
+
+    Exits 2 with a one-line message when the reference or config cannot be used, or when the
+    run would evaluate nothing; every problem evaluate would report from the inputs alone is
+    listed (outputs that cannot be read as the reference expects, a bad k, ...), and with
+    --strict also exits 2. No judge or embedding model is called.
+
+    \b
+    Example:
+      graphrag-eval validate reference.yaml responses.jsonl -c config.yaml
+    """
+    config = load_config(config_path)
+    check_selection(config)
+    diagnostics = Diagnostics()
+    questions = prepare_reference(reference, diagnostics)
+    response_set = prepare_responses(responses)
+    check_evaluable(questions, response_set)
+    # The same code as evaluate finds the same problems: the run's deterministic part.
+    run = asyncio.run(evaluate(questions, response_set, _without_models(config)))
+    diagnostics.extend(run.diagnostics.notices)
+    diagnostics.extend(_metric_failures(run, response_set.source, diagnostics.notices))
+    console = stdout()
+    _print_counts(reference, questions, responses, response_set)
+    if config_path is not None:
+        console.print(f"{config_path}: ok")
+    print_notices(console, diagnostics.notices)
+    response_problems = [n for n in diagnostics.notices if n.kind != "unused_field"]
+    if strict and response_problems:
+        raise click.exceptions.Exit(EXIT_BAD_INPUT)
+    if not diagnostics.notices:
+        console.print("no problems found")
+
+
+def _print_counts(
+    reference: Path,
+    questions: Sequence[ReferenceQuestion],
+    responses: Path,
+    response_set: ResponseSet,
+) -> None:
+    templates = len({question.template_id for question in questions})
+    known = {question.id for question in questions}
+    matched = sum(1 for qid in response_set.responses if qid in known)
+    console = stdout()
+    console.print(
+        f"{reference}: {plural(len(questions), 'question')} in {plural(templates, 'template')}"
+    )
+    console.print(
+        f"{responses}: {plural(len(response_set.responses), 'response')}, {matched:,} for "
+        "reference questions"
+    )
+
+
+def _without_models(config: EvaluationConfig) -> EvaluationConfig:
+    """``config`` running only the metrics that need no model (steps, retrieval contexts,
+    usage), with no model configured: a run that reads every input and calls nothing."""
+    names = [
+        metric.name
+        for metric in metrics_for(config)
+        if not (metric.needs or metric.uses_llm or metric.depends_on or metric.always)
+    ]
+    llm = config.llm.model_copy(update={"generation": None, "embedding": None})
+    return config.model_copy(update={"llm": llm, "metrics": names, "custom_evaluations": []})
+
+
+def _metric_failures(run: EvaluationRun, source: str, reported: Sequence[Notice]) -> list[Notice]:
+    """The failures of a :func:`_without_models` run's metrics (a reference retrieval step
+    with no contexts, say) as ``failed_metric`` notices; a step or item that already has a
+    notice (an unreadable output) is not reported twice."""
+    seen = {(notice.item, notice.field) for notice in reported}
+    metrics = metrics_for(run.config)
+    notices = []
+    for result in run.results:
+        item = f"question '{result.get('question_id')}'"
+        steps = result.get("actual_steps")
+        places: list[tuple[str | None, Any]] = [(None, result)]
+        places += [(f"actual_steps[{i}]", s) for i, s in enumerate(steps or [])]
+        for field, place in places:
+            if not isinstance(place, dict) or (item, field) in seen:
+                continue
+            for metric in metrics:
+                error = next((place[k] for k in metric.error_keys if k in place), None)
+                if error is not None:
+                    notices.append(
+                        Notice(
+                            "failed_metric",
+                            f"{metric.name} cannot be computed: {error}",
+                            file=source,
+                            item=item,
+                            field=field,
+                        )
+                    )
+    return notices

@@ -1,0 +1,128 @@
+"""What a comparison of two runs returns: per-question changes, per-metric changes, and the
+comparison as a whole, each with the dictionary ``graphrag-eval compare --json`` writes
+(docs/report.md, "Comparing two runs")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from graphrag_eval.metrics.base import OutputKey
+
+__all__ = ["Comparison", "ErrorSamples", "ItemChange", "MetricChange", "Verdict"]
+
+Verdict = Literal["better", "worse", "unchanged", "too few pairs", "no pairs"]
+ErrorSamples = Literal["zero", "exclude"]
+
+
+@dataclass(frozen=True, slots=True)
+class ItemChange:
+    """One question whose score differs between the runs."""
+
+    question_id: str
+    template_id: str
+    a: float
+    b: float
+
+    @property
+    def difference(self) -> float:
+        return self.b - self.a
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "question_id": self.question_id,
+            "template_id": self.template_id,
+            "a": self.a,
+            "b": self.b,
+            "difference": self.difference,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class MetricChange:
+    """How one metric moved between the runs, over the questions scored in both."""
+
+    metric: str
+    pairs: int
+    mean_a: float | None
+    mean_b: float | None
+    difference: float | None
+    ci_low: float | None
+    ci_high: float | None
+    verdict: Verdict
+    lower_is_better: bool
+    improved: int
+    """Questions whose score changed for the better."""
+    regressed: int
+    unchanged: int
+    scored_only_in_a: int
+    """Questions scored in run A but not in run B (a new error, a missing response...)."""
+    scored_only_in_b: int
+    better_items: list[ItemChange] = field(default_factory=list)
+    """The questions that improved most, best first (at most ``top`` of them)."""
+    worse_items: list[ItemChange] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "pairs": self.pairs,
+            "mean_a": self.mean_a,
+            "mean_b": self.mean_b,
+            "difference": self.difference,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "change": self.verdict,
+            "lower_is_better": self.lower_is_better,
+            "improved": self.improved,
+            "regressed": self.regressed,
+            "unchanged": self.unchanged,
+            "scored_only_in_a": self.scored_only_in_a,
+            "scored_only_in_b": self.scored_only_in_b,
+            "better_items": [item.as_dict() for item in self.better_items],
+            "worse_items": [item.as_dict() for item in self.worse_items],
+        }
+
+
+@dataclass(slots=True)
+class Comparison:
+    """The comparison of run B against run A."""
+
+    run_a: str
+    run_b: str
+    seed: int
+    resamples: int
+    confidence: float
+    questions_a: int
+    questions_b: int
+    paired: int
+    only_in_a: list[str]
+    """Question ids of run A that run B does not have."""
+    only_in_b: list[str]
+    status_changes: dict[str, list[str]]
+    """``"success -> error"`` (and the other way) -> the question ids whose status changed."""
+    keys: dict[str, OutputKey]
+    overall: dict[str, MetricChange]
+    per_template: dict[str, dict[str, MetricChange]]
+
+    def significant(self, verdict: Verdict) -> list[str]:
+        """The metrics that got significantly ``better`` or ``worse`` overall."""
+        return [name for name, change in self.overall.items() if change.verdict == verdict]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "run_a": self.run_a,
+            "run_b": self.run_b,
+            "seed": self.seed,
+            "resamples": self.resamples,
+            "confidence": self.confidence,
+            "questions_a": self.questions_a,
+            "questions_b": self.questions_b,
+            "paired": self.paired,
+            "only_in_a": self.only_in_a,
+            "only_in_b": self.only_in_b,
+            "status_changes": self.status_changes,
+            "metrics": {name: change.as_dict() for name, change in self.overall.items()},
+            "per_template": {
+                template: {name: change.as_dict() for name, change in changes.items()}
+                for template, changes in self.per_template.items()
+            },
+        }

@@ -1,0 +1,76 @@
+"""How numbers, dollars, differences and counts are written for people.
+
+One place for the small formatters that the terminal summary, the HTML pages, the comparison
+and the CI gates share, so that a number reads the same wherever it is shown (docs/report.md).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+__all__ = [
+    "format_dollars",
+    "format_interval",
+    "format_number",
+    "format_signed",
+    "format_value",
+    "plural",
+]
+
+
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """A count and its noun: ``1 question``, ``2 questions``, ``1,000 questions``."""
+    return f"{count:,} {noun if count == 1 else nouns or noun + 's'}"
+
+
+def format_number(value: Any) -> str:
+    """A compact, readable number: thousands separators for large values, 3 decimals for
+    scores."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    if abs(value) >= 10:
+        return f"{value:.2f}"
+    return f"{value:.3f}"
+
+
+def format_dollars(value: float) -> str:
+    """Dollars with enough digits to show small judge costs: 3 significant digits below a
+    cent (``$0.00005``, ``$0.000864``), never an exponent."""
+    if value == 0 or not math.isfinite(value):
+        return "$0" if value == 0 else f"${value}"
+    if abs(value) < 0.01:
+        decimals = 2 - math.floor(math.log10(abs(value)))
+        return f"${value:.{decimals}f}".rstrip("0").rstrip(".")
+    return f"${value:,.4f}"
+
+
+def format_value(value: Any, name: str) -> str:
+    """A value of the key ``name``: dollars with significant digits for a ``_cost`` key (never
+    ``0.000`` for $0.00005), else :func:`format_number`."""
+    if name.endswith("_cost") and isinstance(value, int | float) and not isinstance(value, bool):
+        return format_dollars(value)
+    return format_number(value)
+
+
+def format_signed(value: float, digits: int = 3) -> str:
+    """A difference with its sign and ``digits`` significant digits (no exponent below a
+    billion)."""
+    if value == 0:
+        return "0"
+    magnitude = abs(value)
+    if magnitude >= 10 ** (digits - 1):
+        return f"{value:+,.0f}"
+    decimals = max(0, digits - 1 - math.floor(math.log10(magnitude)))
+    return f"{value:+.{decimals}f}"
+
+
+def format_interval(low: float | None, high: float | None, digits: int = 3) -> str:
+    """``[low, high]`` with signs, or ``-`` when there is no interval."""
+    if low is None or high is None or math.isnan(low) or math.isnan(high):
+        return "-"
+    return f"[{format_signed(low, digits)}, {format_signed(high, digits)}]"

@@ -1,0 +1,178 @@
+"""The comparison of two runs on the terminal or in a CI log: the overall table, the
+significant per-template changes, and the questions that got worse (docs/report.md,
+"Comparing two runs")."""
+
+from __future__ import annotations
+
+import io
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from graphrag_eval.comparison.model import Comparison, MetricChange
+from graphrag_eval.formatting import (
+    format_dollars,
+    format_interval,
+    format_signed,
+    format_value,
+    plural,
+)
+
+__all__ = ["print_comparison"]
+
+_VERDICT_STYLE = {
+    "better": "green",
+    "worse": "red",
+    "unchanged": "",
+    "too few pairs": "dim",
+    "no pairs": "dim",
+}
+_LOG_TABLE_WIDTH = 10_000  # room enough for any table: a log line is never wrapped
+
+
+def _verdict(change: MetricChange) -> Text:
+    return Text(change.verdict, style=_VERDICT_STYLE[change.verdict])
+
+
+def _print_table(console: Console, table: Table) -> None:
+    """Print ``table``; where the output is not a terminal (a CI log, a file), at the width
+    it needs and without styles, so that no metric name or template id is wrapped or cut and
+    no ANSI code is written, whatever width the console has."""
+    if console.is_terminal:
+        console.print(table)
+        return
+    buffer = io.StringIO()
+    sized = Console(file=buffer, width=_LOG_TABLE_WIDTH, color_system=None, force_terminal=False)
+    sized.print(table)
+    console.out("\n".join(line.rstrip() for line in buffer.getvalue().splitlines()))
+
+
+def _compared_value(name: str, value: float | None) -> str:
+    """A mean in the comparison table: dollars with their significant digits for costs."""
+    return "-" if value is None else format_value(value, name)
+
+
+def _compared_difference(name: str, difference: float | None) -> str:
+    if difference is None:
+        return "-"
+    if name.endswith("_cost"):
+        return ("-" if difference < 0 else "+") + format_dollars(abs(difference))
+    return format_signed(difference)
+
+
+def print_comparison(console: Console, comparison: Comparison) -> None:
+    """Print a comparison: the overall table, significant per-template changes, and for each
+    score the questions that got worse (also when the score got better overall), as many as
+    the comparison's ``top`` lists. See docs/report.md, "Comparing two runs"."""
+    _print_header(console, comparison)
+    _print_table(console, _overall_table(console, comparison))
+    _print_template_changes(console, comparison)
+    for name, change in comparison.overall.items():
+        # Scores: every question that fell, whatever the overall verdict (a mean that rose
+        # can hide falls). Tokens, costs and seconds move with load and prices: their falls
+        # are listed only when the metric got significantly worse overall.
+        if not change.worse_items or (change.lower_is_better and change.verdict != "worse"):
+            continue
+        _print_worse_items(console, name, change)
+
+
+def _print_header(console: Console, comparison: Comparison) -> None:
+    """The runs, how many questions they share, and what the intervals are."""
+    console.print(f"A: {comparison.run_a}", markup=False, highlight=False, soft_wrap=True)
+    console.print(f"B: {comparison.run_b}", markup=False, highlight=False, soft_wrap=True)
+    console.print(
+        f"{plural(comparison.paired, 'question')} in both runs"
+        + (f", {len(comparison.only_in_a):,} only in A" if comparison.only_in_a else "")
+        + (f", {len(comparison.only_in_b):,} only in B" if comparison.only_in_b else ""),
+        markup=False,
+    )
+    for status, ids in comparison.status_changes.items():
+        console.print(f"  {plural(len(ids), 'question')} {status}", markup=False)
+    level = f"{comparison.confidence:.0%}"
+    console.print(
+        f"B - A per metric, {level} paired bootstrap interval ({comparison.resamples:,} "
+        f"resamples, seed {comparison.seed})",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def _overall_table(console: Console, comparison: Comparison) -> Table:
+    """One row per metric: pairs, means, difference, interval and verdict."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    # A log (not a terminal) has room for every column and whole metric names.
+    width = console.width if console.is_terminal else _LOG_TABLE_WIDTH
+    longest = max((len(name) for name in comparison.overall), default=6)
+    table.add_column("metric", overflow="fold", min_width=min(longest, 28))
+    # Narrow terminals keep the verdict and drop the means (they are in --json and --html).
+    columns = ["pairs", "A", "B", "B - A", "interval", "change", "better/worse/same"]
+    if width < 130:
+        columns.remove("better/worse/same")
+    if width < 100:
+        columns.remove("A")
+        columns.remove("B")
+    for column in columns:
+        table.add_column(column, justify="left" if column == "change" else "right", no_wrap=True)
+    for name, change in comparison.overall.items():
+        cells: dict[str, str | Text] = {
+            "pairs": f"{change.pairs:,}",
+            "A": _compared_value(name, change.mean_a),
+            "B": _compared_value(name, change.mean_b),
+            "B - A": _compared_difference(name, change.difference),
+            "interval": format_interval(change.ci_low, change.ci_high),
+            "change": _verdict(change),
+            "better/worse/same": f"{change.improved:,}/{change.regressed:,}/{change.unchanged:,}",
+        }
+        table.add_row(Text(name), *(cells[column] for column in columns))
+    return table
+
+
+def _print_template_changes(console: Console, comparison: Comparison) -> None:
+    """The per-template changes whose interval excludes 0, one line each."""
+    significant = [
+        (template, change)
+        for template, changes in comparison.per_template.items()
+        for change in changes.values()
+        if change.verdict in ("better", "worse")
+    ]
+    if not significant:
+        return
+    console.print("Significant changes per template:", markup=False)
+    for template, change in significant:
+        line = Text(f"  {template}: {change.metric} ")
+        line.append(change.verdict, style=_VERDICT_STYLE[change.verdict])
+        line.append(
+            f" {format_signed(change.difference or 0.0)} "
+            f"{format_interval(change.ci_low, change.ci_high)} "
+            f"over {plural(change.pairs, 'question')}"
+        )
+        console.print(line, soft_wrap=True)
+
+
+def _print_worse_items(console: Console, name: str, change: MetricChange) -> None:
+    """The questions that fell on ``name``, largest fall first, as many as were listed."""
+    overall = {"better": ", better overall", "worse": ", worse overall"}
+    console.print(
+        f"Questions worse on {name} ({change.regressed:,} of {change.pairs:,}"
+        f"{overall.get(change.verdict, '')}; largest fall first):",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    for item in change.worse_items:
+        console.print(
+            f"  {item.question_id} ({item.template_id}): {_compared_value(name, item.a)} "
+            f"-> {_compared_value(name, item.b)}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    if change.regressed > len(change.worse_items):
+        console.print(
+            f"  ... and {change.regressed - len(change.worse_items):,} more (--top 0 lists "
+            "them all)",
+            markup=False,
+        )

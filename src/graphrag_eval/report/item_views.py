@@ -1,0 +1,171 @@
+"""The drill-down of the HTML report: what is shown for one question (its texts, scores,
+judge reasons, errors, and its reference and actual steps with how they matched), see
+docs/report.md."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphrag_eval.formatting import format_number, format_value
+from graphrag_eval.metrics.base import Aggregation, OutputKey
+
+__all__ = ["ItemView", "StepView", "clip_text", "headline_score", "item_view"]
+
+_TEXT_LIMIT = 4_000  # characters of an answer or step output shown per item
+
+
+@dataclass(frozen=True, slots=True)
+class StepView:
+    label: str
+    name: str
+    args: str
+    status: str
+    detail: str
+
+
+@dataclass(slots=True)
+class ItemView:
+    """One question in the drill-down list."""
+
+    question_id: str
+    template_id: str
+    status: str
+    score: float | None
+    """The mean of its headline scores as a fraction of their best values."""
+    question: str
+    reference: str
+    actual: str
+    error: str
+    scores: list[tuple[str, str]] = field(default_factory=list)
+    reasons: list[tuple[str, str]] = field(default_factory=list)
+    errors: list[tuple[str, str]] = field(default_factory=list)
+    reference_steps: list[StepView] = field(default_factory=list)
+    actual_steps: list[StepView] = field(default_factory=list)
+
+
+def clip_text(value: Any) -> str:
+    """A value as text (tool arguments one per line, other data as JSON), cut at the length
+    shown per item."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        text = value
+    elif isinstance(value, Mapping):  # tool arguments: one per line, strings as they are
+        text = "\n".join(
+            f"{key}: {item if isinstance(item, str) else json.dumps(item, ensure_ascii=False)}"
+            for key, item in value.items()
+        )
+    else:
+        text = json.dumps(value, ensure_ascii=False, indent=1)
+    if len(text) > _TEXT_LIMIT:
+        return text[:_TEXT_LIMIT] + f"... ({len(text) - _TEXT_LIMIT:,} more characters)"
+    return text
+
+
+def headline_score(scores: Mapping[str, float], keys: Mapping[str, OutputKey]) -> float | None:
+    """The mean of an item's headline scores, each as a fraction of its best value."""
+    fractions = [
+        value / spec.maximum
+        for name, value in scores.items()
+        if (spec := keys.get(name)) is not None and spec.headline and spec.maximum
+    ]
+    return math.fsum(fractions) / len(fractions) if fractions else None
+
+
+def item_view(
+    result: Mapping[str, Any],
+    scores: Mapping[str, float],
+    keys: Mapping[str, OutputKey],
+    score: float | None,
+) -> ItemView:
+    """The texts shown for one question (made only for the questions listed)."""
+    item = ItemView(
+        question_id=str(result.get("question_id")),
+        template_id=str(result.get("template_id")),
+        status=str(result.get("status")),
+        score=score,
+        question=clip_text(result.get("question_text")),
+        reference=clip_text(result.get("reference_answer")),
+        actual=clip_text(result.get("actual_answer")),
+        error=clip_text(result.get("error")),
+    )
+    item.scores = [
+        (name, format_number(value)) for name, value in scores.items() if not name.endswith("_cost")
+    ]
+    for name, value in result.items():
+        if name.endswith("_reason") and value:
+            item.reasons.append((name, clip_text(value)))
+        elif name.endswith("_error") and value:
+            item.errors.append((name, clip_text(value)))
+        elif name in keys and keys[name].aggregation is Aggregation.LABEL:
+            item.scores.append((name, clip_text(value)))
+    for problem in result.get("input_errors") or ():
+        item.errors.append(("input_errors", clip_text(problem)))
+    matched: dict[str, str] = {}
+    item.reference_steps = _reference_steps(result, matched)
+    item.actual_steps = _actual_steps(result, keys, matched)
+    return item
+
+
+def _reference_steps(result: Mapping[str, Any], matched: dict[str, str]) -> list[StepView]:
+    """The reference steps, numbered group.step; fills ``matched`` with the actual step ids
+    they matched."""
+    views = []
+    for g, group in enumerate(result.get("reference_steps") or ()):
+        for i, step in enumerate(group if isinstance(group, list) else ()):
+            if not isinstance(step, Mapping):
+                continue
+            target = step.get("matches")
+            if target is not None:
+                matched[str(target)] = f"matches reference step {g + 1}.{i + 1}"
+            views.append(
+                StepView(
+                    label=f"{g + 1}.{i + 1}",
+                    name=str(step.get("name")),
+                    args=clip_text(step.get("args")),
+                    status="matched" if target is not None else "not matched",
+                    detail=(
+                        f"by actual step {target}"
+                        if target is not None
+                        else clip_text(step.get("input_error"))
+                    ),
+                )
+            )
+    return views
+
+
+def _actual_steps(
+    result: Mapping[str, Any], keys: Mapping[str, OutputKey], matched: Mapping[str, str]
+) -> list[StepView]:
+    """The actual steps, with what they matched, their scores and their problems."""
+    views = []
+    for number, step in enumerate(result.get("actual_steps") or (), start=1):
+        if not isinstance(step, Mapping):
+            continue
+        label = str(step.get("id", number))
+        step_scores = ", ".join(
+            f"{name} {format_value(value, name)}"
+            for name, value in step.items()
+            if name in keys and isinstance(value, int | float) and not isinstance(value, bool)
+        )
+        problems = "; ".join(
+            clip_text(step[name])
+            for name in ("error", "input_error", "output_error")
+            if step.get(name)
+        )
+        views.append(
+            StepView(
+                label=label,
+                name=str(step.get("name")),
+                args=clip_text(step.get("args")),
+                status=str(step.get("status", "")),
+                detail="; ".join(
+                    part for part in (matched.get(label, ""), step_scores, problems) if part
+                ),
+            )
+        )
+    return views
