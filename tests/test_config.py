@@ -5,8 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import Field
 
 from graphrag_eval import ConfigError, EvaluationConfig, load_config
+from graphrag_eval.metrics import (
+    ItemContext,
+    ItemMetric,
+    Outcome,
+    OutputKey,
+    Scored,
+    Section,
+    register_metric,
+    unregister_metric,
+)
 
 
 def test_defaults() -> None:
@@ -88,3 +99,36 @@ def test_config_that_is_not_utf8_names_line_and_column(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         load_config(path)
     assert str(caught.value) == f"{path}: line 2, column 19: not UTF-8 text (byte 0xe9)"
+
+
+class _ToneSettings(Section):
+    """The ``tone`` section."""
+
+    strictness: int = Field(default=1, ge=1, le=3)
+    """How strict the judge is."""
+
+
+class _Tone(ItemMetric):
+    name = "tone"
+    section = "tone"
+    settings_model = _ToneSettings
+    outputs = (OutputKey("tone"),)
+    error_keys = ("tone_error",)
+
+    async def score(self, context: ItemContext) -> Outcome:
+        return Scored({"tone": context.config.section("tone", _ToneSettings).strictness})
+
+
+def test_a_metric_brings_its_own_config_section() -> None:
+    register_metric(_Tone())
+    try:
+        config = load_config({"tone": {"strictness": 2}})
+        with pytest.raises(ConfigError) as caught:
+            load_config({"tone": {"strictnes": 2}})
+    finally:
+        unregister_metric("tone")
+
+    assert config.section("tone", _ToneSettings).strictness == 2
+    assert str(caught.value) == "<config>: tone.strictnes: unknown key (did you mean 'strictness'?)"
+    with pytest.raises(ConfigError, match="tone: unknown key"):
+        load_config({"tone": {}})  # unregistered, the section is gone

@@ -91,3 +91,37 @@ def test_an_unknown_attribute_is_an_attribute_error() -> None:
 
     with pytest.raises(AttributeError, match="no_such_name"):
         _ = graphrag_eval.no_such_name  # type: ignore[attr-defined]
+
+
+METRICS_EXTENSION_API = {
+    "ENTRY_POINT_GROUP",
+    "Aggregation",
+    "DerivedMetric",
+    "Failed",
+    "Input",
+    "ItemContext",
+    "ItemMetric",
+    "Metric",
+    "Outcome",
+    "OutputKey",
+    "Placement",
+    "Scored",
+    "Section",
+    "Skipped",
+    "StepMetric",
+    "engine_of",
+    "json_reply",
+    "messages",
+    "or_failed",
+    "register_metric",
+    "registered_metrics",
+    "unregister_metric",
+}
+
+
+def test_the_metric_extension_api_is_deliberate() -> None:
+    """What docs/extending.md builds a metric from."""
+    import graphrag_eval.metrics
+
+    assert set(graphrag_eval.metrics.__all__) == METRICS_EXTENSION_API
+    assert graphrag_eval.metrics.ENTRY_POINT_GROUP == "graphrag_eval.metrics"

@@ -31,6 +31,7 @@ from graphrag_eval.errors import ConfigError, GraphragEvalError, InputError
 from graphrag_eval.evaluation import arun_evaluation, run_evaluation
 from graphrag_eval.inputs import load_reference, load_responses
 from graphrag_eval.steps.retrieval import average_precision, recall_at_k
+from graphrag_eval.version import __version__
 
 if typing.TYPE_CHECKING:
     from graphrag_eval.compare import compare_results
@@ -38,7 +39,6 @@ if typing.TYPE_CHECKING:
     from graphrag_eval.report.html import write_comparison, write_report
     from graphrag_eval.runs import load_run
 
-__version__ = "6.0.0.dev0"
 
 # Reporting pulls in numpy, Jinja and pygal: import it when first asked for.
 _LAZY = {

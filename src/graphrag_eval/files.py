@@ -7,14 +7,26 @@ number; callers add the file name and raise their own error kind.
 from __future__ import annotations
 
 import codecs
+import contextlib
+import errno
 import json
 import os
 import re
+import secrets
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
 import yaml
+
+from graphrag_eval.bounded import (
+    MAX_DEPTH,
+    MAX_DOCUMENT_DEPTH,
+    Refused,
+    check_json_depth,
+    document_too_large,
+    load_yaml_bounded,
+)
 
 __all__ = [
     "JSONL_SUFFIXES",
@@ -23,6 +35,7 @@ __all__ = [
     "decode_utf8",
     "dump_yaml",
     "iter_jsonl",
+    "open_for_append",
     "read_document",
     "write_json_lines",
     "write_text_atomic",
@@ -38,22 +51,28 @@ _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
-def read_document(path: Path) -> Any:
+def read_document(path: Path, *, split_items: bool = False) -> Any:
     """Parse a whole YAML or JSON file (chosen by suffix; YAML also reads JSON). A UTF-8 byte
     order mark is accepted; text that is not UTF-8 is a ``ValueError`` naming the line and
-    column of the first bad byte."""
-    text = decode_utf8(path.read_bytes())
+    column of the first bad byte.
+
+    The document is bounded (docs/security.md): its size, its nesting depth and what YAML
+    aliases may add to it. A document over a limit is a ``ValueError``; with ``split_items``
+    (a responses file), each top-level item over a limit becomes a :class:`BrokenLine` and
+    the rest is read."""
+    text = decode_utf8(_read_bounded(path))
     if path.suffix.lower() == ".json":
         try:
-            return json.loads(text)
+            data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ValueError(
                 f"line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}"
             ) from None
         except RecursionError:
             raise ValueError("nested too deeply to read") from None
+        return _bounded_json(data, split_items)
     try:
-        return yaml.load(text, Loader=_Loader)
+        data = load_yaml_bounded(text, _Loader, split_items=split_items)
     except RecursionError:
         raise ValueError("nested too deeply to read") from None
     except yaml.YAMLError as exc:
@@ -61,6 +80,58 @@ def read_document(path: Path) -> Any:
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ValueError(f"{where}invalid YAML: {problem}") from None
+    return _broken_refused(data)
+
+
+def _read_bounded(path: Path) -> bytes:
+    """The bytes of ``path``, refused beyond :data:`~graphrag_eval.bounded.MAX_DOCUMENT_BYTES`
+    (checked before reading, and while reading: a pipe or a growing file)."""
+    with path.open("rb") as stream:
+        problem = document_too_large(os.fstat(stream.fileno()).st_size)
+        chunks: list[bytes] = []
+        total = 0
+        while problem is None and (chunk := stream.read(1 << 20)):
+            chunks.append(chunk)
+            total += len(chunk)
+            problem = document_too_large(total)
+    if problem is not None:
+        raise ValueError(problem)
+    return b"".join(chunks)
+
+
+def _bounded_json(data: Any, split_items: bool) -> Any:
+    if split_items and isinstance(data, list):
+        return [_json_item(item) for item in data]
+    if split_items and isinstance(data, dict):
+        return {key: _json_item(item) for key, item in data.items()}
+    problem = check_json_depth(data)
+    if problem is not None:
+        raise ValueError(problem)
+    return data
+
+
+def _json_item(item: Any) -> Any:
+    problem = check_json_depth(item, MAX_DEPTH)
+    if problem is None:
+        return item
+    question_id = item.get("question_id") if isinstance(item, dict) else None
+    return BrokenLine(problem, "", question_id if isinstance(question_id, str) else None)
+
+
+def _broken_refused(data: Any) -> Any:
+    """A split document with each :class:`~graphrag_eval.bounded.Refused` item as a
+    :class:`BrokenLine`."""
+    if isinstance(data, list):
+        return [_as_broken(item) for item in data]
+    if isinstance(data, dict):
+        return {key: _as_broken(item) for key, item in data.items()}
+    return data
+
+
+def _as_broken(item: Any) -> Any:
+    if isinstance(item, Refused):
+        return BrokenLine(item.message, "", item.question_id)
+    return item
 
 
 _ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
@@ -94,17 +165,19 @@ def decode_utf8(data: bytes) -> str:
 
 
 class BrokenLine(ValueError):
-    """A JSONL line that is not valid JSON; ``text`` keeps the line for diagnosis."""
+    """A JSONL line (or an item of a responses document) that could not be read; ``text``
+    keeps the line for diagnosis, ``question_id`` is the item's when it is known."""
 
-    def __init__(self, message: str, text: str) -> None:
+    def __init__(self, message: str, text: str, question_id: str | None = None) -> None:
         super().__init__(message)
         self.text = text
+        self.question_id = question_id
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
-    """Yield ``(line_number, value)`` for each non-blank line; a broken line (not JSON, or not
-    UTF-8) yields a :class:`BrokenLine` as its value. A broken line never stops the iteration:
-    the caller decides what it costs."""
+def iter_jsonl(path: Path, *, max_depth: int = MAX_DOCUMENT_DEPTH) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line_number, value)`` for each non-blank line; a broken line (not JSON, not
+    UTF-8, or nested deeper than ``max_depth``) yields a :class:`BrokenLine` as its value. A
+    broken line never stops the iteration: the caller decides what it costs."""
     # Bad bytes are decoded as lone surrogates (which valid UTF-8 never yields), so one bad
     # line is found, and reported, without losing the lines around it.
     with path.open(encoding="utf-8-sig", errors="surrogateescape") as stream:
@@ -120,11 +193,14 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
                 yield number, BrokenLine(message, _ESCAPED_BYTE.sub("\ufffd", line))
                 continue
             try:
-                yield number, json.loads(line)
+                value = json.loads(line)
             except json.JSONDecodeError as exc:
                 yield number, BrokenLine(f"invalid JSON at column {exc.colno}: {exc.msg}", line)
             except RecursionError:
                 yield number, BrokenLine("JSON nested too deeply to read", line)
+            else:
+                too_deep = check_json_depth(value, max_depth)
+                yield number, value if too_deep is None else BrokenLine(f"JSON {too_deep}", line)
 
 
 class _BlockStyleDumper(_Dumper):  # type: ignore[misc,valid-type]
@@ -167,11 +243,46 @@ def write_json_lines(stream: IO[str], records: Iterable[Mapping[str, Any]]) -> N
         stream.write("\n")
 
 
+_NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+_APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
+
+
+def _new_temporary(path: Path) -> tuple[int, Path]:
+    """A new file beside ``path`` with a unique name, created exclusively: a file or link
+    planted under any name is never opened (docs/security.md)."""
+    for _ in range(100):
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(tmp, _NEW_FILE_FLAGS, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unique temporary name found", str(path))
+
+
 def write_text_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` so that readers never see a half-written file."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w", encoding="utf-8", errors=JSON_TEXT_ERRORS) as stream:
-        stream.write(text)
-        stream.flush()
-        os.fsync(stream.fileno())
-    tmp.replace(path)
+    """Replace ``path`` with ``text`` so that readers never see a half-written file.
+
+    The text goes to a new temporary file (exclusive creation, a unique name) that then
+    replaces ``path``: a symbolic link at ``path`` is replaced, never followed. When the
+    text cannot be written (a full disk), the temporary file is removed and the
+    ``OSError`` names ``path``."""
+    path = Path(path)
+    fd, tmp = _new_temporary(path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", errors=JSON_TEXT_ERRORS) as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        tmp.replace(path)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        if isinstance(exc, OSError) and exc.filename is None:
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
+        raise
+
+
+def open_for_append(path: Path) -> IO[bytes]:
+    """``path``, an existing regular file, open for appending bytes, unbuffered (each write
+    is one system call); a symbolic link there is refused (``OSError``), never followed."""
+    return os.fdopen(os.open(path, _APPEND_FLAGS), "ab", buffering=0)

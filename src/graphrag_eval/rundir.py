@@ -22,11 +22,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from graphrag_eval import __version__
 from graphrag_eval.aggregation import compute_aggregates
 from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.files import dump_yaml, write_text_atomic
 from graphrag_eval.inputs import Notice, count_kinds
+from graphrag_eval.version import __version__
 
 if TYPE_CHECKING:
     from graphrag_eval.evaluation import EvaluationRun

@@ -1117,3 +1117,19 @@ def test_no_engine_is_built_without_a_model() -> None:
 @pytest.mark.parametrize("model", ["o1-pro", "o3-pro", "gpt-5-pro", "gpt-4o-mini-search"])
 def test_variants_are_not_priced_as_their_base_model(model: str) -> None:
     assert PriceTable().price(model) is None
+
+
+def test_dry_run_counts_the_call_that_would_follow_a_reply_it_does_not_get(
+    server: JudgeServer, make_config: MakeConfig, run_with_engine: RunWithEngine
+) -> None:
+    reference = dataset(question("q1", answer="Oslo"))
+    responses = [
+        response("q1", actual_answer="Oslo is the capital.", retrieved_contexts=["Oslo, Norway."])
+    ]
+    config = {**make_config(server), "metrics": ["ragas_faithfulness"]}
+
+    run, engine = run_with_engine(reference, responses, config, dry_run=True)
+
+    assert server.count() == 0
+    assert engine.stats.plan_dict()["by_metric"]["ragas_faithfulness"]["calls"] == 2
+    assert run.results[0]["ragas_faithfulness_error"] == "dry run: the call was counted, not made"

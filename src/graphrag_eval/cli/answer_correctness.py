@@ -10,7 +10,6 @@ from pathlib import Path
 
 import click
 
-from graphrag_eval import __version__
 from graphrag_eval.cli.console import stdout
 from graphrag_eval.cli.options import (
     CONTEXT_SETTINGS,
@@ -26,6 +25,7 @@ from graphrag_eval.llm.engine import LLMEngine, build_engine
 from graphrag_eval.metrics.answer_correctness import judge_correctness
 from graphrag_eval.metrics.base import Failed, Outcome
 from graphrag_eval.report.console import plural, print_llm_summary
+from graphrag_eval.version import __version__
 
 __all__ = ["answer_correctness_command"]
 
@@ -70,7 +70,8 @@ def answer_correctness_command(
     has the rows in input order with answer_recall, answer_precision, answer_f1, the claim
     counts, the judge's reason and cost, or answer_eval_error. Without a config (or without
     llm.generation in it) the judge is OpenAI's gpt-4o-mini, with the key from
-    OPENAI_API_KEY.
+    OPENAI_API_KEY. A text cell that a spreadsheet would run as a formula (it starts with
+    =, +, -, or @) is written with a ' in front.
 
     \b
     Example:

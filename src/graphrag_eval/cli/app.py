@@ -7,7 +7,6 @@ from collections.abc import Sequence
 
 import click
 
-from graphrag_eval import __version__
 from graphrag_eval.cli.aggregate import aggregate
 from graphrag_eval.cli.answer_correctness import answer_correctness_command
 from graphrag_eval.cli.compare import compare
@@ -16,6 +15,7 @@ from graphrag_eval.cli.evaluate import evaluate_command
 from graphrag_eval.cli.options import CONTEXT_SETTINGS
 from graphrag_eval.cli.report import report
 from graphrag_eval.cli.validate import validate
+from graphrag_eval.version import __version__
 
 __all__ = ["answer_correctness_main", "cli", "main"]
 

@@ -2,30 +2,48 @@
 (``--debug`` shows the traceback instead).
 
 Exit codes: 0 ok, 1 a CI gate failed (``--fail-under``, ``--fail-over``,
-``--fail-on-regression``), 2 bad input or config, 130 interrupted (docs/report.md).
+``--fail-on-regression``), 2 bad input or config, 130 interrupted (Ctrl-C), 143 stopped by
+SIGTERM (docs/report.md, docs/security.md).
 """
 
 from __future__ import annotations
 
+import shlex
 import sys
 import traceback
 from collections.abc import Sequence
 
 import click
 
+from graphrag_eval.cli.signals import (
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+    command_signals,
+    interrupt_exit_code,
+)
 from graphrag_eval.errors import GraphragEvalError
 
 __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
+    "EXIT_TERMINATED",
     "EXIT_THRESHOLD",
+    "command_line",
     "exit_on_failures",
     "run_command",
 ]
 
 EXIT_OK, EXIT_THRESHOLD, EXIT_BAD_INPUT = 0, 1, 2
-EXIT_INTERRUPTED = 130
+
+_command_line: list[str] = []
+
+
+def command_line(*extra: str) -> str:
+    """The command being run, as a shell line, with ``extra`` arguments not already in it."""
+    words = list(_command_line) or ["graphrag-eval", *sys.argv[1:]]
+    words += [word for word in extra if word not in words]
+    return shlex.join(words)
 
 
 def exit_on_failures(failures: Sequence[str]) -> None:
@@ -47,6 +65,12 @@ def _fail(message: str, debug: bool, prog_name: str) -> int:
 def run_command(command: click.Command, args: list[str], prog_name: str) -> int:
     """Run ``command`` with ``args``; its exit code, with a user error printed as one line."""
     debug = "--debug" in args
+    _command_line[:] = [prog_name, *args]
+    with command_signals(debug):
+        return _run(command, args, prog_name, debug)
+
+
+def _run(command: click.Command, args: list[str], prog_name: str, debug: bool) -> int:
     try:
         # Without standalone mode click returns the code of ``ctx.exit(code)`` (and of
         # --help/--version) instead of calling sys.exit; commands themselves return None.
@@ -58,7 +82,10 @@ def run_command(command: click.Command, args: list[str], prog_name: str) -> int:
         return exc.exit_code
     except click.Abort:
         print(f"{prog_name}: aborted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return interrupt_exit_code()
+    except KeyboardInterrupt:  # after the command, before click could see it
+        print(f"{prog_name}: interrupted", file=sys.stderr)
+        return interrupt_exit_code()
     except OSError as exc:  # unwritable output directory, full disk, ...
         message = f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": ")
         return _fail(message, debug, prog_name=prog_name)

@@ -5,6 +5,7 @@ output directory (docs/outputs.md); ``--dry-run`` prices the judge calls instead
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from graphrag_eval.checkpoint import (
     start_checkpoint,
 )
 from graphrag_eval.cli.console import stderr, stdout
-from graphrag_eval.cli.errors import EXIT_INTERRUPTED, exit_on_failures
+from graphrag_eval.cli.errors import command_line, exit_on_failures
 from graphrag_eval.cli.evaluate_summary import RunOutcome, print_run_outcome
 from graphrag_eval.cli.options import (
     config_option,
@@ -31,10 +32,10 @@ from graphrag_eval.cli.options import (
     no_cache_option,
     numeric_outputs,
 )
+from graphrag_eval.cli.signals import deferred_interrupts, interrupt_exit_code
 from graphrag_eval.config import EvaluationConfig, load_config
 from graphrag_eval.evaluation import (
     EvaluationRun,
-    build_run_engine,
     evaluate,
     prepare_reference,
     prepare_responses,
@@ -42,6 +43,8 @@ from graphrag_eval.evaluation import (
 from graphrag_eval.gating import Threshold, check_known, check_thresholds
 from graphrag_eval.inputs import Diagnostics, ReferenceQuestion, ResponseSet, check_evaluable
 from graphrag_eval.llm.engine import LLMEngine
+from graphrag_eval.locking import lock_out_dir
+from graphrag_eval.planning import build_run_engine
 from graphrag_eval.report.console import plural, print_dry_run
 from graphrag_eval.report.html import write_report
 from graphrag_eval.report.progress import start_progress
@@ -173,7 +176,21 @@ def evaluate_command(**options: Any) -> None:
 
 
 def run_evaluate(options: EvaluateOptions) -> None:
-    """Evaluate, write the output directory, print the summary, then check the gates."""
+    """Evaluate, write the output directory, print the summary, then check the gates.
+
+    Ctrl-C or SIGTERM at any point is one line with the command that continues the run,
+    and exit 130 or 143 (docs/security.md)."""
+    try:
+        _evaluate(options)
+    except KeyboardInterrupt:  # loading the inputs, a model, or writing the outputs
+        stderr().print(
+            f"interrupted; continue with: {command_line('--resume')}",
+            markup=False,
+        )
+        raise click.exceptions.Exit(interrupt_exit_code()) from None
+
+
+def _evaluate(options: EvaluateOptions) -> None:
     started = time.perf_counter()
     config = load_config(options.config_path)
     check_known(options.gates, numeric_outputs(config))
@@ -191,19 +208,21 @@ def run_evaluate(options: EvaluateOptions) -> None:
     if options.dry_run:
         _dry_run(questions, response_set, config, engine)
         return
-    checkpoint = open_run(
-        options.out_dir,
-        options.reference,
-        options.responses,
-        config,
-        questions,
-        source=response_set.source,
-        resume_run=options.resume,
-    )
-    run = _run_checkpointed(checkpoint, questions, response_set, config, engine, options)
-    diagnostics.extend(run.diagnostics.notices)
-    diagnostics.extend(checkpoint.resumed.notices)  # what the kept items' evaluation found
-    written = _write_outputs(options, run, diagnostics, engine, checkpoint, started)
+    # One run at a time writes a directory: a second fails at once, naming the first.
+    with lock_out_dir(options.out_dir):
+        checkpoint = open_run(
+            options.out_dir,
+            options.reference,
+            options.responses,
+            config,
+            questions,
+            source=response_set.source,
+            resume_run=options.resume,
+        )
+        run = _run_checkpointed(checkpoint, questions, response_set, config, engine, options)
+        diagnostics.extend(run.diagnostics.notices)
+        diagnostics.extend(checkpoint.resumed.notices)  # what the kept items' evaluation found
+        written = _write_outputs(options, run, diagnostics, engine, checkpoint, started)
     failures = check_thresholds(written.aggregates["micro"], options.gates)
     if not options.quiet:
         resumed = checkpoint.resumed if options.resume else None
@@ -234,12 +253,15 @@ def _run_checkpointed(
     progress = options.progress
     show = len(questions) >= _PROGRESS_MIN_ITEMS or engine is not None
     left = len(questions) - len(checkpoint.resumed.kept)
-    with (
-        start_checkpoint(checkpoint) as log,
-        start_progress(
-            stderr(), left, show if progress is None else progress, forced=bool(progress)
-        ) as bar,
-    ):
+    with contextlib.ExitStack() as stack:
+        # Not cut in half: results.jsonl without its checkpoint.json is no run to resume.
+        with deferred_interrupts():
+            log = stack.enter_context(start_checkpoint(checkpoint))
+        bar = stack.enter_context(
+            start_progress(
+                stderr(), left, show if progress is None else progress, forced=bool(progress)
+            )
+        )
 
         async def run_all() -> EvaluationRun:
             try:
@@ -260,10 +282,11 @@ def _run_checkpointed(
         except KeyboardInterrupt:
             bar.stop()
             stderr().print(
-                f"interrupted; the finished items are in {log.path}: continue with --resume",
+                f"interrupted; the finished items are in {log.path}; continue with: "
+                f"{command_line('--resume')}",
                 markup=False,
             )
-            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+            raise click.exceptions.Exit(interrupt_exit_code()) from None
 
 
 def _write_outputs(

@@ -15,7 +15,13 @@ from graphrag_eval.errors import InputError
 from graphrag_eval.files import decode_utf8, write_text_atomic
 from graphrag_eval.metrics.base import Failed, Outcome, Scored
 
-__all__ = ["TSV_COLUMNS", "TSV_OUTPUTS", "read_answer_rows", "write_judged_rows"]
+__all__ = [
+    "TSV_COLUMNS",
+    "TSV_OUTPUTS",
+    "neutralise_formula",
+    "read_answer_rows",
+    "write_judged_rows",
+]
 
 TSV_COLUMNS = ("Question", "Reference answer", "Actual answer")
 TSV_OUTPUTS = (
@@ -67,7 +73,8 @@ def read_answer_rows(path: Path) -> list[dict[str, str]]:
 def write_judged_rows(
     path: Path, rows: Sequence[dict[str, str]], outcomes: Sequence[Outcome]
 ) -> None:
-    """Write ``rows`` with the :data:`TSV_OUTPUTS` of their outcomes to the TSV file ``path``."""
+    """Write ``rows`` with the :data:`TSV_OUTPUTS` of their outcomes to the TSV file ``path``;
+    a cell that would run as a spreadsheet formula is neutralised (:func:`neutralise_formula`)."""
     fieldnames = [*(rows[0].keys() if rows else TSV_COLUMNS)]
     fieldnames += [name for name in TSV_OUTPUTS if name not in fieldnames]
     buffer = io.StringIO()
@@ -79,8 +86,20 @@ def write_judged_rows(
             values.update({key: _plain(value) for key, value in outcome.values.items()})
         elif isinstance(outcome, Failed):
             values["answer_eval_error"] = outcome.error
-        writer.writerow(values)
+        writer.writerow({key: neutralise_formula(value) for key, value in values.items()})
     write_text_atomic(path, buffer.getvalue())
+
+
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralise_formula(value: Any) -> Any:
+    """A text cell that a spreadsheet would run as a formula (it starts with ``=``, ``+``,
+    ``-``, ``@``, a tab or a carriage return) with a ``'`` in front, as OWASP advises
+    against CSV injection (docs/security.md); numbers and other text as they are."""
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+        return "'" + value
+    return value
 
 
 def _plain(value: Any) -> Any:

@@ -16,7 +16,6 @@ from graphrag_eval.cli.options import config_option, debug_option, input_file_ar
 from graphrag_eval.config import EvaluationConfig, load_config
 from graphrag_eval.evaluation import (
     EvaluationRun,
-    check_selection,
     evaluate,
     prepare_reference,
     prepare_responses,
@@ -29,6 +28,7 @@ from graphrag_eval.inputs import (
     check_evaluable,
 )
 from graphrag_eval.metrics.base import metrics_for
+from graphrag_eval.planning import check_selection
 from graphrag_eval.report.console import plural, print_notices
 
 __all__ = ["validate"]

@@ -9,7 +9,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from graphrag_eval.config import BertScoreConfig
+from graphrag_eval.config.sections import BertScoreConfig
 from graphrag_eval.embeddings.batching import Batcher
 from graphrag_eval.embeddings.local import run_locally
 from graphrag_eval.embeddings.models import hidden_layers, local_model, resolve_model

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeVar
 
-from graphrag_eval.config import EmbeddingConfig
+from graphrag_eval.config.llm import EmbeddingConfig
 from graphrag_eval.embeddings.base import Embedded, cached_vectors
 from graphrag_eval.embeddings.batching import Batcher
 from graphrag_eval.embeddings.models import local_model, resolve_model

@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from graphrag_eval.config import BUNDLED_MODEL
+from graphrag_eval.config.llm import BUNDLED_MODEL
 from graphrag_eval.errors import ConfigError
 
 __all__ = [

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from graphrag_eval.config import EmbeddingConfig
+from graphrag_eval.config.llm import EmbeddingConfig
 from graphrag_eval.embeddings.base import Embedded, Vectors, cached_vectors
 from graphrag_eval.errors import BudgetExhausted, CallFailed, LLMError, NotCalled
 from graphrag_eval.llm.cache import request_key

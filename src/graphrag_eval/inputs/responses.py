@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from graphrag_eval.bounded import MAX_DEPTH
 from graphrag_eval.errors import InputError, locate
 from graphrag_eval.files import JSONL_SUFFIXES, BrokenLine, iter_jsonl, read_document
 from graphrag_eval.inputs.notices import Notice, unused_field
@@ -77,14 +78,15 @@ def load_responses(path: str | Path) -> ResponseSet:
     label = str(path)
     if path.suffix.lower() in JSONL_SUFFIXES:
         try:
-            lines = list(iter_jsonl(path))  # a line that is not UTF-8 is a broken line
+            # A line that is not UTF-8, or nested too deeply, is a broken line.
+            lines = list(iter_jsonl(path, max_depth=MAX_DEPTH))
         except FileNotFoundError:
             raise InputError("file not found", file=label) from None
         return _parse_response_records(
             ((f"line {number}", value) for number, value in lines), label
         )
     try:
-        data = read_document(path)
+        data = read_document(path, split_items=True)  # a bomb costs its item only
     except FileNotFoundError:
         raise InputError("file not found", file=label) from None
     except ValueError as exc:  # not JSON/YAML, or not UTF-8: the file cannot be split
@@ -131,11 +133,11 @@ class _RecordReader:
     notices: list[Notice] = field(default_factory=list)
     unused: Counter[str] = field(default_factory=Counter)
 
-    def read_broken_line(self, where: str, line: BrokenLine) -> None:
+    def read_broken_line(self, where: str, line: BrokenLine, key: str | None = None) -> None:
         # Attribute a broken line to its question when the id is still readable, so the
         # question shows the error instead of being merely "missing".
-        qid = question_id_in_text(line.text)
-        item = f"{where} (question '{qid}')" if qid else where
+        qid = key or line.question_id or question_id_in_text(line.text)
+        item = f"{where} (question '{qid}')" if qid and key is None else where
         self.notices.append(Notice("malformed_response", str(line), file=self.source, item=item))
         if qid is not None and qid not in self.responses:
             message = locate(self.source, item, None) + f": unparsable response: {line}"
@@ -168,7 +170,7 @@ def _parse_response_records(
     position = -1
     for position, (where, value) in enumerate(records):
         if isinstance(value, BrokenLine):
-            reader.read_broken_line(where, value)
+            reader.read_broken_line(where, value, keys[position] if keys is not None else None)
         else:
             reader.read(where, value, keys[position] if keys is not None else None)
     for name, count in reader.unused.items():

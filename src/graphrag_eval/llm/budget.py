@@ -11,16 +11,31 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from graphrag_eval.errors import BudgetExhausted, NotCalled
 from graphrag_eval.llm.pricing import PriceTable, TokenUsage, estimate_tokens
 from graphrag_eval.llm.stats import CallStats
 
-__all__ = ["DRY_RUN_REPLY_TOKENS", "Budget"]
+__all__ = ["DRY_RUN_REPLY_TOKENS", "Budget", "FollowUp"]
 
 DRY_RUN_REPLY_TOKENS = 300
 """Reply tokens assumed per judge call in a dry run when ``max_tokens`` is not set."""
+
+
+@dataclass(frozen=True, slots=True)
+class FollowUp:
+    """The calls a metric would make after a judge call, from its reply. A dry run does not
+    make that call, so it counts these with it instead (the metric says what they would
+    be; the engine decides whether to count them)."""
+
+    judge_prompt: str | None = None
+    """A judge call that would follow, with this prompt (approximating the real one)."""
+    embedding_tokens: int = 0
+    """Estimated tokens of the embeddings that would follow."""
+    embedding_texts: int = 0
+    """How many texts would be embedded (none: no embedding call)."""
 
 
 class Budget:

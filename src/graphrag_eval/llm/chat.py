@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from graphrag_eval.config import GenerationConfig
+from graphrag_eval.config.llm import GenerationConfig
 from graphrag_eval.errors import BudgetExhausted, CallFailed, NotCalled, TruncatedReply
 from graphrag_eval.llm.budget import DRY_RUN_REPLY_TOKENS
 from graphrag_eval.llm.client import Endpoint

@@ -15,7 +15,8 @@ from typing import Any
 
 from aiolimiter import AsyncLimiter
 
-from graphrag_eval.config import EmbeddingConfig, GenerationConfig, LLMConfig, secret_values
+from graphrag_eval.config.llm import EmbeddingConfig, GenerationConfig, LLMConfig
+from graphrag_eval.config.secrets import secret_values
 from graphrag_eval.errors import CallFailed, ConfigError
 from graphrag_eval.llm.redaction import Redactor
 

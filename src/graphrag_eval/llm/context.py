@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphrag_eval.config import LLMConfig
+from graphrag_eval.config.llm import LLMConfig
 from graphrag_eval.errors import ConfigError
 from graphrag_eval.llm.budget import Budget
 from graphrag_eval.llm.cache import CallCache, default_cache_path

@@ -28,13 +28,16 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from graphrag_eval.config import BertScoreConfig, EmbeddingConfig, EvaluationConfig, LLMConfig
+from graphrag_eval.config.llm import EmbeddingConfig, LLMConfig
+from graphrag_eval.config.model import EvaluationConfig
+from graphrag_eval.config.sections import BertScoreConfig
 from graphrag_eval.embeddings.base import Embedded, Embedder
 from graphrag_eval.embeddings.bert_score import BertScorer
 from graphrag_eval.embeddings.local import LocalEmbedder
 from graphrag_eval.embeddings.models import embeddings_extra_installed
 from graphrag_eval.embeddings.remote import RemoteEmbedder
-from graphrag_eval.errors import CallFailed
+from graphrag_eval.errors import CallFailed, NotCalled
+from graphrag_eval.llm.budget import FollowUp
 from graphrag_eval.llm.cache import CallCache
 from graphrag_eval.llm.client import Endpoint
 from graphrag_eval.llm.context import CallContext
@@ -46,6 +49,7 @@ from graphrag_eval.llm.stats import CallStats, MetricCalls
 __all__ = [
     "CallStats",
     "Embedded",
+    "FollowUp",
     "Judged",
     "LLMEngine",
     "MetricCalls",
@@ -143,16 +147,24 @@ class LLMEngine:
         *,
         metric: str,
         schema: type[BaseModel] | None = None,
+        follow_up: FollowUp | None = None,
     ) -> Judged[T]:
         """Ask the judge; return the reply as ``parse`` reads it.
 
         ``parse`` raises :class:`ReplyError` for a malformed reply, which gets one re-ask.
-        ``schema`` asks for structured output (``parse`` still validates). Raises an
-        :class:`~graphrag_eval.errors.LLMError` when no usable reply is obtained.
+        ``schema`` asks for structured output (``parse`` still validates). ``follow_up``: the
+        calls the metric would make from the reply, which a dry run counts with this one.
+        Raises an :class:`~graphrag_eval.errors.LLMError` when no usable reply is obtained
+        (in a dry run, always: the call is counted, not made).
         """
         if self._judge is None:
             raise CallFailed("no llm.generation is configured")
-        return await self._judge.judge(messages, parse, metric, schema)
+        try:
+            return await self._judge.judge(messages, parse, metric, schema)
+        except NotCalled:
+            if follow_up is not None:
+                self._plan_follow_up(metric, follow_up)
+            raise
 
     async def embed(self, texts: Sequence[str], *, metric: str) -> Embedded:
         """Embedding vectors of ``texts`` (in order), batched and cached per text."""
@@ -160,17 +172,13 @@ class LLMEngine:
             raise CallFailed("no llm.embedding is configured")
         return await self.embedding.embed(texts, metric=metric)
 
-    def plan_embedding(self, metric: str, tokens: int, texts: int = 1) -> None:
-        """In a dry run, count an embedding call whose texts are not known yet (they come
-        from a judge reply that was not asked for)."""
-        if self.dry_run and self.embedding is not None:
-            self.embedding.plan(metric, tokens, texts)
-
-    def plan_follow_up(self, metric: str, prompt: str) -> None:
-        """In a dry run, count a judge call that would follow one that was not made (its
-        prompt depends on that call's reply; ``prompt`` approximates it)."""
-        if self.dry_run and self._judge is not None:
-            self._judge.plan_follow_up(metric, prompt)
+    def _plan_follow_up(self, metric: str, follow_up: FollowUp) -> None:
+        """Count, in a dry run, the calls that would follow a judge call that was not made
+        (their prompts and texts depend on its reply; ``follow_up`` approximates them)."""
+        if follow_up.judge_prompt is not None and self._judge is not None:
+            self._judge.plan_follow_up(metric, follow_up.judge_prompt)
+        if follow_up.embedding_texts and self.embedding is not None:
+            self.embedding.plan(metric, follow_up.embedding_tokens, follow_up.embedding_texts)
 
     async def bert_scores(
         self, pairs: Sequence[tuple[str, str]], *, metric: str

@@ -12,7 +12,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from graphrag_eval.config import GenerationConfig
+from graphrag_eval.config.llm import GenerationConfig
 from graphrag_eval.errors import MalformedReply
 from graphrag_eval.llm.cache import request_key
 from graphrag_eval.llm.chat import chat

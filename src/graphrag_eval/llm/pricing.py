@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from graphrag_eval.config import ModelPrice
+from graphrag_eval.config.llm import ModelPrice
 
 __all__ = ["BUILTIN_PRICES", "PriceTable", "TokenUsage", "estimate_tokens"]
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from graphrag_eval.config import LLMConfig
+from graphrag_eval.config.llm import LLMConfig
 from graphrag_eval.errors import CallFailed, LLMError
 from graphrag_eval.llm.budget import Budget
 from graphrag_eval.llm.client import Endpoint

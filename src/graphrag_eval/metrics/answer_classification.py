@@ -18,25 +18,57 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from graphrag_eval.errors import LLMError
-from graphrag_eval.llm.prompts import prompt
-from graphrag_eval.llm.replies import json_reply
+from graphrag_eval.config.base import Section
 from graphrag_eval.metrics.base import (
     Aggregation,
     Failed,
+    Input,
     ItemContext,
     ItemMetric,
     Outcome,
     OutputKey,
     Placement,
     Scored,
-    Skipped,
 )
-from graphrag_eval.metrics.judging import NO_JUDGE, engine_of, messages
+from graphrag_eval.metrics.judging import answer_fields, ask, engine_of, or_failed
 
 __all__ = ["AnswerClassification", "Classification", "uncertainty"]
+
+DEFAULT_UNCERTAINTY_PHRASES = (
+    "i don't know",
+    "i do not know",
+    "unknown",
+    "not sure",
+    "cannot determine",
+    "no information",
+    "insufficient data",
+    "unable to answer",
+    "cannot answer",
+    "don't have enough information",
+    "not available",
+    "no data",
+)
+"""The metrics reference's list of phrases that make an answer a DON'T KNOW."""
+
+DEFAULT_NON_ANSWERS = ("unknown", "n/a", "none", "null")
+"""Whole answers that are a DON'T KNOW (the reference's short non-answers)."""
+
+
+class AnswerClassificationConfig(Section):
+    """``answer_classification``: CORRECT, WRONG or DON'T KNOW."""
+
+    uncertainty_phrases: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_UNCERTAINTY_PHRASES)
+    )
+    """An answer containing one of these phrases (as whole words, ignoring case) is a DON'T
+    KNOW, without a judge call."""
+
+    non_answers: list[str] = Field(default_factory=lambda: list(DEFAULT_NON_ANSWERS))
+    """An answer that is only one of these (ignoring case and punctuation around it) is a
+    DON'T KNOW."""
+
 
 CORRECT, WRONG, DONT_KNOW = "CORRECT", "WRONG", "DON'T KNOW"
 
@@ -83,8 +115,13 @@ class AnswerClassification(ItemMetric):
     """``answer_classification``: CORRECT, WRONG or DON'T KNOW."""
 
     name = "answer_classification"
+    section = "answer_classification"
+    settings_model = AnswerClassificationConfig
     uses_llm = True
     default = False
+    inputs = (Input.REFERENCE_ANSWER, Input.ACTUAL_ANSWER)
+    # The judge is needed even for the answers the phrases decide: counts without any WRONG
+    # would mislead.
     needs = frozenset({"judge"})
     placement = Placement.BEFORE_STEPS
     outputs = (
@@ -105,36 +142,21 @@ class AnswerClassification(ItemMetric):
     error_keys = ("answer_classification_error",)
 
     async def score(self, context: ItemContext) -> Outcome:
-        reference = context.question.reference_answer
-        answer = context.response.actual_answer
-        if reference is None or answer is None:
-            return Skipped("needs reference_answer and actual_answer")
-        engine = engine_of(context)
-        if engine is None or not engine.can_judge:
-            return Skipped(NO_JUDGE)  # not even the phrases: counts without WRONG mislead
-        settings = context.config.answer_classification
+        fields = answer_fields(context)
+        answer = fields["actual_answer"]
+        settings = context.config.section(self.section, AnswerClassificationConfig)
         phrase = uncertainty(answer, settings.uncertainty_phrases, settings.non_answers)
         if phrase is not None:
             return self._scored(DONT_KNOW, f"the answer says '{phrase}'", 0.0)
         if not answer.strip():
             return self._scored(WRONG, "the answer is blank", 0.0)
-        if not reference.strip():
+        if not fields["reference_answer"].strip():
             return Failed("reference_answer is blank; not sent to the judge")
-        try:
-            judged = await engine.judge(
-                messages(
-                    prompt("answer_classification").format(
-                        question=context.question.question_text,
-                        reference_answer=reference,
-                        actual_answer=answer,
-                    )
-                ),
-                json_reply(Classification),
-                metric=self.name,
-                schema=Classification,
-            )
-        except LLMError as exc:
-            return Failed(str(exc))
+        judged = await or_failed(
+            ask(engine_of(context), "answer_classification", Classification, self.name, fields)
+        )
+        if isinstance(judged, Failed):
+            return judged
         return self._scored(judged.value.classification, judged.value.reason, judged.cost_usd)
 
     def _scored(self, label: str, reason: str, cost: float) -> Scored:

@@ -12,29 +12,77 @@ else is a malformed reply (one re-ask, then ``answer_eval_error``).
 
 from __future__ import annotations
 
+import string
 from dataclasses import dataclass
 
-from graphrag_eval.config import EvaluationConfig
-from graphrag_eval.errors import LLMError
+from pydantic import field_validator
+
+from graphrag_eval.config.base import Section
+from graphrag_eval.config.model import EvaluationConfig
 from graphrag_eval.llm.engine import LLMEngine, ReplyError
 from graphrag_eval.llm.prompts import prompt
 from graphrag_eval.llm.replies import tab_separated
 from graphrag_eval.metrics.base import (
     Aggregation,
     Failed,
+    Input,
     ItemContext,
     ItemMetric,
     Outcome,
     OutputKey,
     Placement,
     Scored,
-    Skipped,
 )
-from graphrag_eval.metrics.judging import NO_JUDGE, engine_of, messages
+from graphrag_eval.metrics.judging import answer_fields, engine_of, messages, or_failed
 
 __all__ = ["AnswerCorrectness", "ClaimCounts", "judge_correctness", "parse_claim_counts"]
 
 _ANSWER = ("reference_answer",)
+
+
+ANSWER_CORRECTNESS_PLACEHOLDERS = frozenset({"question", "reference_answer", "actual_answer"})
+
+
+class AnswerCorrectnessConfig(Section):
+    """Answer correctness: claims of the reference and actual answers, judged by the LLM."""
+
+    enabled: bool = True
+    """Run it (when the LLM is configured and the item has both answers)."""
+
+    prompt: str | None = None
+    """A prompt to use instead of the built-in one. It must contain exactly the placeholders
+    ``{question}``, ``{reference_answer}`` and ``{actual_answer}`` (write ``{{``/``}}`` for
+    literal braces) and ask for one line of four tab-separated values: reference claims,
+    actual claims, matching claims, explanation."""
+
+    @field_validator("prompt")
+    @classmethod
+    def _check_placeholders(cls, prompt: str | None) -> str | None:
+        if prompt is None:
+            return None
+        try:
+            fields = {
+                name for _, name, _, _ in string.Formatter().parse(prompt) if name is not None
+            }
+        except ValueError as exc:
+            raise ValueError(f"prompt is not a valid template: {exc}") from None
+        expected = ANSWER_CORRECTNESS_PLACEHOLDERS
+        if fields != expected:
+            missing = ", ".join("{" + name + "}" for name in sorted(expected - fields))
+            unknown = ", ".join("{" + name + "}" for name in sorted(fields - expected))
+            parts = [
+                f"missing {missing}" if missing else "",
+                f"unknown {unknown}" if unknown else "",
+            ]
+            raise ValueError(
+                "prompt must use exactly {question}, {reference_answer} and {actual_answer}: "
+                + "; ".join(part for part in parts if part)
+            )
+        try:  # nested fields, conversions and format specs show only when formatting
+            prompt.format(question="q", reference_answer="r", actual_answer="a")
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ValueError(f"prompt cannot be filled in: {exc!r}") from None
+        return prompt
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +137,8 @@ def parse_claim_counts(text: str) -> ClaimCounts:
 
 
 def correctness_prompt(config: EvaluationConfig, question: str, reference: str, actual: str) -> str:
-    template = config.answer_correctness.prompt or prompt("answer_correctness")
+    settings = config.section(AnswerCorrectness.section, AnswerCorrectnessConfig)
+    template = settings.prompt or prompt("answer_correctness")
     return template.format(question=question, reference_answer=reference, actual_answer=actual)
 
 
@@ -97,6 +146,9 @@ class AnswerCorrectness(ItemMetric):
     """``answer_recall``/``_precision``/``_f1`` from the judge's claim counts."""
 
     name = "answer_correctness"
+    section = "answer_correctness"
+    settings_model = AnswerCorrectnessConfig
+    inputs = (Input.REFERENCE_ANSWER, Input.ACTUAL_ANSWER)
     needs = frozenset({"judge"})
     uses_llm = True
     placement = Placement.BEFORE_STEPS
@@ -115,18 +167,16 @@ class AnswerCorrectness(ItemMetric):
     error_keys = ("answer_eval_error",)
 
     def enabled(self, config: EvaluationConfig) -> bool:
-        return config.answer_correctness.enabled
+        return config.section(self.section, AnswerCorrectnessConfig).enabled
 
     async def score(self, context: ItemContext) -> Outcome:
-        reference = context.question.reference_answer
-        actual = context.response.actual_answer
-        if reference is None or actual is None:
-            return Skipped("needs reference_answer and actual_answer")
-        engine = engine_of(context)
-        if engine is None or not engine.can_judge:
-            return Skipped(NO_JUDGE)
+        fields = answer_fields(context)
         return await judge_correctness(
-            engine, context.config, context.question.question_text, reference, actual
+            engine_of(context),
+            context.config,
+            fields["question"],
+            fields["reference_answer"],
+            fields["actual_answer"],
         )
 
 
@@ -145,14 +195,15 @@ async def judge_correctness(
     ]
     if blank:
         return Failed(f"{', '.join(blank)} is blank; not sent to the judge")
-    try:
-        judged = await engine.judge(
+    judged = await or_failed(
+        engine.judge(
             messages(correctness_prompt(config, question, reference, actual)),
             parse_claim_counts,
             metric=AnswerCorrectness.name,
         )
-    except LLMError as exc:
-        return Failed(str(exc))
+    )
+    if isinstance(judged, Failed):
+        return judged
     counts = judged.value
     return Scored(
         {

@@ -12,27 +12,41 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from graphrag_eval.config import EvaluationConfig
-from graphrag_eval.errors import LLMError, NotCalled
-from graphrag_eval.llm.engine import ReplyError, estimate_tokens
-from graphrag_eval.llm.prompts import prompt
-from graphrag_eval.llm.replies import json_reply
+from graphrag_eval.config.base import Section
+from graphrag_eval.config.model import EvaluationConfig
+from graphrag_eval.llm.engine import FollowUp, ReplyError, estimate_tokens
 from graphrag_eval.metrics.base import (
     Aggregation,
     Failed,
+    Input,
     ItemContext,
     ItemMetric,
     Outcome,
     OutputKey,
     Placement,
     Scored,
-    Skipped,
 )
-from graphrag_eval.metrics.judging import NO_EMBEDDING, NO_JUDGE, engine_of, messages
+from graphrag_eval.metrics.judging import ask, engine_of, or_failed
 
 __all__ = ["AnswerRelevance", "GeneratedQuestions", "cosine", "question_similarity"]
+
+
+class AnswerRelevanceConfig(Section):
+    """Answer relevance (RAGAS): questions the answer would respond to, compared with the
+    question by embedding similarity."""
+
+    enabled: bool = True
+    """Run it (when both the LLM and the embedding model are configured)."""
+
+    questions: int = Field(default=3, ge=1, le=10)
+    """How many questions the judge writes for each answer."""
+
+
+INPUTS = (Input.ACTUAL_ANSWER,)
+NEEDS = frozenset({"judge", "embeddings"})
+"""What :func:`question_similarity` needs (``answer_relevance`` and ``ragas_answer_relevance``)."""
 
 
 class GeneratedQuestions(BaseModel):
@@ -51,20 +65,14 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 
 async def question_similarity(
     context: ItemContext, count: int, metric: str
-) -> tuple[float, str, float] | Skipped | Failed:
+) -> tuple[float, str, float] | Failed:
     """RAGAS answer relevancy of the item, in [0, 1]: the judge writes ``count`` questions
     the answer responds to; the score is their mean cosine similarity with the question
     (negatives count as 0), or 0 when the judge finds the answer non-committal. Returns
-    ``(score, reason, cost)``."""
+    ``(score, reason, cost)``. The metric declares the actual answer, the judge and
+    embeddings (:data:`NEEDS`, :data:`INPUTS`)."""
     question = context.question.question_text
-    answer = context.response.actual_answer
-    if answer is None:
-        return Skipped("needs actual_answer")
-    engine = engine_of(context)
-    if engine is None or not engine.can_judge:
-        return Skipped(NO_JUDGE)
-    if not engine.can_embed:
-        return Skipped(NO_EMBEDDING)
+    answer = context.response.actual_answer or ""
     if not answer.strip() or not question.strip():
         return Failed("question_text or actual_answer is blank; not sent to the judge")
 
@@ -73,29 +81,33 @@ async def question_similarity(
         if not reply.noncommittal and len(usable) != count:
             raise ReplyError(f"expected {count} questions, got {len(usable)}")
 
-    try:
-        judged = await engine.judge(
-            messages(prompt("answer_relevance").format(count=count, answer=answer)),
-            json_reply(GeneratedQuestions, check),
-            metric=metric,
-            schema=GeneratedQuestions,
+    engine = engine_of(context)
+    # The embeddings of the generated questions follow the judge call (a dry run counts them).
+    embeddings = FollowUp(
+        embedding_tokens=estimate_tokens(question) * (count + 1), embedding_texts=count + 1
+    )
+    judged = await or_failed(
+        ask(
+            engine,
+            "answer_relevance",
+            GeneratedQuestions,
+            metric,
+            {"count": count, "answer": answer},
+            check,
+            follow_up=embeddings,
         )
-    except NotCalled:
-        # A dry run: count the embeddings that would follow the judge call too.
-        engine.plan_embedding(metric, estimate_tokens(question) * (count + 1), count + 1)
-        return Failed("dry run")
-    except LLMError as exc:
-        return Failed(str(exc))
+    )
+    if isinstance(judged, Failed):
+        return judged
     reply = judged.value
     generated = [q.strip() for q in reply.questions if q.strip()]
     reason = "\n".join(generated)
     if reply.noncommittal:
         note = (reason + "\n" if reason else "") + "(the answer is non-committal)"
         return 0.0, note, judged.cost_usd
-    try:
-        embedded = await engine.embed([question, *generated], metric=metric)
-    except LLMError as exc:
-        return Failed(str(exc))
+    embedded = await or_failed(engine.embed([question, *generated], metric=metric))
+    if isinstance(embedded, Failed):
+        return embedded
     original, *others = embedded.vectors
     similarity = sum(max(0.0, cosine(original, other)) for other in others) / len(others)
     return min(1.0, similarity), reason, judged.cost_usd + embedded.cost_usd
@@ -105,8 +117,11 @@ class AnswerRelevance(ItemMetric):
     """``answer_relevance``: how well the answer addresses the question."""
 
     name = "answer_relevance"
+    section = "answer_relevance"
+    settings_model = AnswerRelevanceConfig
     uses_llm = True
-    needs = frozenset({"judge", "embeddings"})
+    inputs = INPUTS
+    needs = NEEDS
     placement = Placement.BEFORE_STEPS
     outputs = (
         OutputKey("answer_relevance", zero_for_error_samples=True, headline=True, maximum=1),
@@ -116,12 +131,12 @@ class AnswerRelevance(ItemMetric):
     error_keys = ("answer_relevance_error",)
 
     def enabled(self, config: EvaluationConfig) -> bool:
-        return config.answer_relevance.enabled
+        return config.section(self.section, AnswerRelevanceConfig).enabled
 
     async def score(self, context: ItemContext) -> Outcome:
-        count = context.config.answer_relevance.questions
+        count = context.config.section(self.section, AnswerRelevanceConfig).questions
         found = await question_similarity(context, count, self.name)
-        if isinstance(found, Skipped | Failed):
+        if isinstance(found, Failed):
             return found
         score, reason, cost = found
         return Scored(

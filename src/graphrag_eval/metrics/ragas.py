@@ -23,17 +23,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import Field
 
-from graphrag_eval.errors import LLMError, NotCalled
-from graphrag_eval.llm.engine import Judged, LLMEngine, ReplyError
+from graphrag_eval.config.base import Section, Weights
+from graphrag_eval.llm.engine import FollowUp, LLMEngine
 from graphrag_eval.llm.prompts import prompt
-from graphrag_eval.llm.replies import json_reply
-from graphrag_eval.metrics.answer_relevance import question_similarity
+from graphrag_eval.metrics.answer_relevance import INPUTS, NEEDS, question_similarity
 from graphrag_eval.metrics.base import (
     Aggregation,
     DerivedMetric,
     Failed,
+    Input,
     ItemContext,
     ItemMetric,
     Outcome,
@@ -42,12 +42,22 @@ from graphrag_eval.metrics.base import (
     Skipped,
 )
 from graphrag_eval.metrics.judging import (
-    NO_JUDGE,
+    ask,
     contexts_of,
     engine_of,
     format_contexts,
     json_list,
-    messages,
+    or_failed,
+)
+from graphrag_eval.metrics.ragas_replies import (
+    ClaimList,
+    ClaimVerdicts,
+    ContextRelevances,
+    StatementList,
+    StatementVerdicts,
+    claims_check,
+    relevance_check,
+    statements_check,
 )
 
 __all__ = [
@@ -59,100 +69,30 @@ __all__ = [
     "ragas_score",
 ]
 
-NO_CONTEXTS = "the response has no retrieved contexts (retrieved_contexts or retrieval steps)"
+
+class RagasWeights(Weights):
+    """Weights of the RAGAS components in ``ragas_score`` (renormalised over the components
+    an item has)."""
+
+    faithfulness: float = Field(default=0.30, ge=0.0)
+    context_precision: float = Field(default=0.20, ge=0.0)
+    context_recall: float = Field(default=0.20, ge=0.0)
+    answer_relevance: float = Field(default=0.30, ge=0.0)
 
 
-class ClaimList(BaseModel):
-    """The answer's atomic claims."""
+class RagasConfig(Section):
+    """The RAGAS family: ``ragas_faithfulness``, ``ragas_context_precision``,
+    ``ragas_context_recall``, ``ragas_answer_relevance`` and their composite ``ragas_score``."""
 
-    claims: list[str]
+    weights: RagasWeights = RagasWeights()
+    """Weights of the components in ``ragas_score``."""
 
-
-class ClaimVerdict(BaseModel):
-    claim: int
-    supported: bool
-    reason: str
-
-
-class ClaimVerdicts(BaseModel):
-    """Whether the contexts support each claim, in order."""
-
-    verdicts: list[ClaimVerdict]
-
-
-class StatementList(BaseModel):
-    """The reference answer's statements."""
-
-    statements: list[str]
-
-
-class StatementVerdict(BaseModel):
-    statement: int
-    attributed: bool
-    reason: str
-
-
-class StatementVerdicts(BaseModel):
-    """Whether each statement can be attributed to the contexts, in order."""
-
-    verdicts: list[StatementVerdict]
-
-
-class ContextRelevance(BaseModel):
-    context: int
-    relevant: bool
-    score: float
-    reason: str
-
-
-class ContextRelevances(BaseModel):
-    """A relevance verdict per context, in rank order."""
-
-    contexts: list[ContextRelevance]
-
-
-def _numbered(count: int, numbers: list[int], what: str) -> None:
-    if len(numbers) != count:
-        raise ReplyError(f"expected {count} verdicts (one per {what}), got {len(numbers)}")
-    if numbers != list(range(1, count + 1)):
-        raise ReplyError(f"verdicts must be for {what}s 1 to {count} in order, got {numbers}")
-
-
-def _claims_check(reply: ClaimVerdicts, count: int) -> None:
-    _numbered(count, [verdict.claim for verdict in reply.verdicts], "claim")
-
-
-def _statements_check(reply: StatementVerdicts, count: int) -> None:
-    _numbered(count, [verdict.statement for verdict in reply.verdicts], "statement")
-
-
-def _relevance_check(reply: ContextRelevances, count: int) -> None:
-    _numbered(count, [verdict.context for verdict in reply.contexts], "context")
-    for verdict in reply.contexts:
-        if not 0 <= verdict.score <= 100:
-            raise ReplyError(
-                f"context {verdict.context}: score must be from 0 to 100, got {verdict.score:g}"
-            )
+    questions: int = Field(default=3, ge=1, le=10)
+    """How many questions the judge writes for ``ragas_answer_relevance``."""
 
 
 def _nonblank(items: list[str]) -> list[str]:
     return [item.strip() for item in items if item.strip()]
-
-
-async def _ask(
-    engine: LLMEngine,
-    template: str,
-    schema: type[Any],
-    metric: str,
-    check: Callable[[Any], None] | None = None,
-    **fields: str,
-) -> Judged[Any]:
-    return await engine.judge(
-        messages(prompt(template).format(**fields)),
-        json_reply(schema, check),
-        metric=metric,
-        schema=schema,
-    )
 
 
 class _Ragas(ItemMetric):
@@ -161,6 +101,8 @@ class _Ragas(ItemMetric):
     uses_llm = True
     default = False
     needs = frozenset({"judge"})
+    section = "ragas"
+    settings_model = RagasConfig
 
     def _outputs(self) -> tuple[OutputKey, ...]:
         return (
@@ -180,11 +122,11 @@ class _ExtractThenVerify(_Ragas):
 
     extract: str
     """The prompt listing the items (its reply has a list ``items_field``)."""
-    extract_schema: type[BaseModel]
+    extract_schema: type[Any]
     items_field: str
     verify: str
     """The prompt judging the items against the contexts (placeholder ``items_field``)."""
-    verify_schema: type[BaseModel]
+    verify_schema: type[Any]
     verdict_field: str
     """The verdict's flag (``supported``, ``attributed``)."""
     check: Callable[[Any, int], None]
@@ -199,37 +141,47 @@ class _ExtractThenVerify(_Ragas):
     ) -> Outcome:
         """Score ``text`` (the one ``fields`` show the extraction prompt)."""
         yes, no = self.verdict_field, f"not {self.verdict_field}"
-        try:
-            try:
-                extracted = await _ask(
-                    engine, self.extract, self.extract_schema, self.name, None, **fields
+        # With contexts, the verification call follows (a dry run counts it: its prompt
+        # lists the extracted items, approximated by the whole text).
+        verification = (
+            FollowUp(
+                judge_prompt=prompt(self.verify).format(
+                    contexts=format_contexts(contexts), **{self.items_field: text}
                 )
-            except NotCalled:
-                if contexts:  # a dry run: the verification call would follow
-                    follow_up = prompt(self.verify).format(
-                        contexts=format_contexts(contexts), **{self.items_field: text}
-                    )
-                    engine.plan_follow_up(self.name, follow_up)
-                raise
-            items = _nonblank(getattr(extracted.value, self.items_field))
-            if not items:
-                return self._scored(100.0, self.none_reason, extracted.cost_usd)
-            if not contexts:
-                reason = "\n".join(f"[{no}] {item}" for item in items)
-                return self._scored(
-                    0.0, reason + "\n(no contexts were retrieved)", extracted.cost_usd
-                )
-            verified = await _ask(
+            )
+            if contexts
+            else None
+        )
+        extracted = await or_failed(
+            ask(
+                engine,
+                self.extract,
+                self.extract_schema,
+                self.name,
+                fields,
+                follow_up=verification,
+            )
+        )
+        if isinstance(extracted, Failed):
+            return extracted
+        items = _nonblank(getattr(extracted.value, self.items_field))
+        if not items:
+            return self._scored(100.0, self.none_reason, extracted.cost_usd)
+        if not contexts:
+            reason = "\n".join(f"[{no}] {item}" for item in items)
+            return self._scored(0.0, reason + "\n(no contexts were retrieved)", extracted.cost_usd)
+        verified = await or_failed(
+            ask(
                 engine,
                 self.verify,
                 self.verify_schema,
                 self.name,
+                {"contexts": format_contexts(contexts), self.items_field: json_list(items)},
                 lambda reply: self.check(reply, len(items)),
-                contexts=format_contexts(contexts),
-                **{self.items_field: json_list(items)},
             )
-        except LLMError as exc:
-            return Failed(str(exc))
+        )
+        if isinstance(verified, Failed):
+            return verified
         verdicts = verified.value.verdicts
         backed = [bool(getattr(verdict, self.verdict_field)) for verdict in verdicts]
         reason = "\n".join(
@@ -247,23 +199,16 @@ class RagasFaithfulness(_ExtractThenVerify):
     error_keys = ("ragas_faithfulness_error",)
     extract, extract_schema, items_field = "ragas_claims", ClaimList, "claims"
     verify, verify_schema, verdict_field = "ragas_faithfulness", ClaimVerdicts, "supported"
-    check = staticmethod(_claims_check)
+    check = staticmethod(claims_check)
     none_reason = "the answer makes no claims"
+    inputs = (Input.ACTUAL_ANSWER, Input.CONTEXTS)
 
     async def score(self, context: ItemContext) -> Outcome:
-        answer = context.response.actual_answer
-        if answer is None:
-            return Skipped("needs actual_answer")
-        contexts = contexts_of(context.response)
-        if contexts is None:
-            return Skipped(NO_CONTEXTS)
-        engine = engine_of(context)
-        if engine is None or not engine.can_judge:
-            return Skipped(NO_JUDGE)
+        answer = context.response.actual_answer or ""
         if not answer.strip():
             return self._scored(100.0, "the answer is blank: it makes no claims", 0.0)
         fields = {"question": context.question.question_text, "answer": answer}
-        return await self._score(engine, contexts, fields, answer)
+        return await self._score(engine_of(context), contexts_of(context.response), fields, answer)
 
 
 class RagasContextRecall(_ExtractThenVerify):
@@ -274,23 +219,17 @@ class RagasContextRecall(_ExtractThenVerify):
     error_keys = ("ragas_context_recall_error",)
     extract, extract_schema, items_field = "ragas_statements", StatementList, "statements"
     verify, verify_schema, verdict_field = "ragas_attribution", StatementVerdicts, "attributed"
-    check = staticmethod(_statements_check)
+    check = staticmethod(statements_check)
     none_reason = "the reference answer has no statements"
+    inputs = (Input.REFERENCE_ANSWER, Input.CONTEXTS)
 
     async def score(self, context: ItemContext) -> Outcome:
-        reference = context.question.reference_answer
-        if reference is None:
-            return Skipped("needs reference_answer")
-        contexts = contexts_of(context.response)
-        if contexts is None:
-            return Skipped(NO_CONTEXTS)
-        engine = engine_of(context)
-        if engine is None or not engine.can_judge:
-            return Skipped(NO_JUDGE)
+        reference = context.question.reference_answer or ""
         if not reference.strip():
             return Failed("reference_answer is blank; not sent to the judge")
         fields = {"question": context.question.question_text, "reference_answer": reference}
-        return await self._score(engine, contexts, fields, reference)
+        contexts = contexts_of(context.response)
+        return await self._score(engine_of(context), contexts, fields, reference)
 
 
 class RagasContextPrecision(_Ragas):
@@ -298,36 +237,36 @@ class RagasContextPrecision(_Ragas):
 
     name = "ragas_context_precision"
     error_keys = ("ragas_context_precision_error",)
+    inputs = (Input.CONTEXTS,)
 
     def __init__(self) -> None:
         self.outputs = self._outputs()
 
     async def score(self, context: ItemContext) -> Outcome:
         contexts = contexts_of(context.response)
-        if contexts is None:
-            return Skipped(NO_CONTEXTS)
-        engine = engine_of(context)
-        if engine is None or not engine.can_judge:
-            return Skipped(NO_JUDGE)
         if not contexts:
             return self._scored(0.0, "no contexts were retrieved", 0.0)
         question = context.question.question_text
         if not question.strip():
             return Failed("question_text is blank; not sent to the judge")
         reference = context.question.reference_answer
-        try:
-            judged = await _ask(
-                engine,
+        shown_reference = reference if reference and reference.strip() else "(not given)"
+        judged = await or_failed(
+            ask(
+                engine_of(context),
                 "ragas_context_precision",
                 ContextRelevances,
                 self.name,
-                lambda reply: _relevance_check(reply, len(contexts)),
-                question=question,
-                reference_answer=reference if reference and reference.strip() else "(not given)",
-                contexts=format_contexts(contexts),
+                {
+                    "question": question,
+                    "reference_answer": shown_reference,
+                    "contexts": format_contexts(contexts),
+                },
+                lambda reply: relevance_check(reply, len(contexts)),
             )
-        except LLMError as exc:
-            return Failed(str(exc))
+        )
+        if isinstance(judged, Failed):
+            return judged
         verdicts = judged.value.contexts
         relevant = sum(verdict.relevant for verdict in verdicts)
         reason = "\n".join(
@@ -342,15 +281,17 @@ class RagasAnswerRelevance(_Ragas):
     """``ragas_answer_relevance``: ``answer_relevance`` on the reference's 0-100 scale."""
 
     name = "ragas_answer_relevance"
-    needs = frozenset({"judge", "embeddings"})
+    inputs = INPUTS
+    needs = NEEDS
     error_keys = ("ragas_answer_relevance_error",)
 
     def __init__(self) -> None:
         self.outputs = self._outputs()
 
     async def score(self, context: ItemContext) -> Outcome:
-        found = await question_similarity(context, context.config.ragas.questions, self.name)
-        if isinstance(found, Skipped | Failed):
+        count = context.config.section("ragas", RagasConfig).questions
+        found = await question_similarity(context, count, self.name)
+        if isinstance(found, Failed):
             return found
         score, reason, cost = found
         return self._scored(100.0 * score, reason, cost)
@@ -384,12 +325,14 @@ class RagasScore(DerivedMetric):
 
     name = "ragas_score"
     default = False
+    section = "ragas"
+    settings_model = RagasConfig
     depends_on = tuple(COMPONENTS)
     outputs = (OutputKey("ragas_score", zero_for_error_samples=True, headline=True, maximum=100),)
     error_keys = ()
 
     async def score(self, context: ItemContext) -> Outcome:
-        weights = context.config.ragas.weights.model_dump()
+        weights = context.config.section("ragas", RagasConfig).weights.model_dump()
         components = {
             short: context.scores.get(name)
             for name, short in COMPONENTS.items()

@@ -23,12 +23,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from graphrag_eval.config import EvaluationConfig
-from graphrag_eval.errors import LLMError
+from graphrag_eval.config.base import Section
+from graphrag_eval.config.model import EvaluationConfig
 from graphrag_eval.inputs import ActualStep
 from graphrag_eval.llm.engine import Judged, LLMEngine, ReplyError
-from graphrag_eval.llm.prompts import prompt
-from graphrag_eval.llm.replies import json_reply
 from graphrag_eval.metrics.base import (
     Aggregation,
     Failed,
@@ -39,7 +37,7 @@ from graphrag_eval.metrics.base import (
     Skipped,
     StepMetric,
 )
-from graphrag_eval.metrics.judging import NO_JUDGE, engine_of, format_contexts, messages
+from graphrag_eval.metrics.judging import ask, engine_of, format_contexts, or_failed
 from graphrag_eval.steps.retrieval import parse_contexts
 
 __all__ = ["AttributedStatements", "ContextVerdicts", "RetrievalAnswer", "ranked_precision"]
@@ -100,10 +98,20 @@ def _verdicts_check(count: int) -> Any:
     return check
 
 
+class RetrievalAnswerConfig(Section):
+    """``retrieval_answer_*``: retrieved contexts judged against the reference answer."""
+
+    enabled: bool = True
+    """Run it on actual retrieval steps with context texts, when the item has a reference
+    answer and the LLM is configured."""
+
+
 class RetrievalAnswer(StepMetric):
     """``retrieval_answer_recall``/``_precision``/``_f1`` on actual retrieval steps."""
 
     name = "retrieval_answer"
+    section = "retrieval_answer"
+    settings_model = RetrievalAnswerConfig
     needs = frozenset({"judge"})
     uses_llm = True
     outputs = (
@@ -123,7 +131,7 @@ class RetrievalAnswer(StepMetric):
     error_keys = (_RECALL_ERROR, _PRECISION_ERROR)
 
     def enabled(self, config: EvaluationConfig) -> bool:
-        return config.retrieval_answer.enabled
+        return config.section(self.section, RetrievalAnswerConfig).enabled
 
     def applies_to(self, context: ItemContext, step: ActualStep) -> bool:
         return (
@@ -133,9 +141,6 @@ class RetrievalAnswer(StepMetric):
         )
 
     async def score_step(self, context: ItemContext, step: ActualStep) -> Outcome:
-        engine = engine_of(context)
-        if engine is None or not engine.can_judge:
-            return Skipped(NO_JUDGE)
         try:
             contexts = parse_contexts(step.output)
         except ValueError as exc:
@@ -151,6 +156,7 @@ class RetrievalAnswer(StepMetric):
             "reference_answer": reference,
             "contexts": format_contexts(texts),
         }
+        engine = engine_of(context)
         recall, precision = await asyncio.gather(
             self._recall(engine, fields), self._precision(engine, fields, len(texts))
         )
@@ -164,7 +170,7 @@ class RetrievalAnswer(StepMetric):
             values["retrieval_answer_recall_reason"] = recall.value.reason
             values["retrieval_answer_recall_cost"] = recall.cost_usd
         else:
-            failures[_RECALL_ERROR] = recall
+            failures[_RECALL_ERROR] = recall.error
         if isinstance(precision, Judged):
             verdicts = precision.value.verdicts
             values["retrieval_answer_precision"] = ranked_precision([v.useful for v in verdicts])
@@ -174,7 +180,7 @@ class RetrievalAnswer(StepMetric):
             )
             values["retrieval_answer_precision_cost"] = precision.cost_usd
         else:
-            failures[_PRECISION_ERROR] = precision
+            failures[_PRECISION_ERROR] = precision.error
         if isinstance(recall, Judged) and isinstance(precision, Judged):
             r = values["retrieval_answer_recall"]
             p = values["retrieval_answer_precision"]
@@ -184,26 +190,28 @@ class RetrievalAnswer(StepMetric):
 
     async def _recall(
         self, engine: LLMEngine, fields: dict[str, str]
-    ) -> Judged[AttributedStatements] | str:
-        try:
-            return await engine.judge(
-                messages(prompt("retrieval_answer_recall").format(**fields)),
-                json_reply(AttributedStatements, _check_statements),
-                metric="retrieval_answer_recall",
-                schema=AttributedStatements,
+    ) -> Judged[AttributedStatements] | Failed:
+        return await or_failed(
+            ask(
+                engine,
+                "retrieval_answer_recall",
+                AttributedStatements,
+                "retrieval_answer_recall",
+                fields,
+                _check_statements,
             )
-        except LLMError as exc:
-            return str(exc)
+        )
 
     async def _precision(
         self, engine: LLMEngine, fields: dict[str, str], count: int
-    ) -> Judged[ContextVerdicts] | str:
-        try:
-            return await engine.judge(
-                messages(prompt("retrieval_answer_precision").format(**fields)),
-                json_reply(ContextVerdicts, _verdicts_check(count)),
-                metric="retrieval_answer_precision",
-                schema=ContextVerdicts,
+    ) -> Judged[ContextVerdicts] | Failed:
+        return await or_failed(
+            ask(
+                engine,
+                "retrieval_answer_precision",
+                ContextVerdicts,
+                "retrieval_answer_precision",
+                fields,
+                _verdicts_check(count),
             )
-        except LLMError as exc:
-            return str(exc)
+        )

@@ -20,7 +20,10 @@ show), the reference retrieval step it scores best against (the last one on ties
 
 from __future__ import annotations
 
-from graphrag_eval.config import EvaluationConfig
+from pydantic import Field
+
+from graphrag_eval.config.base import Section
+from graphrag_eval.config.model import EvaluationConfig
 from graphrag_eval.inputs import ActualStep, ReferenceStep
 from graphrag_eval.metrics.base import (
     Failed,
@@ -52,11 +55,25 @@ def _reference_retrieval_steps(context: ItemContext) -> list[tuple[int, int, Ref
     ]
 
 
+class RetrievalContextConfig(Section):
+    """The deterministic ``retrieval_context_*`` metrics of retrieval steps."""
+
+    enabled: bool = True
+    """Compute ``retrieval_context_recall``/``_precision``/``_f1`` and
+    ``retrieval_context_ids_average_precision`` on actual retrieval steps."""
+
+    similarity_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+    """Two contexts without ids on both sides match when the normalised similarity of their
+    texts (0-1, rapidfuzz ratio after case and whitespace folding) reaches this value."""
+
+
 class RetrievalContext(StepMetric):
     """``retrieval_context_recall``/``_precision``/``_f1`` and
     ``retrieval_context_ids_average_precision`` on actual retrieval steps."""
 
     name = "retrieval_context"
+    section = "retrieval_context"
+    settings_model = RetrievalContextConfig
     outputs = (
         OutputKey("retrieval_context_recall", maximum=1),
         OutputKey("retrieval_context_precision", maximum=1),
@@ -66,7 +83,7 @@ class RetrievalContext(StepMetric):
     error_keys = _ERRORS
 
     def enabled(self, config: EvaluationConfig) -> bool:
-        return config.retrieval_context.enabled
+        return config.section(self.section, RetrievalContextConfig).enabled
 
     def applies_to(self, context: ItemContext, step: ActualStep) -> bool:
         return (
@@ -80,7 +97,8 @@ class RetrievalContext(StepMetric):
             retrieved = parse_contexts(step.output)
         except ValueError as exc:
             return Failed(f"the retrieval output cannot be read: {exc}")
-        threshold = context.config.retrieval_context.similarity_threshold
+        settings = context.config.section(self.section, RetrievalContextConfig)
+        threshold = settings.similarity_threshold
         candidates = _reference_retrieval_steps(context)
         paired = context.steps.reference_for(step.index) if context.steps else None
         best: tuple[ContextScores, list[Context]] | None = None

@@ -12,31 +12,27 @@ the reference answer.
 
 from __future__ import annotations
 
-from graphrag_eval.errors import LLMError
 from graphrag_eval.metrics.answer_relevance import cosine
 from graphrag_eval.metrics.base import (
     Failed,
+    Input,
     ItemContext,
     ItemMetric,
     Outcome,
     OutputKey,
     Placement,
     Scored,
-    Skipped,
 )
-from graphrag_eval.metrics.judging import NO_EMBEDDING, engine_of
+from graphrag_eval.metrics.judging import engine_of, or_failed
 
 __all__ = ["BertScore", "SemanticSimilarity"]
 
-_NEEDS_ANSWERS = "needs reference_answer and actual_answer"
+_ANSWERS = (Input.REFERENCE_ANSWER, Input.ACTUAL_ANSWER)
 
 
-def _answers(context: ItemContext) -> tuple[str, str] | None:
-    reference = context.question.reference_answer
-    answer = context.response.actual_answer
-    if reference is None or answer is None:
-        return None
-    return answer, reference
+def _answers(context: ItemContext) -> tuple[str, str]:
+    """The actual and the reference answer (the plan runs these metrics only with both)."""
+    return context.response.actual_answer or "", context.question.reference_answer or ""
 
 
 def _percent(value: float) -> float:
@@ -51,6 +47,7 @@ class SemanticSimilarity(ItemMetric):
     name = "semantic_similarity"
     uses_llm = True
     default = False
+    inputs = _ANSWERS
     needs = frozenset({"embeddings"})
     placement = Placement.BEFORE_STEPS
     outputs = (
@@ -64,19 +61,12 @@ class SemanticSimilarity(ItemMetric):
     error_keys = ("semantic_similarity_error",)
 
     async def score(self, context: ItemContext) -> Outcome:
-        texts = _answers(context)
-        if texts is None:
-            return Skipped(_NEEDS_ANSWERS)
-        engine = engine_of(context)
-        if engine is None or not engine.can_embed:
-            return Skipped(NO_EMBEDDING)
-        answer, reference = texts
+        answer, reference = _answers(context)
         if not answer.strip() or not reference.strip():
             return Scored({"semantic_similarity_percentage": 0.0})
-        try:
-            embedded = await engine.embed([answer, reference], metric=self.name)
-        except LLMError as exc:
-            return Failed(str(exc))
+        embedded = await or_failed(engine_of(context).embed([answer, reference], metric=self.name))
+        if isinstance(embedded, Failed):
+            return embedded
         similarity = cosine(*embedded.vectors)
         percentage = round(min(100.0, max(0.0, 100.0 * similarity)), 2)
         return Scored({"semantic_similarity_percentage": percentage})
@@ -88,6 +78,7 @@ class BertScore(ItemMetric):
     name = "bert_score"
     uses_llm = True
     default = False
+    inputs = _ANSWERS
     needs = frozenset({"bert_model"})
     placement = Placement.BEFORE_STEPS
     outputs = (
@@ -98,21 +89,15 @@ class BertScore(ItemMetric):
     error_keys = ("bert_score_error",)
 
     async def score(self, context: ItemContext) -> Outcome:
-        texts = _answers(context)
-        if texts is None:
-            return Skipped(_NEEDS_ANSWERS)
-        engine = engine_of(context)
-        if engine is None or not engine.can_bert_score:
-            return Skipped("BERTScore's local model is not set up (the 'embeddings' extra)")
-        answer, reference = texts
+        answer, reference = _answers(context)
         if not answer.strip() or not reference.strip():
             return Scored({key.name: 0.0 for key in self.outputs})
-        try:
-            [(precision, recall, f1)] = await engine.bert_scores(
-                [(answer, reference)], metric=self.name
-            )
-        except LLMError as exc:
-            return Failed(str(exc))
+        scores = await or_failed(
+            engine_of(context).bert_scores([(answer, reference)], metric=self.name)
+        )
+        if isinstance(scores, Failed):
+            return scores
+        [(precision, recall, f1)] = scores
         return Scored(
             {
                 "bert_score_precision": _percent(precision),

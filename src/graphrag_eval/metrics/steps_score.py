@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from graphrag_eval.metrics.base import (
     Failed,
+    Input,
     ItemContext,
     ItemMetric,
     Outcome,
@@ -19,6 +20,7 @@ class StepsScore(ItemMetric):
 
     name = "steps_score"
     always = True
+    inputs = (Input.REFERENCE_STEPS,)
     outputs = (
         OutputKey(
             "steps_score",
@@ -31,8 +33,6 @@ class StepsScore(ItemMetric):
     error_keys = ("steps_score_error",)
 
     async def score(self, context: ItemContext) -> Outcome:
-        if not context.question.reference_steps:
-            return Skipped("the question has no reference steps")
         if context.steps_error is not None:
             return Failed(context.steps_error)
         if context.steps is None:

@@ -19,7 +19,6 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from graphrag_eval import __version__
 from graphrag_eval.aggregation import ItemValues, item_values
 from graphrag_eval.comparison.model import Comparison, MetricChange
 from graphrag_eval.files import dump_yaml, write_text_atomic
@@ -47,6 +46,7 @@ from graphrag_eval.report.run_views import (
     template_view,
 )
 from graphrag_eval.runs import SavedRun
+from graphrag_eval.version import __version__
 
 __all__ = ["render_comparison", "render_report", "write_comparison", "write_report"]
 

