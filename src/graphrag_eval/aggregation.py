@@ -19,10 +19,12 @@ Which keys are aggregated, and how, comes from the metrics' declarations
 here. A numeric key no metric declares (a custom output in results read from a file, say) is
 aggregated numerically too, rather than dropped.
 
-``coverage`` counts questions: for each key, how many were scored, failed (an error key of
-its metric is present) or skipped (the metric did not apply, or the response was an error),
-so a mean is never read without its denominator. For keys written on steps, a question counts
-as scored when any of its steps has the key.
+The results are read as typed results (:func:`~graphrag_eval.results.read_records`), so a
+key's owner and its failures come from the outcomes, never from key names.
+``coverage`` counts questions: for each key, how many were scored, failed (its metric's
+outcome failed, on the question or a step) or skipped (the metric did not apply, or the
+response was an error), so a mean is never read without its denominator. For keys written
+on steps, a question counts as scored when any of its steps has the key.
 
 :func:`load_results` (reading saved results back) lives in :mod:`graphrag_eval.saved_results`
 and is re-exported here.
@@ -31,25 +33,28 @@ and is re-exported here.
 from __future__ import annotations
 
 import json
-import math
 import statistics
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from graphrag_eval.config import ConfigSource, load_config
-from graphrag_eval.metrics.base import (
-    IDENTITY_KEYS,
-    Aggregation,
-    OutputKey,
-    configured_metrics,
-    declared_outputs,
+from graphrag_eval.aggregate_types import (
+    Aggregates,
+    Coverage,
+    GroupAggregates,
+    Statistics,
+    StepCounts,
 )
+from graphrag_eval.config import ConfigSource, load_config
+from graphrag_eval.metrics.base import Aggregation, OutputKey
+from graphrag_eval.result_types import QuestionResult, RunResult
+from graphrag_eval.results import is_number, layout_for, read_records
 from graphrag_eval.saved_results import load_results
 
 __all__ = [
     "ItemValues",
+    "aggregate",
     "compute_aggregates",
     "is_empty_output",
     "item_values",
@@ -62,33 +67,39 @@ def compute_aggregates(
 ) -> dict[str, Any]:
     """Aggregate per-question results per template (``per_template``), over all questions
     (``micro``) and as the mean of template means (``macro``)."""
-    keys, zeroable = _aggregated_keys(evaluation_results, config)
+    settings = load_config(config)
+    return aggregate(read_records(evaluation_results, layout_for(settings)), settings).to_dict()
+
+
+def aggregate(run: RunResult, config: ConfigSource = None) -> Aggregates:
+    """The typed aggregates of a run's results (:func:`compute_aggregates` before
+    flattening)."""
+    keys, zeroable = _aggregated_keys(run, config)
     # What each question contributes is worked out once, then summed per template and overall.
-    facts = [_facts(result, keys, zeroable) for result in evaluation_results]
+    facts = [_facts(result, keys, zeroable) for result in run.results]
     by_template: dict[str, list[_Facts]] = {}
-    for result, item in zip(evaluation_results, facts, strict=True):
-        by_template.setdefault(str(result.get("template_id")), []).append(item)
+    for result, item in zip(run.results, facts, strict=True):
+        by_template.setdefault(str(result.template_id), []).append(item)
 
     per_template = {
         template_id: _aggregate(items, keys) for template_id, items in by_template.items()
     }
-    micro = _aggregate(facts, keys)
-    macro: dict[str, dict[str, float]] = {}
+    macro: dict[str, float] = {}
     for key, (spec, _) in keys.items():
         if spec.aggregation is not Aggregation.NUMERIC:
             continue
         # Only templates with data for the key: zeros shown for "no data" are not means.
         means = [
-            stats[key]["mean"]
-            for stats in per_template.values()
-            if key in stats and stats["coverage"][key]["scored"]
+            stats.mean
+            for group in per_template.values()
+            if (stats := group.statistics(key)) is not None and group.coverage[key].scored
         ]
         if means:
-            macro[key] = {"mean": statistics.fmean(means)}
+            macro[key] = statistics.fmean(means)
         elif spec.always:
             # As the per-template blocks show zeros for these keys (an all-error run, say).
-            macro[key] = {"mean": 0}
-    return {"per_template": per_template, "micro": micro, "macro": macro}
+            macro[key] = 0
+    return Aggregates(per_template, _aggregate(facts, keys), macro)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,10 +115,16 @@ class ItemValues:
 
 
 def item_values(
-    evaluation_results: Sequence[Mapping[str, Any]], config: ConfigSource = None
+    evaluation_results: Sequence[Mapping[str, Any]] | RunResult, config: ConfigSource = None
 ) -> ItemValues:
     """Each question's value of every numeric key (for comparing runs item by item)."""
-    keys, zeroable = _aggregated_keys(evaluation_results, config)
+    settings = load_config(config)
+    run = (
+        evaluation_results
+        if isinstance(evaluation_results, RunResult)
+        else read_records(evaluation_results, layout_for(settings))
+    )
+    keys, zeroable = _aggregated_keys(run, settings)
     numeric = {
         name: spec for name, (spec, _) in keys.items() if spec.aggregation is Aggregation.NUMERIC
     }
@@ -115,77 +132,67 @@ def item_values(
     on_items = [name for name in numeric if not keys[name][1]]
     on_steps = [name for name in numeric if keys[name][1]]
     values: list[dict[str, float]] = []
-    for result in evaluation_results:
+    for result in run.results:
         row: dict[str, float] = {}
-        if result.get("status") == "error":
+        if result.is_error:
             for name, spec in zeroable.items():
-                if all(field in result for field in spec.requires):
+                if all(_has(result, field) for field in spec.requires):
                     row[name] = 0.0
         else:
+            scores = result.values()
             for name in on_items:
-                value: Any = result.get(name)
-                if _is_number(value):
-                    row[name] = float(value)
-            steps: Any = result.get("actual_steps") if on_steps else None
-            for name in on_steps if isinstance(steps, list) else ():
-                numbers = [
-                    step[name]
-                    for step in steps
-                    if isinstance(step, Mapping) and _is_number(step.get(name))
-                ]
+                if is_number(scores.get(name)):
+                    row[name] = float(scores[name])
+            steps = [result.values(i) for i in _step_positions(result)] if on_steps else []
+            for name in on_steps:
+                numbers = [step[name] for step in steps if is_number(step.get(name))]
                 if numbers:
                     row[name] = statistics.fmean(numbers)
         values.append(row)
     return ItemValues(numeric, values)
 
 
-def _aggregated_keys(
-    results: Sequence[Mapping[str, Any]], config: ConfigSource
-) -> tuple[dict[str, tuple[OutputKey, bool]], dict[str, OutputKey]]:
+_Keys = dict[str, tuple[OutputKey, bool]]
+
+
+def _aggregated_keys(run: RunResult, config: ConfigSource) -> tuple[_Keys, dict[str, OutputKey]]:
     """The keys aggregated (with whether they are written on steps), and those an error
     sample counts as 0 on (none unless ``aggregation.error_samples`` is ``zero``)."""
     settings = load_config(config)
-    keys = _collect_keys(results, declared_outputs(configured_metrics(settings)))
+    keys = _collect_keys(run)
     if settings.aggregation.error_samples != "zero":
         return keys, {}
-    return keys, _zeroable_keys(results, keys)
+    return keys, _zeroable_keys(run, keys)
 
 
-def _is_number(value: Any) -> bool:
-    """A real, finite number: booleans are labels, and NaN or infinity (which older tools
-    wrote for a failure) is not a score."""
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+def _has(result: QuestionResult, name: str) -> bool:
+    """Whether the result has a field (``reference_steps``) or a metric value of that name."""
+    return name in result.fields or name in result.values()
 
 
-def _collect_keys(
-    results: Iterable[Mapping[str, Any]], declared: Mapping[str, tuple[OutputKey, bool]]
-) -> dict[str, tuple[OutputKey, bool]]:
+def _step_positions(result: QuestionResult) -> list[int]:
+    """The positions of the actual steps that are mappings (the others carry no scores)."""
+    return [i for i, step in enumerate(result.actual_steps) if isinstance(step, Mapping)]
+
+
+def _collect_keys(run: RunResult) -> _Keys:
     """Aggregated keys in a stable order: declared keys that occur (or must always appear),
-    then undeclared numeric item keys in order of first appearance."""
+    then the numeric keys no metric declares, in order of first appearance (the reader
+    gives each a metric of its own, :func:`~graphrag_eval.results.read_records`)."""
+    declared = run.layout.outputs()
     present: set[str] = set()
-    undeclared: dict[str, None] = {}
-    for result in results:
-        for key, value in result.items():
-            if key in declared:
-                present.add(key)
-            elif key not in IDENTITY_KEYS and not key.endswith("_error") and _is_number(value):
-                undeclared[key] = None
-        for step in result.get("actual_steps") or ():
-            if isinstance(step, Mapping):
-                present.update(key for key in step if key in declared and declared[key][1])
-    keys = {
+    for result in run.results:
+        present.update(result.values())
+        for i in _step_positions(result):
+            present.update(key for key in result.values(i) if declared[key][1])
+    return {
         name: entry
         for name, entry in declared.items()
         if entry[0].aggregation is not Aggregation.NONE and (name in present or entry[0].always)
     }
-    for name in undeclared:
-        keys[name] = (OutputKey(name, error_keys=(f"{name}_error",)), False)
-    return keys
 
 
-def _zeroable_keys(
-    results: Sequence[Mapping[str, Any]], keys: Mapping[str, tuple[OutputKey, bool]]
-) -> dict[str, OutputKey]:
+def _zeroable_keys(run: RunResult, keys: _Keys) -> dict[str, OutputKey]:
     """Keys an error sample would have had: declared zeroable, and the run computed them
     (some success has the key, or the evaluation wrote its 0 on some error sample, as it
     does for ``steps_score`` under ``error_samples: zero``)."""
@@ -195,15 +202,14 @@ def _zeroable_keys(
             spec.zero_for_error_samples
             and not on_steps
             and any(
-                name in result if result.get("status") != "error" else _is_number(result.get(name))
-                for result in results
+                name in result.values()
+                if not result.is_error
+                else is_number(result.values().get(name))
+                for result in run.results
             )
         ):
             zeroable[name] = spec
     return zeroable
-
-
-_SCORED, _FAILED, _SKIPPED = "scored", "failed", "skipped"
 
 
 @dataclass(slots=True)
@@ -219,38 +225,38 @@ class _Facts:
     error_steps: list[str]
 
 
-def _facts(
-    item: Mapping[str, Any],
-    keys: Mapping[str, tuple[OutputKey, bool]],
-    zeroable: Mapping[str, OutputKey],
-) -> _Facts:
-    is_error = item.get("status") == "error"
+def _facts(item: QuestionResult, keys: _Keys, zeroable: Mapping[str, OutputKey]) -> _Facts:
     values: dict[str, list[Any]] = {}
     coverage: dict[str, str] = {}
+    if item.is_error:
+        for name in keys:
+            zero = zeroable.get(name)
+            if zero is not None and all(_has(item, field) for field in zero.requires):
+                values[name] = [0.0]
+                coverage[name] = "scored"
+            else:
+                coverage[name] = "skipped"
+        return _Facts(True, item.missing_response, values, coverage, [], [], [])
+    positions = _step_positions(item)
+    levels: dict[bool, list[int | None]] = {True: list(positions), False: [None]}
+    scored = {level: item.values(level) for level in (None, *positions)}
+    failed = {level: item.failed_keys(level) for level in (None, *positions)}
+    for name, (spec, on_steps) in keys.items():
+        found = [
+            scored[level][name] for level in levels[on_steps] if scored[level].get(name) is not None
+        ]
+        if found:
+            values[name] = found
+            coverage[name] = "scored"
+        elif any(key in failed[level] for level in levels[on_steps] for key in spec.error_keys):
+            coverage[name] = "failed"
+        else:
+            coverage[name] = "skipped"
     names: list[str] = []
     empty: list[str] = []
     errors: list[str] = []
-    if is_error:
-        for name in keys:
-            zero = zeroable.get(name)
-            if zero is not None and all(field in item for field in zero.requires):
-                values[name] = [0.0]
-                coverage[name] = _SCORED
-            else:
-                coverage[name] = _SKIPPED
-        return _Facts(True, bool(item.get("missing_response")), values, coverage, [], [], [])
-    steps = [s for s in item.get("actual_steps") or () if isinstance(s, Mapping)]
-    for name, (spec, on_steps) in keys.items():
-        sources = steps if on_steps else [item]
-        found = [source[name] for source in sources if source.get(name) is not None]
-        if found:
-            values[name] = found
-            coverage[name] = _SCORED
-        elif any(key in source for source in sources for key in spec.error_keys):
-            coverage[name] = _FAILED
-        else:
-            coverage[name] = _SKIPPED
-    for step in steps:
+    for i in positions:
+        step = item.actual_steps[i]
         step_name = step.get("name")
         if not isinstance(step_name, str):
             continue
@@ -262,34 +268,33 @@ def _facts(
     return _Facts(False, False, values, coverage, names, empty, errors)
 
 
-def _aggregate(
-    items: Sequence[_Facts], keys: Mapping[str, tuple[OutputKey, bool]]
-) -> dict[str, Any]:
+def _aggregate(items: Sequence[_Facts], keys: _Keys) -> GroupAggregates:
     errors = [item for item in items if item.is_error]
-    out: dict[str, Any] = {
-        "number_of_error_samples": len(errors),
-        "number_of_success_samples": len(items) - len(errors),
-        "number_of_missing_samples": sum(1 for item in errors if item.is_missing),
-    }
-    coverage = {name: {_SCORED: 0, _FAILED: 0, _SKIPPED: 0} for name in keys}
+    group = GroupAggregates(
+        error_samples=len(errors),
+        success_samples=len(items) - len(errors),
+        missing_samples=sum(1 for item in errors if item.is_missing),
+        coverage={name: Coverage() for name in keys},
+    )
     for item in items:
         for name, status in item.coverage.items():
-            coverage[name][status] += 1
+            counts = group.coverage[name]
+            setattr(counts, status, getattr(counts, status) + 1)
     for name, (spec, _) in keys.items():
         values = [value for item in items for value in item.values.get(name, ())]
         if spec.aggregation is Aggregation.LABEL:
             counted = Counter(str(value) for value in values)
             if values:
                 ordered = {label: counted[label] for label in spec.labels}
-                out[name] = ordered | {k: v for k, v in counted.items() if k not in ordered}
+                group.keys[name] = ordered | {k: v for k, v in counted.items() if k not in ordered}
             for label, count_key in spec.counts:
-                out[count_key] = counted[label]
+                group.keys[count_key] = counted[label]
             continue
-        numbers = [value for value in values if _is_number(value)]
+        numbers = [value for value in values if is_number(value)]
         if numbers:
-            out[name] = _statistics(numbers)
+            group.keys[name] = _statistics(numbers)
         elif spec.always:
-            out[name] = {"sum": 0, "mean": 0, "median": 0, "min": 0, "max": 0}
+            group.keys[name] = Statistics(0, 0, 0, 0, 0)
     total: Counter[str] = Counter()
     once: Counter[str] = Counter()
     empty: Counter[str] = Counter()
@@ -299,24 +304,18 @@ def _aggregate(
         once.update(set(item.step_names))
         empty.update(item.empty_steps)
         failed.update(item.error_steps)
-    out["steps"] = {
-        "total": dict(total),
-        "once_per_sample": dict(once),
-        "empty_results": dict(empty),
-        "errors": dict(failed),
-    }
-    out["coverage"] = coverage
-    return out
+    group.steps = StepCounts(dict(total), dict(once), dict(empty), dict(failed))
+    return group
 
 
-def _statistics(numbers: Sequence[int | float]) -> dict[str, int | float]:
-    return {
-        "sum": sum(numbers),
-        "mean": statistics.fmean(numbers),
-        "median": statistics.median(numbers),
-        "min": min(numbers),
-        "max": max(numbers),
-    }
+def _statistics(numbers: Sequence[int | float]) -> Statistics:
+    return Statistics(
+        sum=sum(numbers),
+        mean=statistics.fmean(numbers),
+        median=statistics.median(numbers),
+        min=min(numbers),
+        max=max(numbers),
+    )
 
 
 def is_empty_output(output: Any) -> bool:

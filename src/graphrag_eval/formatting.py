@@ -10,11 +10,13 @@ import math
 from typing import Any
 
 __all__ = [
+    "COST_SUFFIX",
     "format_dollars",
     "format_interval",
     "format_number",
     "format_signed",
     "format_value",
+    "is_cost_key",
     "plural",
 ]
 
@@ -49,10 +51,20 @@ def format_dollars(value: float) -> str:
     return f"${value:,.4f}"
 
 
+COST_SUFFIX = "_cost"
+
+
+def is_cost_key(name: str) -> bool:
+    """Whether ``name`` is a judge-cost output (in dollars): the metrics name each of their
+    cost keys ``<metric>_cost`` (docs/outputs.md). The one place that reads a key's unit
+    from its name."""
+    return name.endswith(COST_SUFFIX)
+
+
 def format_value(value: Any, name: str) -> str:
     """A value of the key ``name``: dollars with significant digits for a ``_cost`` key (never
     ``0.000`` for $0.00005), else :func:`format_number`."""
-    if name.endswith("_cost") and isinstance(value, int | float) and not isinstance(value, bool):
+    if is_cost_key(name) and isinstance(value, int | float) and not isinstance(value, bool):
         return format_dollars(value)
     return format_number(value)
 

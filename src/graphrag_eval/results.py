@@ -1,8 +1,12 @@
-"""The output edge: typed outcomes become the seed's per-question result dictionaries.
+"""The output edge: typed results (:mod:`graphrag_eval.result_types`) to the seed's flat
+per-question dictionaries and back (docs/outputs.md).
 
-This is the one place where a :class:`~graphrag_eval.metrics.base.Failed` outcome turns into
-``<metric>_error`` keys and where ``matches`` and step metric keys are written onto copies of
-the user's steps (the user's objects are never mutated).
+This is the one place that knows the flat keys, in both directions: where a
+:class:`~graphrag_eval.metrics.base.Failed` outcome turns into ``<metric>_error`` keys, a
+:class:`~graphrag_eval.metrics.base.Skipped` one into an entry of ``skipped``, and where
+``matches`` and step metric keys are written onto copies of the user's steps (the user's
+objects are never mutated); and where a saved record is read back into a typed result, each
+key given to the metric that declares it.
 
 Keys added by graphrag-eval beyond the seed (never renamed, only added):
 
@@ -12,30 +16,64 @@ Keys added by graphrag-eval beyond the seed (never renamed, only added):
 * ``input_error`` on a reference or actual step that is malformed (or whose data is broken)
   and therefore cannot match;
 * ``output_error`` on an unmatched actual step whose output could not be read as the reference
-  step it was compared with expects (not SPARQL results JSON, not a list of contexts, ...).
+  step it was compared with expects (not SPARQL results JSON, not a list of contexts, ...);
+* ``skipped``: ``{metric: reason}`` for the metrics that did not apply to the question.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from graphrag_eval.config import ConfigSource, load_config
 from graphrag_eval.inputs import ReferenceQuestion, Response
 from graphrag_eval.metrics.base import (
+    IDENTITY_KEYS,
     Failed,
     ItemMetric,
     Metric,
     Outcome,
-    Placement,
+    OutputKey,
     Scored,
+    Skipped,
     StepMetric,
+    configured_metrics,
+)
+from graphrag_eval.planning import SERVICES
+from graphrag_eval.result_types import (
+    MetricLayout,
+    OutcomeKey,
+    QuestionResult,
+    ResultLayout,
+    RunResult,
+    is_number,
 )
 from graphrag_eval.steps.matching import StepsOutcome
 
-__all__ = ["MISSING_RESPONSE_ERROR", "error_result", "missing_result", "success_result"]
+__all__ = [
+    "MISSING_RESPONSE_ERROR",
+    "SKIPPED_KEY",
+    "error_result",
+    "is_number",
+    "layout_for",
+    "missing_result",
+    "read_record",
+    "read_records",
+    "success_result",
+    "to_record",
+    "to_records",
+    "typed_error_result",
+    "typed_missing_result",
+    "typed_success_result",
+]
 
 MISSING_RESPONSE_ERROR = "no response for this question"
+SKIPPED_KEY = "skipped"
+"""Metric name -> why it did not apply to the question (only when some metric was skipped)."""
+_RUN_WIDE = frozenset(SERVICES.values())
+"""Skip reasons that hold for the whole run (a service is missing), not for one question:
+kept in the typed result, not written per question."""
 
 
 def _head(
@@ -75,21 +113,31 @@ def _reference_steps_copy(
 
 def missing_result(question: ReferenceQuestion) -> dict[str, Any]:
     """The result of a reference question that got no response."""
-    result = _head(question)
-    result["status"] = "error"
-    result["error"] = MISSING_RESPONSE_ERROR
-    result["missing_response"] = True
-    return result
+    return to_record(typed_missing_result(question))
+
+
+def typed_missing_result(question: ReferenceQuestion) -> QuestionResult:
+    """The typed result of a reference question that got no response."""
+    fields = _head(question)
+    fields["status"] = "error"
+    fields["error"] = MISSING_RESPONSE_ERROR
+    fields["missing_response"] = True
+    return QuestionResult(fields)
 
 
 def error_result(question: ReferenceQuestion, response: Response) -> dict[str, Any]:
     """The result of an error response: counted, never scored."""
-    result = _head(question)
-    result["status"] = "error"
-    result["error"] = response.error
+    return to_record(typed_error_result(question, response))
+
+
+def typed_error_result(question: ReferenceQuestion, response: Response) -> QuestionResult:
+    """The typed result of an error response."""
+    fields = _head(question)
+    fields["status"] = "error"
+    fields["error"] = response.error
     if response.problems:
-        result["input_errors"] = list(response.problems)
-    return result
+        fields["input_errors"] = list(response.problems)
+    return QuestionResult(fields)
 
 
 def success_result(
@@ -101,35 +149,44 @@ def success_result(
     output_errors: Mapping[int, str] | None = None,
 ) -> dict[str, Any]:
     """The result of a usable response, with every metric outcome flattened to its keys."""
-    result = _head(question, steps, response)
-    result["status"] = "success"
+    return to_record(
+        typed_success_result(question, response, steps, item_outcomes, step_outcomes, output_errors)
+    )
+
+
+def typed_success_result(
+    question: ReferenceQuestion,
+    response: Response,
+    steps: StepsOutcome | None,
+    item_outcomes: Sequence[tuple[ItemMetric, Outcome]],
+    step_outcomes: Mapping[int, Sequence[tuple[StepMetric, Outcome]]],
+    output_errors: Mapping[int, str] | None = None,
+) -> QuestionResult:
+    """The typed result of a usable response (:func:`success_result` before flattening)."""
+    fields = _head(question, steps, response)
+    fields["status"] = "success"
     if response.problems:
-        result["input_errors"] = list(response.problems)
+        fields["input_errors"] = list(response.problems)
     if response.actual_answer is not None:
-        result["actual_answer"] = response.actual_answer
-    for metric, outcome in item_outcomes:
-        if metric.placement is Placement.BEFORE_STEPS:
-            _write(result, metric, outcome)
+        fields["actual_answer"] = response.actual_answer
+    outcomes: dict[OutcomeKey, Outcome] = {
+        OutcomeKey(metric.name): outcome for metric, outcome in item_outcomes
+    }
+    metrics: list[Metric] = [metric for metric, _ in item_outcomes]
     if response.actual_steps is not None:
         errors = output_errors or {}
-        result["actual_steps"] = [
-            _actual_step_copy(
-                step.raw, step.problem, errors.get(step.index), step_outcomes.get(step.index, ())
+        fields["actual_steps"] = []
+        for position, step in enumerate(response.actual_steps):
+            fields["actual_steps"].append(
+                _actual_step_copy(step.raw, step.problem, errors.get(step.index))
             )
-            for step in response.actual_steps
-        ]
-    for metric, outcome in item_outcomes:
-        if metric.placement is Placement.AFTER_STEPS:
-            _write(result, metric, outcome)
-    return result
+            for metric, outcome in step_outcomes.get(step.index, ()):
+                outcomes[OutcomeKey(metric.name, position)] = outcome
+                metrics.append(metric)
+    return QuestionResult(fields, outcomes, ResultLayout.of(metrics))
 
 
-def _actual_step_copy(
-    raw: Any,
-    problem: str | None,
-    output_error: str | None,
-    outcomes: Sequence[tuple[StepMetric, Outcome]],
-) -> Any:
+def _actual_step_copy(raw: Any, problem: str | None, output_error: str | None) -> Any:
     item = copy.deepcopy(raw)
     if not isinstance(item, dict):
         return {"value": item, "input_error": problem} if problem else item
@@ -137,15 +194,201 @@ def _actual_step_copy(
         item["input_error"] = problem
     if output_error is not None:
         item["output_error"] = output_error
-    for metric, outcome in outcomes:
-        _write(item, metric, outcome)
     return item
 
 
-def _write(target: dict[str, Any], metric: Metric, outcome: Outcome) -> None:
+# -- typed result -> the seed's flat record ------------------------------------------------
+
+
+def to_record(result: QuestionResult) -> dict[str, Any]:
+    """The seed's flat dictionary of a typed result (docs/outputs.md): its fields in order,
+    the keys of metrics placed before the steps, ``actual_steps`` with the step metrics' keys
+    on each step, the other metrics' keys, and ``skipped`` (metric -> reason) when some
+    metric did not apply."""
+    record: dict[str, Any] = {}
+    placed = False
+    for name, value in result.fields.items():
+        if name == "actual_steps" and isinstance(value, list):
+            _write_item_metrics(record, result, before_steps=True)
+            placed = True
+            record[name] = [_step_record(result, i, step) for i, step in enumerate(value)]
+        else:
+            record[name] = value
+    if not placed:
+        _write_item_metrics(record, result, before_steps=True)
+    _write_item_metrics(record, result, before_steps=False)
+    skipped = {name: reason for name, reason in result.skipped().items() if reason not in _RUN_WIDE}
+    if skipped:
+        record[SKIPPED_KEY] = skipped
+    return record
+
+
+def to_records(run: RunResult) -> list[dict[str, Any]]:
+    """The flat dictionaries of a run's results, in order."""
+    return [to_record(result) for result in run.results]
+
+
+def _write_item_metrics(record: dict[str, Any], result: QuestionResult, before_steps: bool) -> None:
+    for name, outcome in result.at(None):
+        layout = result.layout.metrics.get(name)
+        if (layout is not None and layout.before_steps) is before_steps:
+            _write(record, layout, outcome)
+
+
+def _step_record(result: QuestionResult, index: int, step: Any) -> Any:
+    if not isinstance(step, dict):
+        return step
+    item = dict(step)
+    for name, outcome in result.at(index):
+        _write(item, result.layout.metrics.get(name), outcome)
+    return item
+
+
+def _write(target: dict[str, Any], layout: MetricLayout | None, outcome: Outcome) -> None:
     if isinstance(outcome, Scored):
         target.update(outcome.values)
         target.update(outcome.failures)
     elif isinstance(outcome, Failed):
-        for key in metric.error_keys:
+        for key in layout.error_keys if layout is not None else ():
             target[key] = outcome.error
+
+
+# -- a saved flat record -> the typed result -----------------------------------------------
+
+
+def layout_for(config: ConfigSource = None) -> ResultLayout:
+    """The layout of the metrics a config knows: the registered ones and its custom
+    evaluations (so their keys are read back as theirs)."""
+    return ResultLayout.of(configured_metrics(load_config(config)))
+
+
+def read_records(
+    records: Sequence[Mapping[str, Any]], layout: ResultLayout | None = None
+) -> RunResult:
+    """Typed results of saved flat records (``layout``: by default the registered metrics').
+
+    Each key goes to the metric that declares it (an output, or an error key); a numeric key
+    no metric declares becomes a metric of its own (with ``<key>_error`` as its error key),
+    as the aggregates have always counted such keys; other keys are kept as fields."""
+    # A copy: the metrics of undeclared keys belong to these records, not to the caller's.
+    layout = ResultLayout(dict(layout.metrics)) if layout is not None else layout_for()
+    for name in _undeclared_numeric_keys(records, layout):
+        error_key = f"{name}_error"
+        layout.add(
+            MetricLayout(
+                name,
+                (OutputKey(name, error_keys=(error_key,)),),
+                (error_key,),
+                False,
+                False,
+                declared=False,
+            )
+        )
+    owners = _Owners(layout)
+    return RunResult([_read(record, layout, owners) for record in records], layout)
+
+
+def read_record(record: Mapping[str, Any], layout: ResultLayout | None = None) -> QuestionResult:
+    """The typed result of one saved flat record (see :func:`read_records`)."""
+    return read_records([record], layout).results[0]
+
+
+class _Owners:
+    """Which metric each key belongs to: on the question, and on a step."""
+
+    def __init__(self, layout: ResultLayout) -> None:
+        self.item: dict[str, tuple[str, bool]] = {}
+        self.step: dict[str, tuple[str, bool]] = {}
+        for metric in layout.metrics.values():
+            for target in (self.item, self.step) if metric.on_steps else (self.item,):
+                for output in metric.outputs:
+                    target.setdefault(output.name, (metric.name, True))
+                for key in metric.error_keys:
+                    target.setdefault(key, (metric.name, False))
+
+
+def _undeclared_numeric_keys(
+    records: Iterable[Mapping[str, Any]], layout: ResultLayout
+) -> dict[str, None]:
+    owners = _Owners(layout)
+    found: dict[str, None] = {}
+    for record in records:
+        for key, value in record.items():
+            if (
+                key not in owners.item
+                and key not in IDENTITY_KEYS
+                and key != SKIPPED_KEY
+                and not key.endswith("_error")
+                and is_number(value)
+            ):
+                found[key] = None
+    return found
+
+
+_Parts = dict[OutcomeKey, tuple[dict[str, Any], dict[str, Any]]]
+
+
+def _read(record: Mapping[str, Any], layout: ResultLayout, owners: _Owners) -> QuestionResult:
+    fields: dict[str, Any] = {}
+    parts: _Parts = {}
+    skipped: Any = None
+    for key, value in record.items():
+        owner = owners.item.get(key)
+        if key == "actual_steps" and isinstance(value, list):
+            fields[key] = [_read_step(i, step, owners, parts) for i, step in enumerate(value)]
+        elif key == SKIPPED_KEY and _is_reasons(value):
+            skipped = value
+        elif key in IDENTITY_KEYS or owner is None:
+            fields[key] = value
+        else:
+            _collect(parts, OutcomeKey(owner[0]), owner[1], key, value)
+    outcomes = {key: _outcome(layout, key, *part) for key, part in parts.items()}
+    if skipped is not None:
+        if skipped and not any(OutcomeKey(name) in outcomes for name in skipped):
+            outcomes.update({OutcomeKey(name): Skipped(reason) for name, reason in skipped.items()})
+        else:  # empty, or naming a metric that has values: not ours to read, kept as it was
+            fields[SKIPPED_KEY] = skipped
+    return QuestionResult(fields, outcomes, layout)
+
+
+def _read_step(index: int, step: Any, owners: _Owners, parts: _Parts) -> Any:
+    if not isinstance(step, Mapping):
+        return step
+    kept = {}
+    for key, value in step.items():
+        owner = owners.step.get(key)
+        if owner is None:
+            kept[key] = value
+        else:
+            _collect(parts, OutcomeKey(owner[0], index), owner[1], key, value)
+    return kept
+
+
+def _collect(parts: _Parts, at: OutcomeKey, is_output: bool, key: str, value: Any) -> None:
+    values, errors = parts.setdefault(at, ({}, {}))
+    (values if is_output else errors)[key] = value
+
+
+def _outcome(
+    layout: ResultLayout, at: OutcomeKey, values: dict[str, Any], errors: dict[str, Any]
+) -> Outcome:
+    """A metric's keys read back: :class:`Failed` when they are exactly what a failure
+    writes (every error key, one message), else :class:`Scored` with its partial failures."""
+    metric = layout.metrics.get(at.metric)
+    messages = set(map(repr, errors.values()))
+    if (
+        not values
+        and metric is not None
+        and metric.error_keys
+        and set(errors) == set(metric.error_keys)
+        and len(messages) == 1
+        and all(isinstance(message, str) for message in errors.values())
+    ):
+        return Failed(next(iter(errors.values())))
+    return Scored(values, errors)
+
+
+def _is_reasons(value: Any) -> bool:
+    return isinstance(value, Mapping) and all(
+        isinstance(name, str) and isinstance(reason, str) for name, reason in value.items()
+    )

@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphrag_eval.aggregation import compute_aggregates, load_results
+from graphrag_eval.aggregation import aggregate, load_results
 from graphrag_eval.config import ConfigSource, EvaluationConfig, load_config
 from graphrag_eval.errors import ConfigError, InputError
 from graphrag_eval.files import read_document
+from graphrag_eval.result_types import RunResult
+from graphrag_eval.results import layout_for, read_records
 from graphrag_eval.rundir import RESULT_FILE_NAMES, RUN_YAML
 
 __all__ = ["RESULT_FILE_NAMES", "RUN_YAML", "SavedRun", "find_results", "load_run", "run_config"]
@@ -37,6 +39,14 @@ class SavedRun:
     """The run's ``run.yaml`` (settings, counts, judge costs), or empty when there is none."""
     problems: list[InputError] = field(default_factory=list)
     """Records of the results file that could not be read and were skipped."""
+    _typed: RunResult | None = field(default=None, repr=False, compare=False)
+
+    def typed(self) -> RunResult:
+        """The results as typed results, read with the metrics of the run's config (read
+        once, on first use)."""
+        if self._typed is None:
+            self._typed = read_records(self.results, layout_for(self.config))
+        return self._typed
 
 
 def load_run(path: str | Path, config: ConfigSource = None) -> SavedRun:
@@ -53,14 +63,16 @@ def load_run(path: str | Path, config: ConfigSource = None) -> SavedRun:
     if not results:
         reason = f" ({problems[0]})" if problems else ""
         raise InputError(f"no results to read{reason}", file=str(results_path))
+    typed = read_records(results, layout_for(settings))
     return SavedRun(
         label=str(path),
         results_path=results_path,
         results=results,
-        aggregates=compute_aggregates(results, settings),
+        aggregates=aggregate(typed, settings).to_dict(),
         config=settings,
         info=info,
         problems=problems,
+        _typed=typed,
     )
 
 

@@ -1,20 +1,21 @@
-"""Pair two runs by ``question_id``: the questions both have, their scores side by side as
-question x metric matrices, and what only one run has (docs/report.md, "The method")."""
+"""Pair two runs' typed results by ``question_id``: the questions both have, their scores side
+by side as question x metric matrices, and what only one run has (docs/report.md, "The
+method")."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from graphrag_eval.aggregation import ItemValues
 from graphrag_eval.metrics.base import OutputKey
+from graphrag_eval.result_types import QuestionResult
 
 __all__ = ["PairedRuns", "pair_runs"]
 
-_Row = tuple[Mapping[str, Any], dict[str, float]]
+_Row = tuple[QuestionResult, dict[str, float]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,9 +41,9 @@ class PairedRuns:
 
 
 def pair_runs(
-    results_a: Sequence[Mapping[str, Any]],
+    results_a: Sequence[QuestionResult],
     values_a: ItemValues,
-    results_b: Sequence[Mapping[str, Any]],
+    results_b: Sequence[QuestionResult],
     values_b: ItemValues,
 ) -> PairedRuns:
     """Pair the results of two runs (with their numeric values) by question id."""
@@ -52,10 +53,10 @@ def pair_runs(
     keys = dict(values_a.keys)
     keys.update((name, spec) for name, spec in values_b.keys.items() if name not in keys)
     names = list(keys)
-    templates = [str(by_id_b[qid][0].get("template_id")) for qid in paired_ids]
+    templates = [str(by_id_b[qid][0].template_id) for qid in paired_ids]
     # Templates in the order run B lists them; their questions in sorted order, as above.
     scopes: dict[str, list[int]] = {
-        str(by_id_b[qid][0].get("template_id")): [] for qid in by_id_b if qid in by_id_a
+        str(by_id_b[qid][0].template_id): [] for qid in by_id_b if qid in by_id_a
     }
     for index, template in enumerate(templates):
         scopes[template].append(index)
@@ -76,12 +77,12 @@ def pair_runs(
 
 
 def _by_question(
-    results: Sequence[Mapping[str, Any]], values: Sequence[dict[str, float]]
+    results: Sequence[QuestionResult], values: Sequence[dict[str, float]]
 ) -> dict[str, _Row]:
     """Results by question id; a repeated id keeps its first result, as evaluation does."""
     by_id: dict[str, _Row] = {}
     for result, row in zip(results, values, strict=True):
-        by_id.setdefault(str(result.get("question_id")), (result, row))
+        by_id.setdefault(str(result.question_id), (result, row))
     return by_id
 
 
@@ -99,8 +100,8 @@ def _status_changes(
     """``"success -> error"`` (and the other way) -> the question ids whose status changed."""
     changes: dict[str, list[str]] = {}
     for qid in question_ids:
-        before = str(by_id_a[qid][0].get("status"))
-        after = str(by_id_b[qid][0].get("status"))
+        before = str(by_id_a[qid][0].status)
+        after = str(by_id_b[qid][0].status)
         if before != after:
             changes.setdefault(f"{before} -> {after}", []).append(qid)
     return changes

@@ -17,6 +17,7 @@ from graphrag_eval.formatting import (
     format_interval,
     format_signed,
     format_value,
+    is_cost_key,
     plural,
 )
 
@@ -57,7 +58,7 @@ def _compared_value(name: str, value: float | None) -> str:
 def _compared_difference(name: str, difference: float | None) -> str:
     if difference is None:
         return "-"
-    if name.endswith("_cost"):
+    if is_cost_key(name):
         return ("-" if difference < 0 else "+") + format_dollars(abs(difference))
     return format_signed(difference)
 

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from graphrag_eval.formatting import format_dollars, format_number, plural
+from graphrag_eval.formatting import format_dollars, format_number, is_cost_key, plural
 from graphrag_eval.inputs import Notice, count_kinds
 from graphrag_eval.llm.engine import CallStats
 from graphrag_eval.metrics.base import Aggregation, declared_outputs
@@ -44,7 +44,7 @@ def _metric_keys(micro: Mapping[str, Any]) -> list[str]:
     numeric = [
         key
         for key, value in micro.items()
-        if isinstance(value, Mapping) and "mean" in value and not key.endswith("_cost")
+        if isinstance(value, Mapping) and "mean" in value and not is_cost_key(key)
     ]
 
     def rank(key: str) -> int:

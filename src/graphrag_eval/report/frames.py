@@ -22,7 +22,8 @@ from graphrag_eval.aggregation import item_values
 from graphrag_eval.compare import Comparison, MetricChange
 from graphrag_eval.config import ConfigSource
 from graphrag_eval.errors import GraphragEvalError
-from graphrag_eval.metrics.base import Aggregation, declared_outputs
+from graphrag_eval.metrics.base import Aggregation
+from graphrag_eval.results import layout_for, read_records
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -48,25 +49,26 @@ def results_frame(
 ) -> pd.DataFrame:
     """One row per question: its ids, status and text, every numeric score (the mean over the
     steps for keys written on steps; NaN where it was not scored), the labels (class,
-    grade) and the error messages (``*_error`` columns)."""
+    grade) and the error messages (a column per error key of the metrics that failed)."""
     pandas = _pandas()
-    values = item_values(evaluation_results, config)
+    run = read_records(evaluation_results, layout_for(config))
+    values = item_values(run, config)
     labels = [
         name
-        for name, (spec, _) in declared_outputs().items()
+        for name, (spec, _) in run.layout.outputs().items()
         if spec.aggregation is Aggregation.LABEL
     ]
     rows = []
-    for result, scores in zip(evaluation_results, values.values, strict=True):
-        row: dict[str, Any] = {column: result.get(column) for column in _ITEM_COLUMNS}
-        row["error"] = result.get("error")
+    for result, scores in zip(run.results, values.values, strict=True):
+        row: dict[str, Any] = {column: result.fields.get(column) for column in _ITEM_COLUMNS}
+        row["error"] = result.error
         row.update(scores)
+        scored = result.values()
         for name in labels:
-            if name in result:
-                row[name] = result[name]
-        for name, value in result.items():
-            if name.endswith("_error") and name not in row:
-                row[name] = value
+            if name in scored:
+                row[name] = scored[name]
+        for name, message in result.failed_keys().items():
+            row.setdefault(name, message)
         rows.append(row)
     columns = [*_ITEM_COLUMNS, "error", *values.keys]
     frame = pandas.DataFrame.from_records(rows)

@@ -41,10 +41,12 @@ from graphrag_eval.report.run_views import (
     metric_rows,
     output_keys,
     sample_counts,
+    skip_counts,
     step_rows,
     template_means,
     template_view,
 )
+from graphrag_eval.result_types import QuestionResult, RunResult
 from graphrag_eval.runs import SavedRun
 from graphrag_eval.version import __version__
 
@@ -70,14 +72,20 @@ def render_report(run: SavedRun, worst: int = DEFAULT_WORST) -> str:
     """The HTML report of a run: settings, coverage, metrics overall and per template,
     charts, step statistics, judge cost, and the ``worst`` lowest-scoring questions."""
     keys = output_keys(run)
+    typed = run.typed()
     micro = run.aggregates["micro"]
-    values = item_values(run.results, run.config)
-    overall = metric_rows(micro, keys, run.aggregates["macro"])
+    values = item_values(typed, run.config)
+    overall = metric_rows(
+        micro, keys, run.aggregates["macro"], skip_counts(typed.results, typed.layout)
+    )
     per_template = run.aggregates["per_template"]
-    ranked, failed = _ranked(run, values, keys)
+    ranked, failed = _ranked(typed, values, keys)
+    by_template: dict[str, list[QuestionResult]] = {}
+    for result in typed.results:
+        by_template.setdefault(str(result.template_id), []).append(result)
 
     def view(index: int, score: float | None = None) -> ItemView:
-        return item_view(run.results[index], values.values[index], keys, score)
+        return item_view(typed.results[index], values.values[index], keys, score)
 
     info = run.info
     return _page(
@@ -97,7 +105,13 @@ def render_report(run: SavedRun, worst: int = DEFAULT_WORST) -> str:
         histograms=_histograms(overall, values),
         template_means=template_means(per_template, [row for row in overall if row.headline]),
         templates=[
-            template_view(template_id, stats, keys) for template_id, stats in per_template.items()
+            template_view(
+                template_id,
+                stats,
+                keys,
+                skip_counts(by_template.get(template_id, []), typed.layout),
+            )
+            for template_id, stats in per_template.items()
         ],
         steps=step_rows(micro.get("steps", {})),
         judge=judge_summary(info, micro),
@@ -122,14 +136,14 @@ def _histograms(overall: Sequence[MetricRow], values: ItemValues) -> list[Markup
 
 
 def _ranked(
-    run: SavedRun, values: ItemValues, keys: Mapping[str, OutputKey]
+    run: RunResult, values: ItemValues, keys: Mapping[str, OutputKey]
 ) -> tuple[list[tuple[float, int]], list[int]]:
     """The scored questions as (headline score, index), lowest first, and the indices of the
     failed questions."""
     ranked: list[tuple[float, int]] = []
     failed: list[int] = []
     for index, (result, scores) in enumerate(zip(run.results, values.values, strict=True)):
-        if result.get("status") == "error":
+        if result.is_error:
             failed.append(index)
         score = headline_score(scores, keys)
         if score is not None:
@@ -165,9 +179,9 @@ def render_comparison(
     the runs are given)."""
     questions: dict[str, str] = {}
     for run in (run_a, run_b):
-        for result in run.results if run is not None else ():
+        for result in run.typed().results if run is not None else ():
             questions.setdefault(
-                str(result.get("question_id")), clip_text(result.get("question_text"))
+                str(result.question_id), clip_text(result.fields.get("question_text"))
             )
     scaled = _scaled_differences(comparison)
     return _page(

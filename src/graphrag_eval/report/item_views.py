@@ -1,6 +1,6 @@
 """The drill-down of the HTML report: what is shown for one question (its texts, scores,
-judge reasons, errors, and its reference and actual steps with how they matched), see
-docs/report.md."""
+judge reasons, errors, skipped metrics, and its reference and actual steps with how they
+matched), read from its typed result; see docs/report.md."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphrag_eval.formatting import format_number, format_value
-from graphrag_eval.metrics.base import Aggregation, OutputKey
+from graphrag_eval.formatting import format_number, format_value, is_cost_key
+from graphrag_eval.metrics.base import IDENTITY_KEYS, Aggregation, OutputKey
+from graphrag_eval.result_types import QuestionResult
 
 __all__ = ["ItemView", "StepView", "clip_text", "headline_score", "item_view"]
 
@@ -43,6 +44,8 @@ class ItemView:
     scores: list[tuple[str, str]] = field(default_factory=list)
     reasons: list[tuple[str, str]] = field(default_factory=list)
     errors: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    """Metrics that did not apply to the question, with why."""
     reference_steps: list[StepView] = field(default_factory=list)
     actual_steps: list[StepView] = field(default_factory=list)
 
@@ -77,38 +80,52 @@ def headline_score(scores: Mapping[str, float], keys: Mapping[str, OutputKey]) -
 
 
 def item_view(
-    result: Mapping[str, Any],
+    result: QuestionResult,
     scores: Mapping[str, float],
     keys: Mapping[str, OutputKey],
     score: float | None,
 ) -> ItemView:
-    """The texts shown for one question (made only for the questions listed)."""
+    """The texts shown for one question (made only for the questions listed): its scores and
+    labels, the judge's reasons (text values of keys that are not aggregated), the errors of
+    its metrics, and the metrics skipped on it with why."""
+    fields = result.fields
     item = ItemView(
-        question_id=str(result.get("question_id")),
-        template_id=str(result.get("template_id")),
-        status=str(result.get("status")),
+        question_id=str(result.question_id),
+        template_id=str(result.template_id),
+        status=str(result.status),
         score=score,
-        question=clip_text(result.get("question_text")),
-        reference=clip_text(result.get("reference_answer")),
-        actual=clip_text(result.get("actual_answer")),
-        error=clip_text(result.get("error")),
+        question=clip_text(fields.get("question_text")),
+        reference=clip_text(fields.get("reference_answer")),
+        actual=clip_text(fields.get("actual_answer")),
+        error=clip_text(result.error),
     )
     item.scores = [
-        (name, format_number(value)) for name, value in scores.items() if not name.endswith("_cost")
+        (name, format_number(value)) for name, value in scores.items() if not is_cost_key(name)
     ]
-    for name, value in result.items():
-        if name.endswith("_reason") and value:
-            item.reasons.append((name, clip_text(value)))
-        elif name.endswith("_error") and value:
-            item.errors.append((name, clip_text(value)))
-        elif name in keys and keys[name].aggregation is Aggregation.LABEL:
+    declared = result.layout.outputs()
+    for name, value in result.values().items():
+        spec = declared[name][0] if name in declared else keys.get(name)
+        if spec is not None and spec.aggregation is Aggregation.LABEL:
             item.scores.append((name, clip_text(value)))
-    for problem in result.get("input_errors") or ():
+        elif spec is not None and spec.aggregation is Aggregation.NONE and _is_text(value):
+            item.reasons.append((name, clip_text(value)))
+    for name, value in fields.items():  # text the record holds that no metric declares
+        if name not in IDENTITY_KEYS and _is_text(value):
+            item.reasons.append((name, clip_text(value)))
+    item.errors = [
+        (name, clip_text(message)) for name, message in result.failed_keys().items() if message
+    ]
+    for problem in fields.get("input_errors") or ():
         item.errors.append(("input_errors", clip_text(problem)))
+    item.skipped = [(name, clip_text(reason)) for name, reason in result.skipped().items()]
     matched: dict[str, str] = {}
-    item.reference_steps = _reference_steps(result, matched)
-    item.actual_steps = _actual_steps(result, keys, matched)
+    item.reference_steps = _reference_steps(fields, matched)
+    item.actual_steps = _actual_steps(result, matched)
     return item
+
+
+def _is_text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
 
 
 def _reference_steps(result: Mapping[str, Any], matched: dict[str, str]) -> list[StepView]:
@@ -138,19 +155,17 @@ def _reference_steps(result: Mapping[str, Any], matched: dict[str, str]) -> list
     return views
 
 
-def _actual_steps(
-    result: Mapping[str, Any], keys: Mapping[str, OutputKey], matched: Mapping[str, str]
-) -> list[StepView]:
+def _actual_steps(result: QuestionResult, matched: Mapping[str, str]) -> list[StepView]:
     """The actual steps, with what they matched, their scores and their problems."""
     views = []
-    for number, step in enumerate(result.get("actual_steps") or (), start=1):
+    for number, step in enumerate(result.actual_steps, start=1):
         if not isinstance(step, Mapping):
             continue
         label = str(step.get("id", number))
         step_scores = ", ".join(
             f"{name} {format_value(value, name)}"
-            for name, value in step.items()
-            if name in keys and isinstance(value, int | float) and not isinstance(value, bool)
+            for name, value in result.values(number - 1).items()
+            if isinstance(value, int | float) and not isinstance(value, bool)
         )
         problems = "; ".join(
             clip_text(step[name])

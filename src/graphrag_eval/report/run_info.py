@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from graphrag_eval.formatting import format_dollars, format_number, plural
+from graphrag_eval.formatting import COST_SUFFIX, format_dollars, format_number, is_cost_key, plural
 from graphrag_eval.runs import SavedRun
 
 __all__ = ["judge_summary", "settings_rows"]
@@ -57,9 +57,9 @@ def judge_summary(info: Mapping[str, Any], micro: Mapping[str, Any]) -> dict[str
     """The judge's calls, tokens and cost: from run.yaml, else summed from the items."""
     llm = info.get("llm")
     item_costs = [
-        (name[: -len("_cost")], stats["sum"])
+        (name[: -len(COST_SUFFIX)], stats["sum"])
         for name, stats in micro.items()
-        if name.endswith("_cost")
+        if is_cost_key(name)
         and isinstance(stats, Mapping)
         and "sum" in stats
         and not _sum_of_parts(name, micro)

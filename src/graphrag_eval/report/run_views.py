@@ -5,17 +5,20 @@ overall and per template, label counts, coverage, step counts and the mean per t
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from graphrag_eval.formatting import format_number
-from graphrag_eval.metrics.base import Aggregation, OutputKey, declared_outputs
+from graphrag_eval.formatting import format_number, is_cost_key
+from graphrag_eval.metrics.base import Aggregation, OutputKey
+from graphrag_eval.result_types import QuestionResult, ResultLayout
 from graphrag_eval.runs import SavedRun
 
 __all__ = [
     "LabelRow",
     "MetricRow",
+    "SkipCount",
     "StepRow",
     "TemplateView",
     "coverage_rows",
@@ -23,6 +26,7 @@ __all__ = [
     "metric_rows",
     "output_keys",
     "sample_counts",
+    "skip_counts",
     "step_rows",
     "template_means",
     "template_view",
@@ -47,6 +51,18 @@ class MetricRow:
     best: float | None = None
     """The metric's best possible value (1 or 100), or None when unbounded."""
     headline: bool = False
+    skipped: int = 0
+    """Questions its metric was skipped on (it did not apply), from the results' ``skipped``."""
+    skip_reason: str = ""
+    """The most common reason it was skipped."""
+
+
+@dataclass(frozen=True, slots=True)
+class SkipCount:
+    """How many questions skipped a metric, and the most common reason."""
+
+    count: int
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,9 +125,9 @@ def template_means(
 
 
 def output_keys(run: SavedRun) -> dict[str, OutputKey]:
-    """The keys of a run's aggregates with their declarations (undeclared numeric keys get a
-    plain one)."""
-    declared = {name: spec for name, (spec, _) in declared_outputs().items()}
+    """The keys of a run's aggregates with their declarations (from the metrics its results
+    are read with; a numeric key no metric declares gets a plain one)."""
+    declared = {name: spec for name, (spec, _) in run.typed().layout.outputs().items()}
     keys: dict[str, OutputKey] = {}
     for name, value in run.aggregates["micro"].items():
         if name in declared:
@@ -133,8 +149,27 @@ def sample_counts(stats: Mapping[str, Any]) -> dict[str, int]:
     }
 
 
+def skip_counts(results: Sequence[QuestionResult], layout: ResultLayout) -> dict[str, SkipCount]:
+    """Per output key: how many of ``results`` skipped its metric, with the most common
+    reason (each of the metric's keys gets its metric's count)."""
+    reasons: dict[str, Counter[str]] = {}
+    for result in results:
+        for metric, reason in result.skipped().items():
+            reasons.setdefault(metric, Counter())[reason] += 1
+    counts: dict[str, SkipCount] = {}
+    for metric, counted in reasons.items():
+        [(reason, _)] = counted.most_common(1)
+        known = layout.metrics.get(metric)
+        for output in known.outputs if known is not None else ():
+            counts[output.name] = SkipCount(sum(counted.values()), reason)
+    return counts
+
+
 def metric_rows(
-    stats: Mapping[str, Any], keys: Mapping[str, OutputKey], macro: Mapping[str, Any] | None = None
+    stats: Mapping[str, Any],
+    keys: Mapping[str, OutputKey],
+    macro: Mapping[str, Any] | None = None,
+    skips: Mapping[str, SkipCount] | None = None,
 ) -> list[MetricRow]:
     """The numeric keys of a group as table rows, headline scores first."""
     total = stats["number_of_success_samples"] + stats["number_of_error_samples"]
@@ -145,6 +180,7 @@ def metric_rows(
         if spec.aggregation is not Aggregation.NUMERIC or not isinstance(value, Mapping):
             continue
         counts = coverage.get(name, {})
+        skip = (skips or {}).get(name)
         rows.append(
             MetricRow(
                 name=name,
@@ -158,6 +194,8 @@ def metric_rows(
                 macro_mean=(macro or {}).get(name, {}).get("mean"),
                 best=spec.maximum,
                 headline=spec.headline,
+                skipped=skip.count if skip is not None else 0,
+                skip_reason=skip.reason if skip is not None else "",
             )
         )
     # Headline scores first, other scores next, then costs, tokens and seconds.
@@ -178,7 +216,7 @@ def coverage_rows(stats: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [
         {"name": name, **counts}
         for name, counts in stats.get("coverage", {}).items()
-        if not name.endswith("_cost")
+        if not is_cost_key(name)
     ]
 
 
@@ -198,7 +236,10 @@ def step_rows(steps: Mapping[str, Mapping[str, int]]) -> list[StepRow]:
 
 
 def template_view(
-    template_id: str, stats: Mapping[str, Any], keys: Mapping[str, OutputKey]
+    template_id: str,
+    stats: Mapping[str, Any],
+    keys: Mapping[str, OutputKey],
+    skips: Mapping[str, SkipCount] | None = None,
 ) -> TemplateView:
     """One template's block of the report."""
     counts = sample_counts(stats)
@@ -207,7 +248,7 @@ def template_view(
         success=counts["success"],
         errors=counts["errors"],
         missing=counts["missing"],
-        metrics=metric_rows(stats, keys),
+        metrics=metric_rows(stats, keys, skips=skips),
         labels=label_rows(stats, keys),
         steps=step_rows(stats.get("steps", {})),
     )
