@@ -32,7 +32,15 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["Faults", "JudgeServer", "Recorded", "default_judge", "embed_text"]
+__all__ = [
+    "Faults",
+    "JudgeServer",
+    "Recorded",
+    "chat_completion",
+    "default_judge",
+    "embed_text",
+    "scripted_transport",
+]
 
 DIMENSIONS = 64
 MALFORMED_REPLY = "Sorry, I would rather not answer in that format."
@@ -268,27 +276,7 @@ class _Handler(BaseHTTPRequestHandler):
         finish = "stop"
         if outcome == "truncated":
             text, finish = text[: len(text) // 2], "length"
-        prompt_chars = sum(len(str(m.get("content", ""))) for m in body.get("messages", []))
-        prompt_tokens = max(1, math.ceil(prompt_chars / 4))
-        reply_tokens = max(1, math.ceil(len(text) / 4))
-        return {
-            "id": "chatcmpl-test",
-            "object": "chat.completion",
-            "created": 0,
-            "model": body.get("model", "test"),
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": text},
-                    "finish_reason": finish,
-                }
-            ],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": reply_tokens,
-                "total_tokens": prompt_tokens + reply_tokens,
-            },
-        }
+        return chat_completion(body, text, finish)
 
     def _record(self, path: str, headers: dict[str, str], body: Any, outcome: str) -> None:
         with self.state.lock:
@@ -306,6 +294,46 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a timeout): nothing to answer
+
+
+def chat_completion(body: dict[str, Any], text: str, finish: str = "stop") -> dict[str, Any]:
+    """The chat-completions reply carrying ``text`` (usage: about 4 characters a token)."""
+    prompt_chars = sum(len(str(m.get("content", ""))) for m in body.get("messages", []))
+    prompt_tokens = max(1, math.ceil(prompt_chars / 4))
+    reply_tokens = max(1, math.ceil(len(text) / 4))
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": body.get("model", "test"),
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": reply_tokens,
+            "total_tokens": prompt_tokens + reply_tokens,
+        },
+    }
+
+
+def scripted_transport(responder: Responder | None = None) -> Any:
+    """An in-process ``httpx2.MockTransport`` (no HTTP server) answering like the server
+    without faults: ``responder`` first, else :func:`default_judge`; embeddings by
+    :func:`embed_text`. Pass it to ``build_engine(..., transport=...)``."""
+    import httpx2
+
+    def handle(request: Any) -> Any:
+        body = json.loads(request.content or b"{}")
+        path = request.url.path
+        if path.endswith("/embeddings"):
+            return httpx2.Response(200, json=_embeddings(body))
+        if path.endswith("/chat/completions"):
+            text = responder(body) if responder is not None else None
+            return httpx2.Response(200, json=chat_completion(body, text or default_judge(body)))
+        return httpx2.Response(404, json={"error": {"message": f"no route {path}"}})
+
+    return httpx2.MockTransport(handle)
 
 
 # ------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -67,6 +68,7 @@ class _Endpoint(BaseModel):
         if self.provider in ("openai-compatible", "azure") and not self.base_url:
             raise ValueError(f"provider '{self.provider}' needs base_url")
         for key, value in (self.model_extra or {}).items():
+            _check_not_misspelt(key, type(self))
             if not _is_json(value):
                 raise ValueError(f"request parameter '{key}' must be plain data (JSON)")
         return self
@@ -75,6 +77,33 @@ class _Endpoint(BaseModel):
     def request_parameters(self) -> dict[str, Any]:
         """The extra keys: parameters sent with every request."""
         return dict(self.model_extra or {})
+
+
+KNOWN_REQUEST_PARAMETERS = frozenset(
+    {
+        "dimensions", "encoding_format", "extra_body", "extra_headers", "extra_query",
+        "frequency_penalty", "logit_bias", "logprobs", "max_completion_tokens", "min_p", "n",
+        "parallel_tool_calls", "presence_penalty", "reasoning_effort", "repetition_penalty",
+        "response_format", "seed", "service_tier", "stop", "top_k", "top_logprobs", "top_p",
+        "user",
+        # vLLM, Ollama, OpenRouter
+        "best_of", "chat_template_kwargs", "guided_choice", "guided_json", "ignore_eos",
+        "keep_alive", "length_penalty", "min_tokens", "mirostat", "num_ctx", "num_predict",
+        "options", "stop_token_ids", "tfs_z", "top_a", "typical_p", "use_beam_search",
+    }
+)  # fmt: skip
+"""Request parameters that are known, so that a near miss of one is caught as a typo."""
+
+
+def _check_not_misspelt(key: str, section: type[BaseModel]) -> None:
+    """A ``ValueError`` with a did-you-mean when the extra key ``key`` is a near miss of an
+    option of ``section`` or of a known request parameter (``api_kye``, ``temprature``)."""
+    known = set(section.model_fields) | KNOWN_REQUEST_PARAMETERS | {"api_base"}
+    if key in known:
+        return
+    close = difflib.get_close_matches(key.lower(), sorted(known), n=1, cutoff=0.8)
+    if close:
+        raise ValueError(f"unknown option '{key}': did you mean '{close[0]}'?")
 
 
 def _is_json(value: Any) -> bool:
@@ -160,6 +189,10 @@ class CacheConfig(Section):
     ``graphrag-eval/llm-cache.sqlite3`` in the user cache directory (``$XDG_CACHE_HOME`` or
     ``~/.cache``)."""
 
+    busy_timeout_s: float = Field(default=30.0, gt=0)
+    """How long a cache read or write waits for a lock another process holds; past it the
+    cache is used read-only for the rest of the run (a warning, never a lost result)."""
+
 
 class LLMConfig(Section):
     """The LLM judge and embedding endpoints, and how calls to them are made."""
@@ -199,6 +232,12 @@ class LLMConfig(Section):
     max_cost_usd: float | None = Field(default=None, gt=0)
     """Stop starting new calls once this much has been spent in the run (cache hits are free);
     the metrics not computed get an ``_error`` saying so. Same as ``--max-cost``."""
+
+    max_input_tokens: int | None = Field(default=None, ge=1)
+    """The longest judge prompt to send (estimated at four characters a token): an answer or
+    contexts that make a prompt longer are that item's metric error, before any call.
+    Default: the judge model's context window when the built-in table knows the model, else
+    128000."""
 
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
     """Prices by model name, added to (and overriding) the built-in table."""

@@ -7,13 +7,44 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["mask_secrets", "secret_values", "without_secrets"]
+__all__ = [
+    "mask_secrets",
+    "mask_url_credentials",
+    "secret_values",
+    "url_credentials",
+    "without_secrets",
+]
 
 
 _SECRET_NAME = re.compile(
-    r"(?:^|[_-])(?:api[_-]?key|key|token|secret|password|authorization|auth|headers?)$",
+    r"key|token|secret|passw|authorization|^auth|[_-]auth|headers?$", re.IGNORECASE
+)
+"""A name whose value is a secret: it contains key, token, secret or password (or is an
+authorization header, or the headers themselves); ``..._env`` names a variable instead."""
+
+_URL_CREDENTIALS = re.compile(
+    r"(?P<scheme>\b[a-z][a-z0-9+.\-]*://)(?P<user>[^/\s@:]*)(?::(?P<password>[^/\s@]*))?@",
     re.IGNORECASE,
 )
+
+
+def _secret_name(name: object) -> bool:
+    text = str(name)
+    return bool(_SECRET_NAME.search(text)) and not text.lower().endswith("_env")
+
+
+def url_credentials(url: str | None) -> list[str]:
+    """The secret written into ``url``: the password of ``https://user:key@host/``, or the
+    user part of ``https://key@host/``."""
+    if not url:
+        return []
+    found = (match["password"] or match["user"] for match in _URL_CREDENTIALS.finditer(url))
+    return [part for part in found if part]
+
+
+def mask_url_credentials(text: str) -> str:
+    """``text`` with the credentials of every URL in it replaced (``https://***@host/``)."""
+    return _URL_CREDENTIALS.sub(r"\g<scheme>***@", text)
 
 
 def secret_values(data: Any, under_secret: bool = False) -> set[str]:
@@ -22,7 +53,7 @@ def secret_values(data: Any, under_secret: bool = False) -> set[str]:
     found: set[str] = set()
     if isinstance(data, Mapping):
         for key, value in data.items():
-            found |= secret_values(value, under_secret or bool(_SECRET_NAME.search(str(key))))
+            found |= secret_values(value, under_secret or _secret_name(key))
     elif isinstance(data, list):
         for item in data:
             found |= secret_values(item, under_secret)
@@ -33,16 +64,19 @@ def secret_values(data: Any, under_secret: bool = False) -> set[str]:
 
 
 def mask_secrets(data: Any, under_secret: bool = False) -> Any:
-    """``data`` with the values under secret-looking names replaced by ``**********``."""
+    """``data`` with the values under secret-looking names replaced by ``**********``, and
+    the credentials written into URLs by ``***``."""
     if isinstance(data, Mapping):
         return {
-            key: mask_secrets(value, under_secret or bool(_SECRET_NAME.search(str(key))))
+            key: mask_secrets(value, under_secret or _secret_name(key))
             for key, value in data.items()
         }
     if isinstance(data, list):
         return [mask_secrets(item, under_secret) for item in data]
     if under_secret and isinstance(data, str) and data and set(data) != {"*"}:
         return "**********"
+    if isinstance(data, str):
+        return mask_url_credentials(data)
     return data
 
 

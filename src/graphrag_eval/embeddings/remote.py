@@ -5,6 +5,8 @@ See docs/llm.md (configuration, cache, cost).
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +20,9 @@ from graphrag_eval.llm.pricing import TokenUsage, estimate_tokens
 
 __all__ = ["RemoteEmbedder"]
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+"""Not encodable as UTF-8 (a badly decoded file): replaced before the text is sent."""
+
 
 class RemoteEmbedder:
     """An embedding model at an endpoint (an :class:`~.base.Embedder`)."""
@@ -29,6 +34,12 @@ class RemoteEmbedder:
         self.model = endpoint.model
         self.identity = endpoint.identity
         self.calls = calls
+        self.dimension: int | None = None
+        """The dimension of the endpoint's vectors: from the cache, until a reply shows it."""
+        self._dimension_seen = False
+        self._dimension_key = request_key(
+            {"endpoint": self.identity, "model": self.model, "params": endpoint.request_parameters}
+        )
 
     async def embed(self, texts: Sequence[str], *, metric: str) -> Embedded:
         """The vectors of ``texts`` (in order), batched and cached per text."""
@@ -46,25 +57,49 @@ class RemoteEmbedder:
             )
             for text in texts
         ]
+        if self.dimension is None and self.calls.cache is not None:
+            self.dimension = self.calls.cache.get_dimension(self._dimension_key)
         found, missing = await cached_vectors(self.calls, keys, metric)
+        missing += self._misfits(found)
+        text_of = dict(zip(keys, texts, strict=True))
         if missing:
-            text_of = dict(zip(keys, texts, strict=True))
-            size = self.settings.batch_size
-            if self.calls.budget.dry_run:
-                tokens = sum(estimate_tokens(text_of[key]) for key in missing)
-                self.calls.budget.plan_tokens(
-                    metric, self.model, tokens, 0, batches=-(-len(missing) // size)
-                )
-            self.calls.budget.check()
-            with self.calls.in_flight.fetching(missing):
-                for start in range(0, len(missing), size):
-                    batch = missing[start : start + size]
-                    texts_of_batch = [text_of[key] for key in batch]
-                    found.update(await self._embed_batch(texts_of_batch, batch, metric))
+            await self._fetch(missing, text_of, found, metric)
+            # Cached vectors kept before the endpoint's dimension was known, and not of it.
+            stale = self._misfits(found)
+            if stale:
+                await self._fetch(stale, text_of, found, metric)
         usage = TokenUsage(sum(found[key][1] for key in keys), 0)
         return Embedded(
             [found[key][0] for key in keys], usage, self.calls.cost_usd(self.model, usage)
         )
+
+    async def _fetch(
+        self, missing: list[str], text_of: dict[str, str], found: Vectors, metric: str
+    ) -> None:
+        """Embed the texts of ``missing`` in batches, adding their vectors to ``found``."""
+        size = self.settings.batch_size
+        if self.calls.budget.dry_run:
+            tokens = sum(estimate_tokens(text_of[key]) for key in missing)
+            self.calls.budget.plan_tokens(
+                metric, self.model, tokens, 0, batches=-(-len(missing) // size)
+            )
+        self.calls.budget.check()
+        with self.calls.in_flight.fetching(missing):
+            for start in range(0, len(missing), size):
+                batch = missing[start : start + size]
+                texts_of_batch = [text_of[key] for key in batch]
+                found.update(await self._embed_batch(texts_of_batch, batch, metric))
+
+    def _misfits(self, found: Vectors) -> list[str]:
+        """Remove from ``found`` the cached vectors of another dimension than the endpoint's
+        (all of them when they disagree and it is not known yet): they are fetched again."""
+        dimensions = {len(vector) for vector, _ in found.values()}
+        if self.dimension is None and len(dimensions) <= 1:
+            return []
+        misfits = [key for key, (vector, _) in found.items() if len(vector) != self.dimension]
+        for key in misfits:
+            del found[key]
+        return misfits
 
     def plan(self, metric: str, tokens: int, texts: int) -> None:
         """In a dry run, count one request of about ``tokens`` tokens."""
@@ -88,6 +123,18 @@ class RemoteEmbedder:
         except Exception as exc:
             self.calls.stats.record_failure(metric)
             raise self.calls.sender.failure(self.endpoint, exc) from None
+        if not self._dimension_seen:
+            self._dimension_seen = True
+            if self.dimension != len(vectors[0]):
+                self.dimension = len(vectors[0])
+                if self.calls.cache is not None:
+                    self.calls.cache.put_dimension(self._dimension_key, self.dimension)
+        elif len(vectors[0]) != self.dimension:
+            self.calls.stats.record_failure(metric)
+            raise CallFailed(
+                f"the embedding endpoint returned vectors of dimension {len(vectors[0])}, "
+                f"earlier ones had {self.dimension}"
+            )
         reported = getattr(getattr(response, "usage", None), "prompt_tokens", None)
         total = reported if isinstance(reported, int) and reported > 0 else estimate
         usage = TokenUsage(total, 0)
@@ -106,7 +153,9 @@ class RemoteEmbedder:
             endpoint,
             estimate,
             lambda: endpoint.client.embeddings.create(
-                model=endpoint.model, input=texts, **endpoint.request_parameters
+                model=endpoint.model,
+                input=[_LONE_SURROGATE.sub("\ufffd", text) for text in texts],
+                **endpoint.request_parameters,
             ),
         )
 
@@ -123,6 +172,11 @@ def _vectors(response: Any, count: int) -> list[list[float]]:
         raise CallFailed(
             f"the embedding endpoint returned {len(vectors)} vectors for {count} texts"
         )
+    dimensions = {len(vector) for vector in vectors}
+    if len(dimensions) > 1 or 0 in dimensions:
+        raise CallFailed("the embedding endpoint returned vectors of different dimensions")
+    if not all(math.isfinite(x) for vector in vectors for x in vector):
+        raise CallFailed("the embedding endpoint returned a vector that is not finite")
     return vectors
 
 

@@ -8,12 +8,20 @@ retries exactly the calls that failed.
 
 Each write commits at once, so a run killed with ``kill -9`` keeps every reply it received.
 Several processes may share one cache file (SQLite locking, with a busy timeout).
+
+The cache can never cost a result (docs/llm.md, cache): a cache that cannot be written (a
+full disk, a read-only file, a lock held too long by another process) is used read-only from
+then on; one that cannot be read (a corrupted file or page) is not used at all. Either way
+the run warns once and goes on with every reply it receives.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
+import math
 import os
 import sqlite3
 import time
@@ -26,6 +34,8 @@ from typing import Any
 from graphrag_eval.llm.pricing import TokenUsage
 
 __all__ = ["CachedReply", "CallCache", "default_cache_path", "request_key"]
+
+logger = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS replies (
@@ -42,6 +52,10 @@ CREATE TABLE IF NOT EXISTS embeddings (
     vector BLOB NOT NULL,
     input_tokens INTEGER NOT NULL,
     created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS dimensions (
+    model TEXT PRIMARY KEY,
+    dimension INTEGER NOT NULL
 );
 """
 
@@ -70,61 +84,159 @@ class CachedReply:
 
 class CallCache:
     """Replies and embeddings by request key. Used from one event loop thread; SQLite does
-    the locking between processes."""
+    the locking between processes. No method raises for a cache fault: the first one is
+    logged as a warning and the cache goes read-only (a write failed) or off (a read
+    failed)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, busy_timeout_s: float = 30.0) -> None:
+        """Raises ``sqlite3.Error`` or ``OSError`` when the file can be neither opened for
+        writing nor read."""
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, timeout=30.0, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
+        self.readable = True
+        self.writable = True
+        db: sqlite3.Connection | None = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(path, timeout=busy_timeout_s, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(_SCHEMA)
+        except (sqlite3.Error, OSError) as exc:
+            if db is not None:
+                db.close()
+            if not path.is_file():
+                raise
+            # Not writable (a read-only file or directory, a lock held too long): read it.
+            uri = f"{path.resolve().as_uri()}?mode=ro"
+            db = sqlite3.connect(uri, uri=True, timeout=busy_timeout_s)
+            try:
+                db.execute("SELECT 1 FROM replies LIMIT 1").fetchall()
+            except sqlite3.Error:
+                db.close()
+                raise
+            self._fault(exc, reading=False)
+        self._db = db
+
+    def _fault(self, exc: BaseException, *, reading: bool) -> None:
+        """Warn once, then go read-only (``reading=False``) or stop using the cache."""
+        if self.readable and self.writable:
+            logger.warning(
+                "the call cache %s cannot be %s: %s (the run goes on without %s; no result "
+                "is lost)",
+                self.path,
+                "read" if reading else "written",
+                exc,
+                "it" if reading else "storing replies",
+            )
+        self.writable = False
+        if reading:
+            self.readable = False
 
     def get_reply(self, key: str) -> CachedReply | None:
-        row = self._db.execute(
-            "SELECT text, input_tokens, output_tokens FROM replies WHERE key = ?", (key,)
-        ).fetchone()
-        if row is None:
+        if not self.readable:
             return None
-        return CachedReply(row[0], TokenUsage(row[1], row[2]))
+        try:
+            row = self._db.execute(
+                "SELECT text, input_tokens, output_tokens FROM replies WHERE key = ?", (key,)
+            ).fetchone()
+            if row is None:
+                return None
+            return CachedReply(str(row[0]), TokenUsage(int(row[1]), int(row[2])))
+        except (sqlite3.Error, OSError, TypeError, ValueError) as exc:
+            self._fault(exc, reading=True)
+            return None
 
     def put_reply(self, key: str, model: str, text: str, usage: TokenUsage) -> None:
-        self._db.execute(
-            "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?)",
-            (key, model, text, usage.input_tokens, usage.output_tokens, time.time()),
-        )
+        if not self.writable:
+            return
+        try:
+            self._db.execute(
+                "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?)",
+                (key, model, text, usage.input_tokens, usage.output_tokens, time.time()),
+            )
+        except (sqlite3.Error, OSError, UnicodeError) as exc:
+            self._fault(exc, reading=False)
 
     def get_embeddings(self, keys: Sequence[str]) -> dict[str, tuple[list[float], int]]:
-        """The cached ``(vector, input tokens)`` of each key that is cached."""
+        """The cached ``(vector, input tokens)`` of each key that is cached (a stored vector
+        that is not one, e.g. a damaged blob, counts as not cached)."""
         found: dict[str, tuple[list[float], int]] = {}
-        for start in range(0, len(keys), 500):  # SQLite's bound-parameter limit
-            chunk = list(keys[start : start + 500])
-            marks = ",".join("?" * len(chunk))
-            rows = self._db.execute(
-                f"SELECT key, vector, input_tokens FROM embeddings WHERE key IN ({marks})",
-                chunk,
-            )
-            for key, blob, tokens in rows:
-                vector = array("d")
-                vector.frombytes(blob)
-                found[key] = (vector.tolist(), tokens)
+        if not self.readable:
+            return found
+        try:
+            for start in range(0, len(keys), 500):  # SQLite's bound-parameter limit
+                chunk = list(keys[start : start + 500])
+                marks = ",".join("?" * len(chunk))
+                rows = self._db.execute(
+                    f"SELECT key, vector, input_tokens FROM embeddings WHERE key IN ({marks})",
+                    chunk,
+                )
+                for key, blob, tokens in rows:
+                    vector = _vector(blob)
+                    if vector is not None:
+                        found[key] = (vector, int(tokens))
+        except (sqlite3.Error, OSError, TypeError, ValueError) as exc:
+            self._fault(exc, reading=True)
+            return {}
         return found
 
     def put_embeddings(
         self, model: str, entries: Sequence[tuple[str, Sequence[float], int]]
     ) -> None:
+        if not self.writable:
+            return
         now = time.time()
         rows = [
             (key, model, array("d", vector).tobytes(), tokens, now)
             for key, vector, tokens in entries
         ]
-        self._db.execute("BEGIN")  # one transaction (one commit) for the batch
         try:
-            self._db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?)", rows)
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+            self._db.execute("BEGIN")  # one transaction (one commit) for the batch
+            try:
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?)", rows
+                )
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+        except (sqlite3.Error, OSError) as exc:
+            self._fault(exc, reading=False)
+
+    def get_dimension(self, model: str) -> int | None:
+        """The dimension last seen in a reply of the embedding ``model`` (endpoint, name and
+        parameters), or ``None``."""
+        if not self.readable:
+            return None
+        try:
+            row = self._db.execute(
+                "SELECT dimension FROM dimensions WHERE model = ?", (model,)
+            ).fetchone()
+            return int(row[0]) if row is not None else None
+        except sqlite3.OperationalError:
+            return None  # a cache written before the table existed, opened read-only
+        except (sqlite3.Error, OSError, TypeError, ValueError) as exc:
+            self._fault(exc, reading=True)
+            return None
+
+    def put_dimension(self, model: str, dimension: int) -> None:
+        if not self.writable:
+            return
+        try:
+            self._db.execute("INSERT OR REPLACE INTO dimensions VALUES (?, ?)", (model, dimension))
+        except (sqlite3.Error, OSError) as exc:
+            self._fault(exc, reading=False)
 
     def close(self) -> None:
-        self._db.close()
+        with contextlib.suppress(sqlite3.Error):  # nothing left to keep
+            self._db.close()
+
+
+def _vector(blob: object) -> list[float] | None:
+    """A stored vector, or ``None`` when ``blob`` is not one (empty, cut short, not finite)."""
+    if not isinstance(blob, bytes) or not blob or len(blob) % 8:
+        return None
+    vector = array("d")
+    vector.frombytes(blob)
+    values = vector.tolist()
+    return values if all(math.isfinite(x) for x in values) else None

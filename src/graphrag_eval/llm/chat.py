@@ -135,7 +135,8 @@ def _read_completion(
             + (f" (max_tokens={limit})" if limit else "")
             + "; raise llm.generation.max_tokens"
         )
-    return text, usage
+    # A key the judge echoes (in a reason, a generated question) goes no further.
+    return calls.redactor.redact(text), usage
 
 
 def _usage(completion: Any, messages: Sequence[Mapping[str, str]]) -> TokenUsage:

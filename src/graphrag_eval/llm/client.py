@@ -11,14 +11,17 @@ import inspect
 import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiolimiter import AsyncLimiter
 
 from graphrag_eval.config.llm import EmbeddingConfig, GenerationConfig, LLMConfig
-from graphrag_eval.config.secrets import secret_values
+from graphrag_eval.config.secrets import mask_url_credentials, secret_values, url_credentials
 from graphrag_eval.errors import CallFailed, ConfigError
 from graphrag_eval.llm.redaction import Redactor
+
+if TYPE_CHECKING:
+    import httpx2  # the OpenAI SDK's HTTP client (the 'llm' extra)
 
 __all__ = ["Endpoint", "Lane"]
 
@@ -63,7 +66,10 @@ class Endpoint:
         settings: GenerationConfig | EmbeddingConfig,
         config: LLMConfig,
         redactor: Redactor,
+        transport: httpx2.AsyncBaseTransport | None = None,
     ) -> None:
+        """``transport``: an httpx transport the SDK client sends through instead of the
+        network (a testing/embedding hook, see :func:`~graphrag_eval.llm.engine.build_engine`)."""
         openai = _sdk(role)
         self.role = role
         self.settings = settings
@@ -71,9 +77,13 @@ class Endpoint:
         self.base_url = settings.base_url or _DEFAULT_BASE_URLS.get(settings.provider)
         api_key = _api_key(role, settings)
         redactor.add(api_key, *secret_values(settings.request_parameters))
-        self.client: Any = _sdk_client(openai, settings, self.base_url, api_key, config.timeout_s)
+        redactor.add(*url_credentials(self.base_url))
+        self.client: Any = _sdk_client(
+            openai, settings, self.base_url, api_key, config.timeout_s, transport
+        )
         # What identifies the endpoint in cache keys (never the key itself).
-        self.identity = f"{settings.provider}:{str(self.client.base_url).rstrip('/')}"
+        base = mask_url_credentials(str(self.client.base_url).rstrip("/"))
+        self.identity = f"{settings.provider}:{base}"
         self.lane = Lane(config)
         create = (
             self.client.chat.completions.create
@@ -120,9 +130,13 @@ def _sdk_client(
     base_url: str | None,
     api_key: str | None,
     timeout_s: float,
+    transport: httpx2.AsyncBaseTransport | None = None,
 ) -> Any:
-    """The OpenAI SDK's async client for the endpoint (retries are the engine's own)."""
+    """The OpenAI SDK's async client for the endpoint (retries are the engine's own);
+    ``transport``: send through it instead of the network."""
     options: dict[str, Any] = {"max_retries": 0, "timeout": timeout_s}
+    if transport is not None:
+        options["http_client"] = openai.DefaultAsyncHttpxClient(transport=transport)
     if settings.provider == "azure":
         return openai.AsyncAzureOpenAI(
             azure_endpoint=base_url or "",

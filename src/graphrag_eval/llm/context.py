@@ -7,11 +7,11 @@ the embedders, BERTScore). See docs/llm.md (what the engine does with each call)
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
 from graphrag_eval.config.llm import LLMConfig
-from graphrag_eval.errors import ConfigError
 from graphrag_eval.llm.budget import Budget
 from graphrag_eval.llm.cache import CallCache, default_cache_path
 from graphrag_eval.llm.inflight import InFlight
@@ -21,6 +21,8 @@ from graphrag_eval.llm.retrying import Sender
 from graphrag_eval.llm.stats import CallStats
 
 __all__ = ["CallContext"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -64,17 +66,21 @@ class CallContext:
     def open_cache(self, use_cache: bool | None) -> None:
         """Open the call cache, unless it is off (``use_cache`` overrides the config).
 
-        Raises :class:`ConfigError` when it cannot be opened.
+        A cache that cannot be opened (a corrupted file, a directory it cannot create) is a
+        warning, and the run goes on without it (docs/llm.md, cache).
         """
         if not (self.config.cache.enabled if use_cache is None else use_cache):
             return
         self.cache_path = self.config.cache.path or default_cache_path()
         try:
-            self.cache = CallCache(self.cache_path)
+            self.cache = CallCache(self.cache_path, busy_timeout_s=self.config.cache.busy_timeout_s)
         except Exception as exc:  # sqlite3.Error, OSError
-            raise ConfigError(
-                f"cannot open the call cache {self.cache_path}: {exc}", field="llm.cache.path"
-            ) from None
+            logger.warning(
+                "cannot open the call cache %s: %s (the run goes on without it)",
+                self.cache_path,
+                exc,
+            )
+            return
         self.in_flight.enabled = True
 
     def cost_usd(self, model: str, usage: TokenUsage) -> float:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import BaseModel
 
@@ -45,6 +45,9 @@ from graphrag_eval.llm.judge import Judge, Judged
 from graphrag_eval.llm.pricing import TokenUsage, estimate_tokens
 from graphrag_eval.llm.replies import ReplyError
 from graphrag_eval.llm.stats import CallStats, MetricCalls
+
+if TYPE_CHECKING:
+    import httpx2  # the OpenAI SDK's HTTP client (the 'llm' extra)
 
 __all__ = [
     "CallStats",
@@ -75,19 +78,21 @@ class LLMEngine:
         max_cost_usd: float | None = None,
         local_embeddings: bool | None = None,
         bert_score: BertScoreConfig | None = None,
+        transport: httpx2.AsyncBaseTransport | None = None,
     ) -> None:
         """``local_embeddings``: without ``llm.embedding``, use the bundled local model
         (default: when the ``embeddings`` extra is installed). ``bert_score``: the settings
-        of BERTScore, when it is to run (its model is checked now)."""
+        of BERTScore, when it is to run (its model is checked now). ``transport``: see
+        :func:`build_engine`."""
         self.config = config
         calls = self._calls = CallContext.create(config, dry_run=dry_run, max_cost_usd=max_cost_usd)
         self.generation = (
-            Endpoint("generation", config.generation, config, calls.redactor)
+            Endpoint("generation", config.generation, config, calls.redactor, transport)
             if config.generation is not None
             else None
         )
         self._judge = Judge(self.generation, calls) if self.generation is not None else None
-        self.embedding = _embedder(config, calls, local_embeddings)
+        self.embedding = _embedder(config, calls, local_embeddings, transport)
         self.bert_scorer = BertScorer(bert_score, calls) if bert_score is not None else None
         remote = self.embedding if isinstance(self.embedding, RemoteEmbedder) else None
         if remote and self.generation and remote.endpoint.shares_model_with(self.generation):
@@ -204,7 +209,10 @@ class LLMEngine:
 
 
 def _embedder(
-    config: LLMConfig, calls: CallContext, local_embeddings: bool | None
+    config: LLMConfig,
+    calls: CallContext,
+    local_embeddings: bool | None,
+    transport: httpx2.AsyncBaseTransport | None = None,
 ) -> Embedder | None:
     """The run's embedding model: ``llm.embedding``, else the bundled local model when it is
     wanted (``local_embeddings``; default: when the ``embeddings`` extra is installed)."""
@@ -212,7 +220,9 @@ def _embedder(
     if settings is not None and settings.provider == "local":
         return LocalEmbedder(settings, calls)
     if settings is not None:
-        return RemoteEmbedder(Endpoint("embedding", settings, config, calls.redactor), calls)
+        return RemoteEmbedder(
+            Endpoint("embedding", settings, config, calls.redactor, transport), calls
+        )
     if local_embeddings is None:
         local_embeddings = embeddings_extra_installed()
     if local_embeddings:
@@ -228,10 +238,16 @@ def build_engine(
     max_cost_usd: float | None = None,
     local: bool = False,
     bert_score: bool = False,
+    transport: httpx2.AsyncBaseTransport | None = None,
 ) -> LLMEngine | None:
     """The engine for a run, or ``None`` when there is nothing for it to do: no LLM or
     embedding model is configured and no local model is wanted (``local``: metrics that
     embed will run; ``bert_score``: BERTScore will run).
+
+    ``transport`` is a testing/embedding hook: an ``httpx2.AsyncBaseTransport`` (e.g.
+    ``httpx2.MockTransport`` around a scripted judge) that the generation and embedding
+    endpoints send their requests through instead of the network; everything else the engine
+    does (retries, validation, cache, cost) runs as usual.
 
     Raises :class:`ConfigError` when a model is configured but cannot be used (an extra is
     missing, no API key, a local model that is not on this machine).
@@ -245,4 +261,5 @@ def build_engine(
         dry_run=dry_run,
         max_cost_usd=max_cost_usd,
         bert_score=config.bert_score if bert_score else None,
+        transport=transport,
     )

@@ -6,6 +6,7 @@ each call, cache).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -13,12 +14,12 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from graphrag_eval.config.llm import GenerationConfig
-from graphrag_eval.errors import MalformedReply
+from graphrag_eval.errors import CallFailed, MalformedReply
 from graphrag_eval.llm.cache import request_key
 from graphrag_eval.llm.chat import chat
 from graphrag_eval.llm.client import Endpoint
 from graphrag_eval.llm.context import CallContext
-from graphrag_eval.llm.pricing import TokenUsage
+from graphrag_eval.llm.pricing import TokenUsage, context_window, estimate_tokens
 from graphrag_eval.llm.replies import ReplyError
 from graphrag_eval.llm.structured import reask_messages, strict_schema
 
@@ -29,6 +30,8 @@ Messages = Sequence[Mapping[str, str]]
 """A chat conversation: each message a ``role`` and a ``content``."""
 Schema = type[BaseModel] | None
 """The reply's shape, when it has a fixed one."""
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +65,8 @@ class Judge:
         self.endpoint = endpoint
         self.settings: GenerationConfig = endpoint.settings
         self.calls = calls
+        self.max_input_tokens = calls.config.max_input_tokens or context_window(endpoint.model)
+        """The longest prompt sent (``llm.max_input_tokens``, docs/llm.md)."""
 
     async def judge(
         self, messages: Messages, parse: Callable[[str], T], metric: str, schema: Schema
@@ -70,6 +75,7 @@ class Judge:
         :meth:`graphrag_eval.llm.engine.LLMEngine.judge`)."""
         self.endpoint.ensure_usable()
         request = self._request(messages, schema)
+        self._check_length(request.messages)
         calls = self.calls
         # The same request already in flight (two metrics sharing a prompt): wait for it and
         # take its reply from the cache rather than pay twice.
@@ -101,7 +107,11 @@ class Judge:
             params["max_tokens"] = self.settings.max_tokens
         params.update(self.endpoint.request_parameters)
         schema_json = strict_schema(schema) if schema is not None else None
-        sent: list[dict[str, str]] = [dict(message) for message in messages]
+        # A lone surrogate (from a badly decoded file) cannot be sent as UTF-8: replace it.
+        sent: list[dict[str, str]] = [
+            {key: _LONE_SURROGATE.sub("\ufffd", value) for key, value in message.items()}
+            for message in messages
+        ]
         key = request_key(
             {
                 "kind": "chat",
@@ -113,6 +123,17 @@ class Judge:
             }
         )
         return _Request(sent, params, schema, schema_json, key)
+
+    def _check_length(self, messages: Sequence[Mapping[str, str]]) -> None:
+        """:class:`CallFailed`, before any call, for a prompt over ``llm.max_input_tokens``."""
+        tokens = estimate_tokens("".join(message["content"] for message in messages))
+        if tokens > self.max_input_tokens:
+            raise CallFailed(
+                f"the judge prompt is about {tokens} tokens, over the limit of "
+                f"{self.max_input_tokens} (llm.max_input_tokens, the model's context "
+                "window): the answer or contexts are too long to judge; shorten them or "
+                "raise llm.max_input_tokens"
+            )
 
     def _from_cache(self, key: str, parse: Callable[[str], T], metric: str) -> Judged[T] | None:
         cache = self.calls.cache

@@ -20,7 +20,15 @@ from dataclasses import dataclass
 
 from graphrag_eval.config.llm import ModelPrice
 
-__all__ = ["BUILTIN_PRICES", "PriceTable", "TokenUsage", "estimate_tokens"]
+__all__ = [
+    "BUILTIN_PRICES",
+    "CONTEXT_WINDOWS",
+    "DEFAULT_CONTEXT_WINDOW",
+    "PriceTable",
+    "TokenUsage",
+    "context_window",
+    "estimate_tokens",
+]
 
 _SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{4})$")
 
@@ -46,6 +54,45 @@ BUILTIN_PRICES: Mapping[str, tuple[float, float]] = {
     "text-embedding-3-large": (0.13, 0.0),
     "text-embedding-ada-002": (0.10, 0.0),
 }
+
+
+CONTEXT_WINDOWS: Mapping[str, int] = {
+    # the input tokens a chat model takes (the default of llm.max_input_tokens)
+    "gpt-5": 272_000,
+    "gpt-5-mini": 272_000,
+    "gpt-5-nano": 272_000,
+    "gpt-4.1": 1_047_576,
+    "gpt-4.1-mini": 1_047_576,
+    "gpt-4.1-nano": 1_047_576,
+    "gpt-4o": 128_000,
+    "gpt-4o-mini": 128_000,
+    "gpt-4-turbo": 128_000,
+    "gpt-3.5-turbo": 16_385,
+    "o1": 200_000,
+    "o1-mini": 128_000,
+    "o3": 200_000,
+    "o3-mini": 200_000,
+    "o4-mini": 200_000,
+}
+DEFAULT_CONTEXT_WINDOW = 128_000
+"""The context window assumed for a model the table does not know."""
+
+
+def _candidates(model: str) -> tuple[str, ...]:
+    """``model`` and the names it is looked up by: without a provider prefix, an Ollama tag
+    and a snapshot suffix."""
+    name = model.rsplit("/", 1)[-1]
+    untagged = name.split(":", 1)[0]
+    return (model, name, untagged, _SNAPSHOT.sub("", untagged))
+
+
+def context_window(model: str) -> int:
+    """The input tokens ``model`` takes, from :data:`CONTEXT_WINDOWS` (looked up as prices
+    are), else :data:`DEFAULT_CONTEXT_WINDOW`."""
+    for candidate in _candidates(model):
+        if candidate in CONTEXT_WINDOWS:
+            return CONTEXT_WINDOWS[candidate]
+    return DEFAULT_CONTEXT_WINDOW
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,9 +127,7 @@ class PriceTable:
 
     def price(self, model: str) -> tuple[float, float] | None:
         """``(input, output)`` dollars per million tokens, or ``None`` when unknown."""
-        name = model.rsplit("/", 1)[-1]
-        untagged = name.split(":", 1)[0]
-        for candidate in (model, name, untagged, _SNAPSHOT.sub("", untagged)):
+        for candidate in _candidates(model):
             if candidate in self._prices:
                 return self._prices[candidate]
         return None

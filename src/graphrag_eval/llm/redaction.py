@@ -2,12 +2,16 @@
 
 Every key the engine is given (``api_key``, the key's environment variable, secret-looking
 request parameters) is registered here when its endpoint is opened; anything shaped like an
-OpenAI key is masked too. See docs/llm.md (secrets).
+OpenAI key, and the credentials of any URL (``https://user:key@host``), are masked too.
+The judge's replies are scrubbed as they arrive, so a key the judge echoes is stored nowhere.
+See docs/llm.md (secrets) and docs/security.md.
 """
 
 from __future__ import annotations
 
 import re
+
+from graphrag_eval.config.secrets import mask_url_credentials
 
 __all__ = ["Redactor"]
 
@@ -29,4 +33,4 @@ class Redactor:
         for secret in self.secrets:
             if len(secret) >= 4:
                 text = text.replace(secret, "***")
-        return _SECRET_PATTERN.sub(r"\1***", text)
+        return mask_url_credentials(_SECRET_PATTERN.sub(r"\1***", text))
