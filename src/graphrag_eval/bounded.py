@@ -25,6 +25,7 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_DOCUMENT_BYTES",
     "MAX_DOCUMENT_DEPTH",
+    "MAX_LINE_BYTES",
     "Refused",
     "check_json_depth",
     "document_too_large",
@@ -34,6 +35,9 @@ __all__ = [
 
 MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
 """The largest YAML or JSON document read whole (JSON Lines are read line by line)."""
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""The longest JSON Lines line read (without its line end): a longer line is that line's
+error, read no further than its first bytes, and the lines after it are read."""
 MAX_DEPTH = 100
 """The deepest nesting of lists and mappings in one response (an item of a responses file,
 or one JSON Lines record)."""

@@ -7,6 +7,7 @@ and the CI gates share, so that a number reads the same wherever it is shown (do
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "format_value",
     "is_cost_key",
     "plural",
+    "visible_text",
 ]
 
 
@@ -86,3 +88,25 @@ def format_interval(low: float | None, high: float | None, digits: int = 3) -> s
     if low is None or high is None or math.isnan(low) or math.isnan(high):
         return "-"
     return f"[{format_signed(low, digits)}, {format_signed(high, digits)}]"
+
+
+# C0 controls but tab and newline, DEL, C1 controls, the bidirectional marks, embeddings,
+# overrides and isolates, and lone surrogates: none can be shown safely as they are.
+_UNSAFE_CHARACTER = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+
+
+def _escape_character(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible_text(text: str) -> str:
+    """``text`` with every character that would hide or reorder what is shown (NUL and the
+    other control characters but tab and newline, bidirectional controls, lone surrogates)
+    written as its escape (``\\x00``, ``\\u202e``); a Windows line end reads as a newline
+    (docs/security.md, "Control and bidirectional characters")."""
+    if _UNSAFE_CHARACTER.search(text) is None:
+        return text
+    return _UNSAFE_CHARACTER.sub(_escape_character, text.replace("\r\n", "\n"))

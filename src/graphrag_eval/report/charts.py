@@ -15,7 +15,7 @@ import pygal
 from markupsafe import Markup
 from pygal.style import Style
 
-from graphrag_eval.formatting import plural
+from graphrag_eval.formatting import plural, visible_text
 
 # pygal appends an import hook to sys.meta_path for its map plugins (pygal.maps.*). The hook
 # has no find_spec, so every later import that reaches it raises an ImportWarning. Charts
@@ -57,7 +57,8 @@ def _render(chart: pygal.graph.graph.Graph) -> Markup:
     chart.add_xml_filter(_without_scripts)
     svg = chart.render(is_unicode=True)
     # pygal escaped the text it put in the SVG; mark it safe so it is not escaped twice.
-    return Markup(svg)
+    # Labels are user text (metric names): their control characters are shown escaped.
+    return Markup(visible_text(svg))
 
 
 def _config(**settings: object) -> dict[str, object]:

@@ -19,6 +19,7 @@ from graphrag_eval.formatting import (
     format_value,
     is_cost_key,
     plural,
+    visible_text,
 )
 
 __all__ = ["print_comparison"]
@@ -81,8 +82,10 @@ def print_comparison(console: Console, comparison: Comparison) -> None:
 
 def _print_header(console: Console, comparison: Comparison) -> None:
     """The runs, how many questions they share, and what the intervals are."""
-    console.print(f"A: {comparison.run_a}", markup=False, highlight=False, soft_wrap=True)
-    console.print(f"B: {comparison.run_b}", markup=False, highlight=False, soft_wrap=True)
+    for label, run in (("A", comparison.run_a), ("B", comparison.run_b)):
+        console.print(
+            f"{label}: {visible_text(str(run))}", markup=False, highlight=False, soft_wrap=True
+        )
     console.print(
         f"{plural(comparison.paired, 'question')} in both runs"
         + (f", {len(comparison.only_in_a):,} only in A" if comparison.only_in_a else "")
@@ -127,7 +130,7 @@ def _overall_table(console: Console, comparison: Comparison) -> Table:
             "change": _verdict(change),
             "better/worse/same": f"{change.improved:,}/{change.regressed:,}/{change.unchanged:,}",
         }
-        table.add_row(Text(name), *(cells[column] for column in columns))
+        table.add_row(Text(visible_text(name)), *(cells[column] for column in columns))
     return table
 
 
@@ -143,7 +146,7 @@ def _print_template_changes(console: Console, comparison: Comparison) -> None:
         return
     console.print("Significant changes per template:", markup=False)
     for template, change in significant:
-        line = Text(f"  {template}: {change.metric} ")
+        line = Text(visible_text(f"  {template}: {change.metric} "))
         line.append(change.verdict, style=_VERDICT_STYLE[change.verdict])
         line.append(
             f" {format_signed(change.difference or 0.0)} "
@@ -157,7 +160,7 @@ def _print_worse_items(console: Console, name: str, change: MetricChange) -> Non
     """The questions that fell on ``name``, largest fall first, as many as were listed."""
     overall = {"better": ", better overall", "worse": ", worse overall"}
     console.print(
-        f"Questions worse on {name} ({change.regressed:,} of {change.pairs:,}"
+        f"Questions worse on {visible_text(name)} ({change.regressed:,} of {change.pairs:,}"
         f"{overall.get(change.verdict, '')}; largest fall first):",
         markup=False,
         highlight=False,
@@ -165,7 +168,8 @@ def _print_worse_items(console: Console, name: str, change: MetricChange) -> Non
     )
     for item in change.worse_items:
         console.print(
-            f"  {item.question_id} ({item.template_id}): {_compared_value(name, item.a)} "
+            visible_text(f"  {item.question_id} ({item.template_id}): ")
+            + f"{_compared_value(name, item.a)} "
             f"-> {_compared_value(name, item.b)}",
             markup=False,
             highlight=False,

@@ -14,7 +14,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from graphrag_eval.formatting import format_dollars, format_number, is_cost_key, plural
+from graphrag_eval.formatting import (
+    format_dollars,
+    format_number,
+    is_cost_key,
+    plural,
+    visible_text,
+)
 from graphrag_eval.inputs import Notice, count_kinds
 from graphrag_eval.llm.engine import CallStats
 from graphrag_eval.metrics.base import Aggregation, declared_outputs
@@ -98,7 +104,7 @@ def _print_overall(
             "macro mean": format_number(macro.get(key, {}).get("mean", "")),
             "scored": scored,
         }
-        overall.add_row(key, *(cells[column] for column in columns))
+        overall.add_row(Text(visible_text(key)), *(cells[column] for column in columns))
     console.print(overall)
 
 
@@ -109,7 +115,8 @@ def _print_label_counts(console: Console, micro: Mapping[str, Any]) -> None:
         entry = declared.get(key)
         if entry is not None and entry[0].aggregation is Aggregation.LABEL:
             counts = ", ".join(f"{label} {count:,}" for label, count in value.items())
-            console.print(f"{key}: {counts}", markup=False, highlight=False)
+            line = visible_text(f"{key}: {counts}")  # labels are the judge's text
+            console.print(line, markup=False, highlight=False)
 
 
 def _print_templates(
@@ -123,12 +130,12 @@ def _print_templates(
     shown, hidden = _fitting_headline(keys, console.width - min(max(longest_id, 8), 24) - 30)
     title = "Per template (means)"
     if hidden:
-        title += f"; {', '.join(hidden)} in aggregates.yaml"
+        title += visible_text(f"; {', '.join(hidden)} in aggregates.yaml")
     templates = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
     templates.add_column("template", overflow="fold", min_width=min(longest_id, 24))
     for column in ("ok", "errors", "missing", *shown):
         templates.add_column(column, justify="right", no_wrap=True)
-    rows = [(Text(str(t)), stats) for t, stats in per_template.items()]
+    rows = [(Text(visible_text(str(t))), stats) for t, stats in per_template.items()]
     rows.append((Text("all", style="bold"), micro))
     for label, stats in rows:  # template ids are user text: never read as markup
         templates.add_row(
@@ -168,7 +175,7 @@ def print_notices(console: Console, notices: Sequence[Notice], where: str | None
     )
     console.print(Text(f"{len(notices)} input problem(s)", style="yellow"), f"({summary})")
     for notice in notices[:_NOTICE_LIMIT]:
-        console.print(f"  {notice}", markup=False, highlight=False, soft_wrap=True)
+        console.print(visible_text(f"  {notice}"), markup=False, highlight=False, soft_wrap=True)
     if len(notices) > _NOTICE_LIMIT:
         more = f" (all in {where})" if where else ""
         console.print(f"  ... and {len(notices) - _NOTICE_LIMIT} more{more}", markup=False)
@@ -226,7 +233,7 @@ def print_dry_run(console: Console, plan: Mapping[str, Any], questions: int) -> 
     columns = ["calls", "cached", "tokens in", "tokens out", "cost"]
     for column in [*columns, "local texts"] if local else columns:
         table.add_column(column, justify="right")
-    rows = [(Text(name), values) for name, values in plan["by_metric"].items()]
+    rows = [(Text(visible_text(name)), values) for name, values in plan["by_metric"].items()]
     rows.append((Text("total", style="bold"), plan))
     for label, values in rows:
         cells = [

@@ -29,9 +29,11 @@ from graphrag_eval.formatting import (
     format_signed,
     format_value,
     plural,
+    visible_text,
 )
 from graphrag_eval.metrics.base import OutputKey
 from graphrag_eval.report import charts
+from graphrag_eval.report.injection import injection_notes
 from graphrag_eval.report.item_views import ItemView, clip_text, headline_score, item_view
 from graphrag_eval.report.run_info import judge_summary, settings_rows
 from graphrag_eval.report.run_views import (
@@ -53,6 +55,16 @@ from graphrag_eval.version import __version__
 __all__ = ["render_comparison", "render_report", "write_comparison", "write_report"]
 
 DEFAULT_WORST = 20
+_INJECTED_LISTED = 20  # questions whose answers address the grader, listed in the overview
+
+
+def _shown(value: Any) -> Any:
+    """Every text a page shows, with its control and bidirectional characters escaped so
+    they are visible (docs/security.md); markup the code built (charts, macros) is kept."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return visible_text(value)
+    return value
+
 
 _environment = jinja2.Environment(
     loader=jinja2.PackageLoader("graphrag_eval.report", "templates"),
@@ -60,6 +72,7 @@ _environment = jinja2.Environment(
     undefined=jinja2.StrictUndefined,
     trim_blocks=True,
     lstrip_blocks=True,
+    finalize=_shown,
 )
 _environment.filters["num"] = format_number
 _environment.filters["dollars"] = format_dollars
@@ -87,6 +100,7 @@ def render_report(run: SavedRun, worst: int = DEFAULT_WORST) -> str:
     def view(index: int, score: float | None = None) -> ItemView:
         return item_view(typed.results[index], values.values[index], keys, score)
 
+    injected = _injected(typed)
     info = run.info
     return _page(
         "report.html.j2",
@@ -120,7 +134,18 @@ def render_report(run: SavedRun, worst: int = DEFAULT_WORST) -> str:
         scored_items=len(ranked),
         failed=[view(index) for index in failed[:worst]],
         failed_count=len(failed),
+        injected=injected[:_INJECTED_LISTED],
+        injected_count=len(injected),
     )
+
+
+def _injected(run: RunResult) -> list[tuple[str, list[str]]]:
+    """The questions whose answer or step outputs address the grader, with where and what."""
+    return [
+        (str(result.question_id), notes)
+        for result in run.results
+        if (notes := injection_notes(result))
+    ]
 
 
 def _histograms(overall: Sequence[MetricRow], values: ItemValues) -> list[Markup]:

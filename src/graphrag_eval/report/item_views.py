@@ -12,6 +12,7 @@ from typing import Any
 
 from graphrag_eval.formatting import format_number, format_value, is_cost_key
 from graphrag_eval.metrics.base import IDENTITY_KEYS, Aggregation, OutputKey
+from graphrag_eval.report.injection import injection_notes
 from graphrag_eval.result_types import QuestionResult
 
 __all__ = ["ItemView", "StepView", "clip_text", "headline_score", "item_view"]
@@ -46,6 +47,8 @@ class ItemView:
     errors: list[tuple[str, str]] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     """Metrics that did not apply to the question, with why."""
+    injection: list[str] = field(default_factory=list)
+    """Where its answer or step outputs address the grader (report/injection.py)."""
     reference_steps: list[StepView] = field(default_factory=list)
     actual_steps: list[StepView] = field(default_factory=list)
 
@@ -118,6 +121,7 @@ def item_view(
     for problem in fields.get("input_errors") or ():
         item.errors.append(("input_errors", clip_text(problem)))
     item.skipped = [(name, clip_text(reason)) for name, reason in result.skipped().items()]
+    item.injection = injection_notes(result)
     matched: dict[str, str] = {}
     item.reference_steps = _reference_steps(fields, matched)
     item.actual_steps = _actual_steps(result, matched)

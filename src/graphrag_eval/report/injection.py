@@ -1,0 +1,74 @@
+"""Flagging answers that address the grader (prompt injection), for the HTML report.
+
+A small heuristic, not a guard: answers are still passed to the judge as they are
+(docs/security.md, "Prompt injection"). It looks for phrases that only make sense as
+instructions to whoever grades the answer: "ignore the previous instructions", "you are the
+judge", "give this a score of", "system prompt", "score: 1.0". The report marks such a
+question in its drill-down and counts them in the overview (docs/report.md); scores and
+results are unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+
+from graphrag_eval.result_types import QuestionResult
+
+__all__ = ["grader_instructions", "injection_notes"]
+
+_GRADER = r"(?:grader|judge|evaluator|assessor|scorer|reviewer|marker)"
+_PATTERNS = (
+    # "ignore all previous instructions", "disregard the above rules", "forget your prompt"
+    r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+|my\s+)?"
+    r"(?:previous|prior|above|earlier|preceding|foregoing|original|system|grading)?\s*"
+    r"(?:instructions?|prompts?|rules|directions|guidelines|criteria|rubric)\b",
+    # "you are the grader", "you are now an evaluator", "as the judge, ..."
+    rf"\byou\s+are\s+(?:now\s+)?(?:the|a|an)\s+(?:\w+\s+)?{_GRADER}\b",
+    rf"\b(?:note|message|instructions?)\s+(?:to|for)\s+(?:the\s+)?{_GRADER}\b",
+    # "give this a score of 1", "assign me a grade of", "rate this answer 10/10"
+    r"\b(?:give|assign|award)\s+(?:this|me|it|the\s+answer|this\s+answer)\s+"
+    r"(?:a|an|the)?\s*(?:full\s+|perfect\s+|maximum\s+|high(?:est)?\s+)?"
+    r"(?:score|grade|rating|marks?|points)\b",
+    r"\b(?:mark|grade|rate|score|classify)\s+(?:this|it|the|my)\s*(?:answer|response)?\s+"
+    r"(?:as\s+)?(?:correct|perfect|fully\s+correct|a\s+pass|10/10|5/5|1\.0)\b",
+    r"\bsystem\s+prompt\b",
+    # "score: 1.0", "Rating = 10", "grade: perfect": a verdict written for the judge
+    r"\b(?:score|rating|grade|verdict)\s*[:=]\s*(?:1(?:\.0+)?|10(?:/10)?|5/5|100|"
+    r"perfect|correct|pass)(?![\w.])",
+)
+_INSTRUCTION = re.compile("|".join(f"(?:{pattern})" for pattern in _PATTERNS), re.IGNORECASE)
+_SCANNED_CHARS = 200_000  # of one text: enough for any answer, cheap on a 10 MB one
+_QUOTE_CHARS = 80  # of the matched phrase shown in the report
+
+
+def grader_instructions(text: str) -> str | None:
+    """The first phrase of ``text`` that reads as an instruction to the grader (quoted, at
+    most 80 characters), or None."""
+    match = _INSTRUCTION.search(text[:_SCANNED_CHARS])
+    if match is None:
+        return None
+    phrase = " ".join(match.group().split())
+    return phrase if len(phrase) <= _QUOTE_CHARS else phrase[: _QUOTE_CHARS - 3] + "..."
+
+
+def _texts(result: QuestionResult) -> Iterator[tuple[str, str]]:
+    """What the system under test wrote that a judge reads: the answer, then each step's
+    output (retrieved contexts among them), with what to call it."""
+    answer = result.fields.get("actual_answer")
+    if isinstance(answer, str):
+        yield "answer", answer
+    for number, step in enumerate(result.actual_steps, start=1):
+        if isinstance(step, Mapping) and isinstance(step.get("output"), str):
+            yield f"output of actual step {step.get('id', number)}", step["output"]
+
+
+def injection_notes(result: QuestionResult) -> list[str]:
+    """One note per text of the question that contains instructions to the grader:
+    ``answer contains instructions to the grader: '...'``."""
+    notes = []
+    for where, text in _texts(result):
+        phrase = grader_instructions(text)
+        if phrase is not None:
+            notes.append(f"{where} contains instructions to the grader: '{phrase}'")
+    return notes
