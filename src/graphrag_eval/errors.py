@@ -49,12 +49,8 @@ class GraphragEvalError(Exception):
     """Root of every error graphrag-eval raises on purpose."""
 
 
-class InputError(GraphragEvalError):
-    """A reference dataset or responses file that cannot be evaluated.
-
-    ``file`` is the path (or ``<reference>``/``<responses>`` for in-memory data), ``item`` the
-    template or question (or line number) concerned, ``field`` the offending field path.
-    """
+class _LocatedError(GraphragEvalError):
+    """An error whose one-line message starts with where it is: ``file: item: field``."""
 
     def __init__(
         self,
@@ -72,16 +68,20 @@ class InputError(GraphragEvalError):
         super().__init__(f"{prefix}: {message}" if prefix else message)
 
 
-class ConfigError(GraphragEvalError):
+class InputError(_LocatedError):
+    """A reference dataset or responses file that cannot be evaluated.
+
+    ``file`` is the path (or ``<reference>``/``<responses>`` for in-memory data), ``item`` the
+    template or question (or line number) concerned, ``field`` the offending field path.
+    """
+
+
+class ConfigError(_LocatedError):
     """An invalid configuration: ``file`` is the config path (or ``<config>``), ``field``
     the key."""
 
     def __init__(self, message: str, *, file: str | None = None, field: str | None = None) -> None:
-        self.file = file
-        self.field = field
-        self.message = message
-        prefix = locate(file, None, field)
-        super().__init__(f"{prefix}: {message}" if prefix else message)
+        super().__init__(message, file=file, field=field)
 
 
 class LLMError(GraphragEvalError):

@@ -32,7 +32,7 @@ from graphrag_eval.metrics.base import (
     Placement,
     Scored,
 )
-from graphrag_eval.metrics.judging import answer_fields, ask, engine_of, or_failed
+from graphrag_eval.metrics.judging import answer_fields, ask, engine_of, not_sent, or_failed
 
 __all__ = ["AnswerClassification", "Classification", "uncertainty"]
 
@@ -151,7 +151,7 @@ class AnswerClassification(ItemMetric):
         if not answer.strip():
             return self._scored(WRONG, "the answer is blank", 0.0)
         if not fields["reference_answer"].strip():
-            return Failed("reference_answer is blank; not sent to the judge")
+            return not_sent("reference_answer")
         judged = await or_failed(
             ask(engine_of(context), "answer_classification", Classification, self.name, fields)
         )

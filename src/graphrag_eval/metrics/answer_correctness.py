@@ -33,7 +33,7 @@ from graphrag_eval.metrics.base import (
     Placement,
     Scored,
 )
-from graphrag_eval.metrics.judging import answer_fields, engine_of, messages, or_failed
+from graphrag_eval.metrics.judging import answer_fields, engine_of, messages, not_sent, or_failed
 
 __all__ = ["AnswerCorrectness", "ClaimCounts", "judge_correctness", "parse_claim_counts"]
 
@@ -194,7 +194,7 @@ async def judge_correctness(
         if not text.strip()
     ]
     if blank:
-        return Failed(f"{', '.join(blank)} is blank; not sent to the judge")
+        return not_sent(", ".join(blank))
     judged = await or_failed(
         engine.judge(
             messages(correctness_prompt(config, question, reference, actual)),

@@ -28,7 +28,7 @@ from graphrag_eval.metrics.base import (
     Placement,
     Scored,
 )
-from graphrag_eval.metrics.judging import ask, engine_of, or_failed
+from graphrag_eval.metrics.judging import ask, engine_of, not_sent, or_failed
 
 __all__ = ["AnswerRelevance", "GeneratedQuestions", "cosine", "question_similarity"]
 
@@ -74,7 +74,7 @@ async def question_similarity(
     question = context.question.question_text
     answer = context.response.actual_answer or ""
     if not answer.strip() or not question.strip():
-        return Failed("question_text or actual_answer is blank; not sent to the judge")
+        return not_sent("question_text or actual_answer")
 
     def check(reply: GeneratedQuestions) -> None:
         usable = [q for q in reply.questions if q.strip()]

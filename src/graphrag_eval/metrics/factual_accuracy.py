@@ -25,7 +25,7 @@ from graphrag_eval.metrics.base import (
     Placement,
     Scored,
 )
-from graphrag_eval.metrics.judging import answer_fields, ask, engine_of, or_failed
+from graphrag_eval.metrics.judging import answer_fields, ask, engine_of, not_sent, or_failed
 
 __all__ = ["CRITERIA", "FactualAccuracy", "FactualAccuracyReply", "grade"]
 
@@ -106,7 +106,7 @@ class FactualAccuracy(ItemMetric):
     async def score(self, context: ItemContext) -> Outcome:
         fields = answer_fields(context)
         if not fields["reference_answer"].strip():
-            return Failed("reference_answer is blank; not sent to the judge")
+            return not_sent("reference_answer")
         if not fields["actual_answer"].strip():
             return Scored(
                 {

@@ -32,6 +32,7 @@ __all__ = [
     "has_contexts",
     "json_list",
     "messages",
+    "not_sent",
     "or_failed",
 ]
 
@@ -46,6 +47,12 @@ def engine_of(context: ItemContext) -> LLMEngine:
     if not isinstance(engine, LLMEngine):
         raise RuntimeError("no LLM engine: the plan should have skipped this metric")
     return engine
+
+
+def not_sent(blank: str) -> Failed:
+    """The failure of a metric whose prompt would carry a blank text: ``blank`` names it
+    (e.g. ``reference_answer``); the judge is not asked."""
+    return Failed(f"{blank} is blank; not sent to the judge")
 
 
 async def or_failed(call: Awaitable[T]) -> T | Failed:

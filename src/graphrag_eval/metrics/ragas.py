@@ -47,6 +47,7 @@ from graphrag_eval.metrics.judging import (
     engine_of,
     format_contexts,
     json_list,
+    not_sent,
     or_failed,
 )
 from graphrag_eval.metrics.ragas_replies import (
@@ -226,7 +227,7 @@ class RagasContextRecall(_ExtractThenVerify):
     async def score(self, context: ItemContext) -> Outcome:
         reference = context.question.reference_answer or ""
         if not reference.strip():
-            return Failed("reference_answer is blank; not sent to the judge")
+            return not_sent("reference_answer")
         fields = {"question": context.question.question_text, "reference_answer": reference}
         contexts = contexts_of(context.response)
         return await self._score(engine_of(context), contexts, fields, reference)
@@ -248,7 +249,7 @@ class RagasContextPrecision(_Ragas):
             return self._scored(0.0, "no contexts were retrieved", 0.0)
         question = context.question.question_text
         if not question.strip():
-            return Failed("question_text is blank; not sent to the judge")
+            return not_sent("question_text")
         reference = context.question.reference_answer
         shown_reference = reference if reference and reference.strip() else "(not given)"
         judged = await or_failed(

@@ -37,7 +37,7 @@ from graphrag_eval.metrics.base import (
     Skipped,
     StepMetric,
 )
-from graphrag_eval.metrics.judging import ask, engine_of, format_contexts, or_failed
+from graphrag_eval.metrics.judging import ask, engine_of, format_contexts, not_sent, or_failed
 from graphrag_eval.steps.retrieval import parse_contexts
 
 __all__ = ["AttributedStatements", "ContextVerdicts", "RetrievalAnswer", "ranked_precision"]
@@ -150,7 +150,7 @@ class RetrievalAnswer(StepMetric):
             return Skipped("the retrieved contexts have no texts")
         reference = context.question.reference_answer or ""
         if not reference.strip():
-            return Failed("reference_answer is blank; not sent to the judge")
+            return not_sent("reference_answer")
         fields = {
             "question": context.question.question_text,
             "reference_answer": reference,

@@ -35,10 +35,10 @@ def _answers(context: ItemContext) -> tuple[str, str]:
     return context.response.actual_answer or "", context.question.reference_answer or ""
 
 
-def _percent(value: float) -> float:
-    """``value`` × 100, clamped to 0-100 and rounded to 4 decimals (float32 arithmetic makes
-    identical texts 99.99999 otherwise)."""
-    return round(min(100.0, max(0.0, 100.0 * value)), 4)
+def _percent(value: float, digits: int = 4) -> float:
+    """``value`` × 100, clamped to 0-100 and rounded to ``digits`` decimals (float32
+    arithmetic makes identical texts 99.99999 otherwise)."""
+    return round(min(100.0, max(0.0, 100.0 * value)), digits)
 
 
 class SemanticSimilarity(ItemMetric):
@@ -68,8 +68,7 @@ class SemanticSimilarity(ItemMetric):
         if isinstance(embedded, Failed):
             return embedded
         similarity = cosine(*embedded.vectors)
-        percentage = round(min(100.0, max(0.0, 100.0 * similarity)), 2)
-        return Scored({"semantic_similarity_percentage": percentage})
+        return Scored({"semantic_similarity_percentage": _percent(similarity, digits=2)})
 
 
 class BertScore(ItemMetric):

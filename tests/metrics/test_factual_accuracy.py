@@ -1,0 +1,257 @@
+"""G-Eval factual accuracy (docs/metrics.md): the weighted mean of the judged criteria, its
+grade, blank answers, and out-of-range or malformed replies, against the scripted judge."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from graphrag_eval.llm.prompts import prompt
+from graphrag_eval.metrics.factual_accuracy import grade
+from metrics.scripted_judge import (
+    Body,
+    ScriptedJudge,
+    answering,
+    judge_config,
+    run_scripted,
+    schema_of,
+    selecting,
+    task,
+)
+
+from builders import dataset, question, response
+
+Config = dict[str, Any]
+
+QUESTION = "Which transformers are in substation Oslo?"
+REFERENCE = "OSLO T1, OSLO T2"
+MALFORMED = "malformed judge reply (after one re-ask): "
+
+
+def run_one(
+    judge: ScriptedJudge,
+    config: Config,
+    answer: str | None = "OSLO T1 and OSLO T2",
+    *,
+    reference_answer: str | None = REFERENCE,
+) -> dict[str, Any]:
+    """The result of one question and its response, judged by ``judge``."""
+    fields = {} if answer is None else {"actual_answer": answer}
+    reference = dataset(question("q1", answer=reference_answer, text=QUESTION))
+    [result] = run_scripted(judge, reference, [response("q1", **fields)], config)
+    return result
+
+
+def factual_reply(
+    correctness: float, completeness: float, consistency: float, **extra: Any
+) -> dict[str, Any]:
+    return {
+        "correctness": {"score": correctness, "reasoning": "facts"},
+        "completeness": {"score": completeness, "reasoning": "coverage"},
+        "consistency": {"score": consistency, "reasoning": "coherence"},
+        "overall_reasoning": "Mostly right.",
+        "confidence": 80,
+        **extra,
+    }
+
+
+def is_reask(body: Body) -> bool:
+    return any(m["role"] == "assistant" for m in body["messages"])
+
+
+def first_then(bad: dict[str, Any], good: dict[str, Any] | None) -> Callable[[Body], Any]:
+    """Reply ``bad`` to a request, and ``good`` to its re-ask (``None``: ``bad`` again)."""
+    return lambda body: good if good is not None and is_reask(body) else bad
+
+
+def test_factual_accuracy_is_our_weighted_mean_not_the_judges() -> None:
+    reply = factual_reply(90, 50, 20, final_score=12)  # the judge's own total is ignored
+    judge = answering(FactualAccuracyReply=reply)
+    config = selecting(judge_config(), "factual_accuracy")
+
+    result = run_one(judge, config)
+
+    assert result["factual_accuracy_percentage"] == pytest.approx(0.5 * 90 + 0.3 * 50 + 0.2 * 20)
+    assert result["factual_accuracy_grade"] == "B"
+    assert result["factual_accuracy_correctness"] == 90
+    assert result["factual_accuracy_completeness"] == 50
+    assert result["factual_accuracy_consistency"] == 20
+    assert result["factual_accuracy_reason"] == (
+        "Mostly right.\ncorrectness 90: facts\ncompleteness 50: coverage\nconsistency 20: coherence"
+    )
+    assert result["factual_accuracy_cost"] > 0
+    assert judge.count() == 1
+
+
+def test_factual_accuracy_prompt_shows_question_and_both_answers() -> None:
+    judge = ScriptedJudge()
+    config = selecting(judge_config(), "factual_accuracy")
+
+    result = run_one(judge, config, "OSLO T1")
+
+    [body] = judge.chats()
+    assert schema_of(body) == "FactualAccuracyReply"
+    assert task(body) == prompt("factual_accuracy").format(
+        question=QUESTION, reference_answer=REFERENCE, actual_answer="OSLO T1"
+    )
+    # The rule judge: half the ground truth is stated; consistency 100.
+    assert result["factual_accuracy_percentage"] == pytest.approx(0.5 * 50 + 0.3 * 50 + 0.2 * 100)
+
+
+@pytest.mark.parametrize(
+    ("weights", "expected"),
+    [
+        ({"correctness": 2, "completeness": 1, "consistency": 1}, (2 * 90 + 50 + 20) / 4),
+        ({"correctness": 1, "completeness": 0, "consistency": 0}, 90.0),
+        ({"consistency": 0.8}, (0.5 * 90 + 0.3 * 50 + 0.8 * 20) / 1.6),
+    ],
+    ids=["renormalised", "correctness-only", "one-changed"],
+)
+def test_factual_accuracy_weights_are_configurable(
+    weights: dict[str, float], expected: float
+) -> None:
+    judge = answering(FactualAccuracyReply=factual_reply(90, 50, 20))
+    config = selecting(judge_config(), "factual_accuracy", factual_accuracy={"weights": weights})
+
+    result = run_one(judge, config)
+
+    assert result["factual_accuracy_percentage"] == pytest.approx(expected)
+    assert result["factual_accuracy_grade"] == grade(expected)
+
+
+def test_blank_answer_has_zero_factual_accuracy_without_a_call() -> None:
+    judge = ScriptedJudge()
+    config = selecting(judge_config(), "factual_accuracy")
+
+    result = run_one(judge, config, "  \n")
+
+    assert result["factual_accuracy_percentage"] == pytest.approx(0.0)
+    assert result["factual_accuracy_grade"] == "E"
+    for criterion in ("correctness", "completeness", "consistency"):
+        assert result[f"factual_accuracy_{criterion}"] == pytest.approx(0.0)
+    assert judge.count() == 0
+
+
+def test_blank_reference_answer_is_a_factual_accuracy_error_without_a_call() -> None:
+    judge = ScriptedJudge()
+    config = selecting(judge_config(), "factual_accuracy")
+
+    result = run_one(judge, config, reference_answer=" ")
+
+    assert result["factual_accuracy_error"] == "reference_answer is blank; not sent to the judge"
+    assert "factual_accuracy_percentage" not in result
+    assert judge.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("percentage", "letter"),
+    [
+        (100.0, "A"),
+        (80.0, "A"),
+        (79.999, "B"),
+        (79.99, "B"),
+        (60.0, "B"),
+        (59.999, "C"),
+        (40.0, "C"),
+        (39.999, "D"),
+        (20.0, "D"),
+        (19.999, "E"),
+        (19.99, "E"),
+        (0.0, "E"),
+    ],
+)
+def test_grade_thresholds(percentage: float, letter: str) -> None:
+    assert grade(percentage) == letter
+
+
+@pytest.mark.parametrize(
+    ("scores", "percentage", "letter"),
+    [
+        ((90, 70, 100), 86.0, "A"),
+        ((60, 40, 80), 58.0, "C"),
+        ((80, 80, 80), 80.0, "A"),
+        ((79, 81, 80), 79.8, "B"),
+        ((60, 60, 60), 60.0, "B"),
+        ((40, 40, 40), 40.0, "C"),
+        ((20, 20, 20), 20.0, "D"),
+        ((19, 20, 21), 19.7, "E"),
+        pytest.param((31, 97, 77), 60.0, "B", id="exactly-60-mixed"),
+        pytest.param((7, 97, 37), 40.0, "C", id="exactly-40-mixed"),
+        pytest.param((0, 62, 7), 20.0, "D", id="exactly-20-mixed"),
+    ],
+)
+def test_grade_of_judged_scores_at_and_around_the_thresholds(
+    scores: tuple[int, int, int],
+    percentage: float,
+    letter: str,
+) -> None:
+    judge = answering(FactualAccuracyReply=factual_reply(*scores))
+    config = selecting(judge_config(), "factual_accuracy")
+
+    result = run_one(judge, config)
+
+    assert result["factual_accuracy_percentage"] == pytest.approx(percentage)
+    assert result["factual_accuracy_grade"] == letter
+
+
+@pytest.mark.parametrize(
+    ("reply", "problem"),
+    [
+        (factual_reply(120, 50, 50), "correctness.score must be from 0 to 100, got 120"),
+        (factual_reply(50, -5, 50), "completeness.score must be from 0 to 100, got -5"),
+        (factual_reply(50, 50, 100.5), "consistency.score must be from 0 to 100, got 100.5"),
+    ],
+    ids=["above-100", "negative", "just-above-100"],
+)
+def test_out_of_range_factual_accuracy_is_reasked_once_then_an_error(
+    reply: dict[str, Any], problem: str
+) -> None:
+    judge = answering(FactualAccuracyReply=reply)
+    config = selecting(judge_config(), "factual_accuracy")
+
+    result = run_one(judge, config)
+
+    assert result["factual_accuracy_error"] == MALFORMED + problem
+    assert not {"factual_accuracy_percentage", "factual_accuracy_grade"} & set(result)
+    bodies = judge.chats()
+    assert len(bodies) == 2
+    assert problem in bodies[1]["messages"][-1]["content"]
+
+
+def test_non_finite_factual_accuracy_score_is_an_error() -> None:
+    text = json.dumps(factual_reply(50, 50, 50)).replace('"score": 50', '"score": NaN', 1)
+    judge = answering(FactualAccuracyReply=text)
+    config = selecting(judge_config(), "factual_accuracy")
+
+    result = run_one(judge, config)
+
+    assert result["factual_accuracy_error"] == MALFORMED + (
+        "correctness.score must be from 0 to 100, got nan"
+    )
+
+
+def test_factual_accuracy_succeeds_when_the_reask_is_good() -> None:
+    replies = first_then(factual_reply(120, 50, 50), factual_reply(100, 50, 50))
+    judge = answering(FactualAccuracyReply=replies)
+    config = selecting(judge_config(), "factual_accuracy")
+
+    result = run_one(judge, config)
+
+    assert result["factual_accuracy_percentage"] == pytest.approx(50 + 15 + 10)
+    assert result["factual_accuracy_grade"] == "B"
+    assert "factual_accuracy_error" not in result
+    assert judge.count() == 2
+
+
+def test_factual_accuracy_reply_missing_a_criterion_is_malformed() -> None:
+    reply = factual_reply(50, 50, 50)
+    del reply["consistency"]
+    judge = answering(FactualAccuracyReply=reply)
+    config = selecting(judge_config(), "factual_accuracy")
+
+    result = run_one(judge, config)
+
+    assert result["factual_accuracy_error"] == MALFORMED + "consistency: Field required"
