@@ -20,15 +20,19 @@ from graphrag_eval import (
     load_responses,
     run_evaluation,
 )
+from graphrag_eval.aggregation import aggregate
 from graphrag_eval.evaluation import evaluate, prepare_reference
 from graphrag_eval.metrics.base import (
     ItemContext,
     ItemMetric,
     Outcome,
     OutputKey,
+    Scored,
     register_metric,
     unregister_metric,
 )
+from graphrag_eval.result_types import OutcomeKey, QuestionResult
+from graphrag_eval.results import to_records
 
 from builders import contexts, dataset, question, ref_step, response, sparql, sparql_ref, step
 
@@ -585,3 +589,46 @@ def test_on_item_receives_every_result_as_it_finishes() -> None:
     )
     assert sorted(r["question_id"] for r in seen) == ["q1", "q2"]
     assert {r["question_id"]: r for r in seen} == {r["question_id"]: r for r in run.results}
+
+
+# ---------------------------------------------------------------- typed results to the edge
+
+
+def test_a_run_holds_typed_results_and_flattens_them_once() -> None:
+    run = asyncio.run(evaluate(SIMPLE_REFERENCE, SIMPLE_RESPONSES))
+
+    assert all(isinstance(item, QuestionResult) for item in run.items)
+    assert run.results == to_records(run.run_result)
+    assert run.results is run.results  # made once, at the edge
+
+
+def test_an_error_sample_in_zero_mode_carries_a_typed_steps_score() -> None:
+    responses = {"q1": response("q1", error="timeout")}
+    run = asyncio.run(evaluate(SIMPLE_REFERENCE, responses, ZERO_ERRORS))
+
+    for item in run.items:  # an error response, and a missing one
+        assert item.is_error
+        assert item.fields["actual_steps"] == []
+        assert item.outcomes[OutcomeKey("steps_score")] == Scored({"steps_score": 0.0})
+
+
+def test_the_typed_aggregates_of_a_run_equal_those_of_its_records() -> None:
+    for config in (None, ZERO_ERRORS):
+        responses = {"q1": SIMPLE_RESPONSES["q1"], "q2": response("q2", error="timeout")}
+        run = asyncio.run(evaluate(SIMPLE_REFERENCE, responses, config))
+
+        typed = aggregate(run.run_result, config).to_dict()
+
+        assert typed == compute_aggregates(run.results, config)
+
+
+def test_results_kept_from_an_earlier_run_are_returned_as_they_were_written() -> None:
+    first = asyncio.run(evaluate(SIMPLE_REFERENCE, SIMPLE_RESPONSES, ZERO_ERRORS))
+    kept = {record["question_id"]: {**record, "my_score": 2} for record in first.results}
+
+    again = asyncio.run(evaluate(SIMPLE_REFERENCE, SIMPLE_RESPONSES, ZERO_ERRORS, done=kept))
+
+    assert again.results == list(kept.values())
+    typed = aggregate(again.run_result, ZERO_ERRORS).to_dict()
+    assert typed == compute_aggregates(again.results, ZERO_ERRORS)
+    assert typed["micro"]["my_score"]["sum"] == pytest.approx(4)

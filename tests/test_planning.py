@@ -27,6 +27,7 @@ from graphrag_eval.planning import (
     NO_CONTEXTS,
     NO_EMBEDDING,
     NO_JUDGE,
+    NO_REFERENCE_STEPS,
     plan_item,
     skip_reason,
 )
@@ -139,3 +140,15 @@ def test_a_metric_name_error_names_the_config_file(tmp_path: Any) -> None:
         load_config(path)
 
     assert str(caught.value) == f"{path}: metrics: a metric is listed more than once"
+
+
+def test_a_missing_service_is_a_run_wide_skip_and_a_missing_input_is_not() -> None:
+    reference, answered = one_item(answer="Oslo", actual_answer="Oslo")
+    metrics = [by_name(name) for name in ("steps_score", "answer_correctness")]
+
+    plan = plan_item(metrics, (), reference, answered)
+
+    assert [skipped for _, skipped in plan.skipped] == [
+        Skipped(NO_REFERENCE_STEPS),
+        Skipped(NO_JUDGE, run_wide=True),
+    ]

@@ -13,9 +13,9 @@ import pytest
 from graphrag_eval import load_reference, load_responses, run_evaluation
 from graphrag_eval.aggregate_types import Coverage
 from graphrag_eval.aggregation import aggregate, compute_aggregates
-from graphrag_eval.metrics.base import Failed, Scored, Skipped
+from graphrag_eval.metrics.base import IDENTITY_KEYS, Failed, Outcome, Scored, Skipped
 from graphrag_eval.report.html import render_report
-from graphrag_eval.result_types import OutcomeKey
+from graphrag_eval.result_types import OutcomeKey, QuestionResult, RunResult
 from graphrag_eval.results import layout_for, read_record, read_records, to_records
 from graphrag_eval.runs import load_run
 
@@ -204,3 +204,18 @@ def test_typed_aggregates_give_the_aggregate_dictionaries() -> None:
     steps_score = typed.micro.statistics("steps_score")
     assert steps_score is not None
     assert steps_score.mean == pytest.approx(2 / 5)
+
+
+def test_a_run_wide_skip_stays_typed_and_is_not_written_per_question() -> None:
+    outcomes: dict[OutcomeKey, Outcome] = {
+        OutcomeKey("answer_correctness"): Skipped("no judge", run_wide=True),
+        OutcomeKey("usage"): Skipped(NO_USAGE),
+    }
+    result = QuestionResult({"question_id": "q1", "status": "success"}, outcomes)
+
+    assert result.skipped() == {"answer_correctness": "no judge", "usage": NO_USAGE}
+    assert to_records(RunResult([result], result.layout))[0]["skipped"] == {"usage": NO_USAGE}
+
+
+def test_no_custom_output_may_be_named_skipped() -> None:
+    assert "skipped" in IDENTITY_KEYS

@@ -184,7 +184,8 @@ def _collect_keys(run: RunResult) -> _Keys:
     for result in run.results:
         present.update(result.values())
         for i in _step_positions(result):
-            present.update(key for key in result.values(i) if declared[key][1])
+            # A value no metric declares on steps stays a step field when read back: skipped.
+            present.update(key for key in result.values(i) if key in declared and declared[key][1])
     return {
         name: entry
         for name, entry in declared.items()

@@ -47,6 +47,8 @@ from graphrag_eval.inputs import (
     unreadable_output_notice,
 )
 from graphrag_eval.metrics.base import Metric, metrics_for
+from graphrag_eval.result_types import ResultLayout
+from graphrag_eval.results import read_record
 from graphrag_eval.rundir import CHECKPOINT_JSON, RESULTS_JSONL, results_jsonl_text
 from graphrag_eval.version import __version__
 
@@ -141,7 +143,9 @@ def resume(
             "use another --out-dir, or run without --resume to start afresh",
             file=str(checkpoint),
         )
-    retry_keys = {key for metric in metrics if metric.uses_llm for key in metric.error_keys}
+    metrics = tuple(metrics)
+    judged = {metric.name for metric in metrics if metric.uses_llm}
+    layout = ResultLayout.of(metrics)
     known = {question.id for question in questions}
     kept: dict[str, dict[str, Any]] = {}
     redo = dropped = 0
@@ -152,7 +156,7 @@ def resume(
         question_id = value.get("question_id")
         if question_id not in known:
             continue
-        if value.get("evaluation_error") or _has_any(value, retry_keys):
+        if value.get("evaluation_error") or read_record(value, layout).failed_metrics() & judged:
             redo += 1
             kept.pop(question_id, None)
             continue
@@ -188,15 +192,6 @@ def item_notices(result: Mapping[str, Any], source: str = RESPONSES_LABEL) -> li
         for index, step in enumerate(steps)
         if isinstance(step, Mapping) and isinstance(step.get("output_error"), str)
     ]
-
-
-def _has_any(result: Mapping[str, Any], keys: set[str]) -> bool:
-    if any(key in result for key in keys):
-        return True
-    steps = result.get("actual_steps")
-    if isinstance(steps, list):
-        return any(isinstance(step, Mapping) and any(k in step for k in keys) for step in steps)
-    return False
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,5 @@
-"""Running an evaluation: inputs -> plan and score each item -> result dicts
-(docs/architecture.md, "The data flow").
+"""Running an evaluation: inputs -> plan and score each item -> typed results, flattened to
+the seed's dictionaries once, at the edge (docs/architecture.md, "The data flow").
 
 The config's metric names and services are checked, and the engine built, by
 :mod:`graphrag_eval.planning`; each item is scored by :mod:`graphrag_eval.scoring`, at most
@@ -20,7 +20,7 @@ import asyncio
 import concurrent.futures
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -40,6 +40,8 @@ from graphrag_eval.inputs import (
 from graphrag_eval.llm.engine import CallStats, LLMEngine
 from graphrag_eval.metrics.base import Metric, metrics_for
 from graphrag_eval.planning import build_run_engine, check_services
+from graphrag_eval.result_types import QuestionResult, ResultLayout, RunResult
+from graphrag_eval.results import layout_for, read_records, to_record, to_records
 from graphrag_eval.scoring import evaluate_item
 from graphrag_eval.steps.rules import check_reference_step
 
@@ -63,13 +65,29 @@ _T = TypeVar("_T")
 
 @dataclass(slots=True)
 class EvaluationRun:
-    """Results in reference order, plus everything that was reported along the way."""
+    """Typed results in reference order, plus everything that was reported along the way;
+    flattened to the seed's dictionaries once, at the edge (:attr:`results`)."""
 
-    results: list[dict[str, Any]]
+    items: list[QuestionResult]
     diagnostics: Diagnostics
     config: EvaluationConfig
+    layout: ResultLayout = field(default_factory=ResultLayout)
+    """The layout of the config's metrics (:func:`~graphrag_eval.results.layout_for`)."""
     llm: CallStats | None = None
     """What the run's judge and embedding calls amounted to (``None`` without an LLM)."""
+    _records: list[dict[str, Any]] | None = field(default=None, init=False, repr=False)
+
+    @property
+    def run_result(self) -> RunResult:
+        """The typed run: its results and the layout of every metric they hold."""
+        return RunResult.of(self.items, self.layout)
+
+    @property
+    def results(self) -> list[dict[str, Any]]:
+        """The flat per-question dictionaries (docs/outputs.md), made once."""
+        if self._records is None:
+            self._records = to_records(self.run_result)
+        return self._records
 
 
 PREPARED_OUTPUTS_BUDGET_BYTES = 64 * 2**20
@@ -159,12 +177,11 @@ async def evaluate(
 ) -> EvaluationRun:
     """Evaluate every reference question; one bad item never stops the others.
 
-    ``on_item`` is called with each result as soon as it is final (for checkpointing and
-    progress); the returned results are in reference order. ``engine`` makes the judge and
-    embedding calls (by default one is built from the config, and closed at the end);
-    ``done`` holds results of a previous run to keep instead of evaluating again (by
-    question id; ``on_item`` is not called for them).
-    """
+    ``on_item`` is called with each result (its flat dictionary) as soon as it is final (for
+    checkpointing and progress); the returned results are in reference order. ``engine``
+    makes the judge and embedding calls (by default one is built from the config, and closed
+    at the end); ``done`` holds results of a previous run to keep instead of evaluating again
+    (by question id; ``on_item`` is not called for them)."""
     settings = load_config(config)
     diagnostics = Diagnostics()
     questions = prepare_reference(reference, diagnostics)
@@ -180,6 +197,7 @@ async def evaluate(
     if max_concurrent_items is None:
         # Enough items in flight to keep every judge slot busy.
         max_concurrent_items = max(64, 4 * settings.llm.max_concurrency)
+    layout = layout_for(settings)
     run = _ItemRunner(
         settings,
         metrics_for(settings),
@@ -187,7 +205,7 @@ async def evaluate(
         diagnostics,
         services={"llm": engine} if engine is not None else {},
         slots=asyncio.Semaphore(max(1, max_concurrent_items)),
-        kept=done or {},
+        kept=_read_kept(done or {}, layout),
         on_item=on_item,
     )
     try:
@@ -196,9 +214,10 @@ async def evaluate(
         if own_engine and engine is not None:
             await engine.aclose()
     return EvaluationRun(
-        results=list(results),
+        items=list(results),
         diagnostics=diagnostics,
         config=settings,
+        layout=layout,
         llm=engine.stats if engine is not None else None,
     )
 
@@ -213,10 +232,10 @@ class _ItemRunner:
     diagnostics: Diagnostics
     services: Mapping[str, Any]
     slots: asyncio.Semaphore
-    kept: Mapping[str, dict[str, Any]]
+    kept: Mapping[str, QuestionResult]
     on_item: ItemCallback | None
 
-    async def one(self, question: ReferenceQuestion) -> dict[str, Any]:
+    async def one(self, question: ReferenceQuestion) -> QuestionResult:
         """The result of ``question`` (kept from a previous run, or evaluated now)."""
         response = self.response_set.responses.get(question.id)
         if question.id in self.kept:
@@ -240,22 +259,34 @@ class _ItemRunner:
                 _release(question, response)
         self.diagnostics.extend(notices)
         if self.on_item is not None:
-            self.on_item(result)
+            self.on_item(to_record(result))
         return result
 
 
-def _unevaluated_result(question: ReferenceQuestion, exc: Exception) -> dict[str, Any]:
+def _read_kept(
+    done: Mapping[str, Mapping[str, Any]], layout: ResultLayout
+) -> dict[str, QuestionResult]:
+    """The results kept from an earlier run, read back together (a key no metric declares is
+    read the same way in every record, as :func:`~graphrag_eval.results.read_records` does
+    for a saved run), by question id."""
+    kept = read_records(list(done.values()), layout).results
+    return dict(zip(done, kept, strict=True))
+
+
+def _unevaluated_result(question: ReferenceQuestion, exc: Exception) -> QuestionResult:
     """The result of an item graphrag-eval could not evaluate: counted with the error
     samples, flagged with ``evaluation_error``, and without copies of its inputs (copying
     them may be what failed)."""
-    return {
-        "template_id": question.template_id,
-        "question_id": question.id,
-        "question_text": question.question_text,
-        "status": "error",
-        "error": f"graphrag-eval could not evaluate this item: {exc!r}",
-        "evaluation_error": True,
-    }
+    return QuestionResult(
+        {
+            "template_id": question.template_id,
+            "question_id": question.id,
+            "question_text": question.question_text,
+            "status": "error",
+            "error": f"graphrag-eval could not evaluate this item: {exc!r}",
+            "evaluation_error": True,
+        }
+    )
 
 
 def _unevaluated_notice(source: str, question: ReferenceQuestion, exc: Exception) -> Notice:
@@ -295,7 +326,7 @@ async def arun_evaluation(
     run = await evaluate(reference_qas, chat_responses, config)
     for notice in run.diagnostics.notices:
         logger.warning("%s", notice)
-    return run.results
+    return to_records(run.run_result)
 
 
 def run_evaluation(

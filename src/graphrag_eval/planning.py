@@ -111,11 +111,11 @@ def plan_item(
     runs: list[Metric] = []
     skipped: list[tuple[Metric, Skipped]] = []
     for metric in metrics:
-        reason = skip_reason(metric, available, question, response)
-        if reason is None:
+        skip = _skip(metric, available, question, response)
+        if skip is None:
             runs.append(metric)
         else:
-            skipped.append((metric, Skipped(reason)))
+            skipped.append((metric, skip))
     return ItemPlan(tuple(runs), tuple(skipped))
 
 
@@ -125,15 +125,23 @@ def skip_reason(
     """Why ``metric`` cannot run on this item, or ``None`` when it can. Inputs are checked
     before services; a missing answer is reported with every answer the metric declares
     (``needs reference_answer and actual_answer``)."""
+    skip = _skip(metric, available, question, response)
+    return skip.reason if skip is not None else None
+
+
+def _skip(
+    metric: Metric, available: Collection[str], question: ReferenceQuestion, response: Response
+) -> Skipped | None:
     for needed in metric.inputs:
         if not _has(needed, question, response):
             if needed in _ANSWERS:
                 answers = [item.value for item in metric.inputs if item in _ANSWERS]
-                return f"needs {' and '.join(answers)}"
-            return NO_CONTEXTS if needed is Input.CONTEXTS else NO_REFERENCE_STEPS
+                return Skipped(f"needs {' and '.join(answers)}")
+            return Skipped(NO_CONTEXTS if needed is Input.CONTEXTS else NO_REFERENCE_STEPS)
     for service, reason in SERVICES.items():
         if service in metric.needs and service not in available:
-            return reason
+            # A missing service holds for the whole run: not written per question.
+            return Skipped(reason, run_wide=True)
     return None
 
 

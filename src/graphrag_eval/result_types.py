@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -199,6 +199,27 @@ class RunResult:
 
     results: list[QuestionResult]
     layout: ResultLayout
+
+    @classmethod
+    def of(cls, results: Sequence[QuestionResult], layout: ResultLayout) -> RunResult:
+        """A run of results made in this process: ``layout`` with every metric the results
+        hold (an undeclared key read back from a kept record, or a numeric value a metric
+        wrote without declaring it: a metric of its own, as
+        :func:`~graphrag_eval.results.read_records` makes it), so the run aggregates exactly
+        as its flat records read back would (docs/architecture.md, "Results")."""
+        layout = ResultLayout(dict(layout.metrics))
+        outputs = set(layout.outputs())
+        for result in results:
+            for metric in result.layout.metrics.values():
+                if layout.add(metric) is metric:
+                    outputs.update(output.name for output in metric.outputs)
+            for name, value in result.values().items():
+                if name not in outputs and not name.endswith("_error") and is_number(value):
+                    error_key = f"{name}_error"
+                    output = OutputKey(name, error_keys=(error_key,))
+                    layout.add(MetricLayout(name, (output,), (error_key,), declared=False))
+                    outputs.add(name)
+        return cls(list(results), layout)
 
     def by_question(self) -> Mapping[str, QuestionResult]:
         return {str(result.question_id): result for result in self.results}

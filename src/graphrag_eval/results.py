@@ -40,7 +40,6 @@ from graphrag_eval.metrics.base import (
     StepMetric,
     configured_metrics,
 )
-from graphrag_eval.planning import SERVICES
 from graphrag_eval.result_types import (
     MetricLayout,
     OutcomeKey,
@@ -54,13 +53,10 @@ from graphrag_eval.steps.matching import StepsOutcome
 __all__ = [
     "MISSING_RESPONSE_ERROR",
     "SKIPPED_KEY",
-    "error_result",
     "is_number",
     "layout_for",
-    "missing_result",
     "read_record",
     "read_records",
-    "success_result",
     "to_record",
     "to_records",
     "typed_error_result",
@@ -71,9 +67,6 @@ __all__ = [
 MISSING_RESPONSE_ERROR = "no response for this question"
 SKIPPED_KEY = "skipped"
 """Metric name -> why it did not apply to the question (only when some metric was skipped)."""
-_RUN_WIDE = frozenset(SERVICES.values())
-"""Skip reasons that hold for the whole run (a service is missing), not for one question:
-kept in the typed result, not written per question."""
 
 
 def _head(
@@ -111,11 +104,6 @@ def _reference_steps_copy(
     return groups
 
 
-def missing_result(question: ReferenceQuestion) -> dict[str, Any]:
-    """The result of a reference question that got no response."""
-    return to_record(typed_missing_result(question))
-
-
 def typed_missing_result(question: ReferenceQuestion) -> QuestionResult:
     """The typed result of a reference question that got no response."""
     fields = _head(question)
@@ -125,33 +113,14 @@ def typed_missing_result(question: ReferenceQuestion) -> QuestionResult:
     return QuestionResult(fields)
 
 
-def error_result(question: ReferenceQuestion, response: Response) -> dict[str, Any]:
-    """The result of an error response: counted, never scored."""
-    return to_record(typed_error_result(question, response))
-
-
 def typed_error_result(question: ReferenceQuestion, response: Response) -> QuestionResult:
-    """The typed result of an error response."""
+    """The typed result of an error response: counted, never scored."""
     fields = _head(question)
     fields["status"] = "error"
     fields["error"] = response.error
     if response.problems:
         fields["input_errors"] = list(response.problems)
     return QuestionResult(fields)
-
-
-def success_result(
-    question: ReferenceQuestion,
-    response: Response,
-    steps: StepsOutcome | None,
-    item_outcomes: Sequence[tuple[ItemMetric, Outcome]],
-    step_outcomes: Mapping[int, Sequence[tuple[StepMetric, Outcome]]],
-    output_errors: Mapping[int, str] | None = None,
-) -> dict[str, Any]:
-    """The result of a usable response, with every metric outcome flattened to its keys."""
-    return to_record(
-        typed_success_result(question, response, steps, item_outcomes, step_outcomes, output_errors)
-    )
 
 
 def typed_success_result(
@@ -162,7 +131,8 @@ def typed_success_result(
     step_outcomes: Mapping[int, Sequence[tuple[StepMetric, Outcome]]],
     output_errors: Mapping[int, str] | None = None,
 ) -> QuestionResult:
-    """The typed result of a usable response (:func:`success_result` before flattening)."""
+    """The typed result of a usable response; each metric outcome is flattened to its keys
+    only by :func:`to_record`."""
     fields = _head(question, steps, response)
     fields["status"] = "success"
     if response.problems:
@@ -217,7 +187,10 @@ def to_record(result: QuestionResult) -> dict[str, Any]:
     if not placed:
         _write_item_metrics(record, result, before_steps=True)
     _write_item_metrics(record, result, before_steps=False)
-    skipped = {name: reason for name, reason in result.skipped().items() if reason not in _RUN_WIDE}
+    skipped: dict[str, str] = {}
+    for key, outcome in result.outcomes.items():
+        if isinstance(outcome, Skipped) and not outcome.run_wide:
+            skipped.setdefault(key.metric, outcome.reason)
     if skipped:
         record[SKIPPED_KEY] = skipped
     return record
@@ -297,14 +270,21 @@ class _Owners:
     """Which metric each key belongs to: on the question, and on a step."""
 
     def __init__(self, layout: ResultLayout) -> None:
-        self.item: dict[str, tuple[str, bool]] = {}
+        self.item: dict[str, tuple[OutcomeKey, bool]] = {}
+        """key -> (the question-level outcome it belongs to, whether it is an output)"""
         self.step: dict[str, tuple[str, bool]] = {}
+        """key -> (the step metric it belongs to, whether it is an output)"""
         for metric in layout.metrics.values():
-            for target in (self.item, self.step) if metric.on_steps else (self.item,):
+            at = OutcomeKey(metric.name)  # one key object per metric, not one per value read
+            for output in metric.outputs:
+                self.item.setdefault(output.name, (at, True))
+            for key in metric.error_keys:
+                self.item.setdefault(key, (at, False))
+            if metric.on_steps:
                 for output in metric.outputs:
-                    target.setdefault(output.name, (metric.name, True))
+                    self.step.setdefault(output.name, (metric.name, True))
                 for key in metric.error_keys:
-                    target.setdefault(key, (metric.name, False))
+                    self.step.setdefault(key, (metric.name, False))
 
 
 def _undeclared_numeric_keys(
@@ -334,14 +314,14 @@ def _read(record: Mapping[str, Any], layout: ResultLayout, owners: _Owners) -> Q
     skipped: Any = None
     for key, value in record.items():
         owner = owners.item.get(key)
-        if key == "actual_steps" and isinstance(value, list):
+        if owner is not None and key not in IDENTITY_KEYS:
+            _collect(parts, owner[0], owner[1], key, value)
+        elif key == "actual_steps" and isinstance(value, list):
             fields[key] = [_read_step(i, step, owners, parts) for i, step in enumerate(value)]
         elif key == SKIPPED_KEY and _is_reasons(value):
             skipped = value
-        elif key in IDENTITY_KEYS or owner is None:
-            fields[key] = value
         else:
-            _collect(parts, OutcomeKey(owner[0]), owner[1], key, value)
+            fields[key] = value
     outcomes = {key: _outcome(layout, key, *part) for key, part in parts.items()}
     if skipped is not None:
         if skipped and not any(OutcomeKey(name) in outcomes for name in skipped):
@@ -365,8 +345,10 @@ def _read_step(index: int, step: Any, owners: _Owners, parts: _Parts) -> Any:
 
 
 def _collect(parts: _Parts, at: OutcomeKey, is_output: bool, key: str, value: Any) -> None:
-    values, errors = parts.setdefault(at, ({}, {}))
-    (values if is_output else errors)[key] = value
+    part = parts.get(at)
+    if part is None:
+        part = parts[at] = ({}, {})
+    part[0 if is_output else 1][key] = value
 
 
 def _outcome(
@@ -374,6 +356,8 @@ def _outcome(
 ) -> Outcome:
     """A metric's keys read back: :class:`Failed` when they are exactly what a failure
     writes (every error key, one message), else :class:`Scored` with its partial failures."""
+    if not errors:
+        return Scored(values)
     metric = layout.metrics.get(at.metric)
     messages = set(map(repr, errors.values()))
     if (

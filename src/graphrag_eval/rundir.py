@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from graphrag_eval.aggregation import compute_aggregates
+from graphrag_eval.aggregation import aggregate
 from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.files import dump_yaml, write_text_atomic
 from graphrag_eval.inputs import Notice, count_kinds
@@ -134,15 +134,15 @@ class RunSummary:
     ) -> RunSummary:
         """The summary of ``run``; ``notices`` default to the run's own diagnostics (pass them
         when the reference's were collected apart), ``resumed`` is (kept, evaluated again)."""
-        results = run.results
+        results = run.items
         return cls(
             reference=str(reference),
             responses=str(responses),
             config=run.config,
             questions=len(results),
-            success_samples=sum(1 for r in results if r.get("status") == "success"),
-            error_samples=sum(1 for r in results if r.get("status") == "error"),
-            missing_responses=sum(1 for r in results if r.get("missing_response")),
+            success_samples=sum(1 for r in results if r.status == "success"),
+            error_samples=sum(1 for r in results if r.status == "error"),
+            missing_responses=sum(1 for r in results if r.missing_response),
             config_file=str(config_file) if config_file else None,
             elapsed_s=elapsed_s,
             resumed=resumed if resumed is not None and any(resumed) else None,
@@ -217,7 +217,8 @@ def write_run(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_results(out_dir, run.results, formats)
-    aggregates = compute_aggregates(run.results, run.config)
+    # From the typed run: it is flattened for writing only, never read back.
+    aggregates = aggregate(run.run_result, run.config).to_dict()
     write_text_atomic(out_dir / AGGREGATES_YAML, dump_yaml(aggregates))
     if started_s is not None:
         summary = replace(summary, elapsed_s=time.perf_counter() - started_s)

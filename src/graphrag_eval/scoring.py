@@ -34,7 +34,8 @@ from graphrag_eval.metrics.base import (
     StepMetric,
 )
 from graphrag_eval.planning import ItemPlan, available_services, plan_item
-from graphrag_eval.results import error_result, missing_result, success_result
+from graphrag_eval.result_types import OutcomeKey, QuestionResult
+from graphrag_eval.results import typed_error_result, typed_missing_result, typed_success_result
 from graphrag_eval.steps.matching import StepsOutcome, evaluate_steps
 from graphrag_eval.steps.rules import score_pair
 
@@ -51,14 +52,15 @@ async def evaluate_item(
     *,
     source: str = RESPONSES_LABEL,
     services: Mapping[str, Any] | None = None,
-) -> tuple[dict[str, Any], list[Notice]]:
-    """Evaluate one question against its response (``None`` when it has none): the result,
-    and notices about what could not be read. Which metrics run on it is planned first
+) -> tuple[QuestionResult, list[Notice]]:
+    """Evaluate one question against its response (``None`` when it has none): the typed
+    result (flattened only at the output edge, :mod:`graphrag_eval.results`), and notices
+    about what could not be read. Which metrics run on it is planned first
     (:func:`~graphrag_eval.planning.plan_item`); the others are skipped with their reason."""
     if response is None:
-        return _error_sample(missing_result(question), question, config), []
+        return _error_sample(typed_missing_result(question), question, config), []
     if response.is_error:
-        return _error_sample(error_result(question, response), question, config), []
+        return _error_sample(typed_error_result(question, response), question, config), []
     matching = _match_steps(question, response, config)
     context = ItemContext(
         question=question,
@@ -83,7 +85,9 @@ async def evaluate_item(
     steps = matching.steps
     matched = {match.actual_index for match in steps.matches} if steps is not None else set()
     output_errors = {i: why for i, why in matching.unreadable.items() if i not in matched}
-    result = success_result(question, response, steps, item_outcomes, step_outcomes, output_errors)
+    result = typed_success_result(
+        question, response, steps, item_outcomes, step_outcomes, output_errors
+    )
     notices = [
         unreadable_output_notice(source, question.id, index, why)
         for index, why in sorted(output_errors.items())
@@ -178,16 +182,16 @@ def _scoring(metric: Metric, context: ItemContext, step: ActualStep | None) -> A
 
 
 def _error_sample(
-    result: dict[str, Any], question: ReferenceQuestion, config: EvaluationConfig
-) -> dict[str, Any]:
+    result: QuestionResult, question: ReferenceQuestion, config: EvaluationConfig
+) -> QuestionResult:
     """An error sample's result; under ``aggregation.error_samples: zero`` it also carries
     ``actual_steps: []`` and, when the question has reference steps, ``steps_score: 0.0``,
     as the seed's later versions write, so the per-question results say what the
     aggregates and ``compare`` count (docs/outputs.md)."""
     if config.aggregation.error_samples == "zero":
-        result["actual_steps"] = []
+        result.fields["actual_steps"] = []
         if question.reference_steps:
-            result["steps_score"] = 0.0
+            result.outcomes[OutcomeKey("steps_score")] = Scored({"steps_score": 0.0})
     return result
 
 

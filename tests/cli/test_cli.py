@@ -18,7 +18,7 @@ from graphrag_eval.report.console import print_summary
 
 from builders import dataset, question, response, sparql, sparql_ref, step
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

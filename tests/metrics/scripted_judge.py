@@ -70,9 +70,9 @@ class ScriptedJudge:
             return reply
         return json.dumps(reply)
 
-    def count(self) -> int:
-        """How many requests were made."""
-        return len(self.requests)
+    def count(self, path: str = "") -> int:
+        """How many requests were made (only those to a path ending with ``path``)."""
+        return sum(1 for made, _ in self.requests if made.endswith(path))
 
     def chats(self, schema: str | None = None, containing: str = "") -> list[Body]:
         """The chat request bodies, optionally only those asking for ``schema`` or whose

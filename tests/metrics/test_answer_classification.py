@@ -7,16 +7,25 @@ from typing import Any
 
 import pytest
 
-from graphrag_eval import load_config
+from graphrag_eval import compute_aggregates, load_config
 from graphrag_eval.config import DEFAULT_NON_ANSWERS, DEFAULT_UNCERTAINTY_PHRASES
 from graphrag_eval.llm.prompts import prompt
 from graphrag_eval.metrics.answer_classification import uncertainty
-from metrics.scripted_judge import ScriptedJudge, judge_config, run_scripted, selecting, task
+from metrics.scripted_judge import (
+    Body,
+    ScriptedJudge,
+    answering,
+    judge_config,
+    run_scripted,
+    selecting,
+    task,
+)
 
 from builders import dataset, question, response
 
 QUESTION = "Which transformers are in substation Oslo?"
 REFERENCE = "OSLO T1, OSLO T2"
+MALFORMED = "malformed judge reply (after one re-ask): "
 
 Config = dict[str, Any]
 
@@ -187,3 +196,88 @@ def test_matching_is_by_whole_words(answer: str) -> None:
 )
 def test_case_apostrophes_and_spacing_do_not_hide_uncertainty(answer: str, phrase: str) -> None:
     assert uncertainty(answer, DEFAULT_UNCERTAINTY_PHRASES, DEFAULT_NON_ANSWERS) == phrase
+
+
+def test_classification_outside_the_two_classes_is_an_error() -> None:
+    reply = {"classification": "MAYBE", "reason": "hard to say"}
+    judge = answering(Classification=reply)
+    config = selecting(judge_config(), "answer_classification", "factual_accuracy")
+
+    result = run_one(judge, config, "OSLO T1 and OSLO T2")
+
+    assert result["answer_classification_error"] == MALFORMED + (
+        "classification: Input should be 'CORRECT' or 'WRONG'"
+    )
+    assert "answer_classification" not in result
+    assert len(judge.chats("Classification")) == 2
+    assert result["factual_accuracy_grade"] == "A"  # the other metric is still scored
+
+
+def test_a_bad_reply_for_one_item_leaves_the_others_scored() -> None:
+    def classify(body: Body) -> str | None:
+        return '{"classification": "MAYBE", "reason": "?"}' if "OSLO T9" in task(body) else None
+
+    judge = answering(Classification=classify)
+    reference = dataset(
+        question("q1", answer=REFERENCE, text=QUESTION),
+        question("q2", answer=REFERENCE, text=QUESTION),
+    )
+    responses = [
+        response("q1", actual_answer="OSLO T1 and OSLO T2"),
+        response("q2", actual_answer="OSLO T9"),
+    ]
+    config = selecting(judge_config(), "answer_classification")
+
+    first, second = run_scripted(judge, reference, responses, config)
+
+    assert first["answer_classification"] == "CORRECT"
+    assert "answer_classification_error" in second
+    assert (first["status"], second["status"]) == ("success", "success")
+
+
+def test_answer_class_counts_per_template_and_overall_with_zeros() -> None:
+    judge = ScriptedJudge()
+    reference = [
+        *dataset(
+            question("q1", answer=REFERENCE, text=QUESTION),
+            question("q2", answer=REFERENCE, text=QUESTION),
+            template_id="t1",
+        ),
+        *dataset(
+            question("q3", answer=REFERENCE, text=QUESTION),
+            question("q4", answer=REFERENCE, text=QUESTION),
+            question("q5", answer=REFERENCE, text=QUESTION),
+            template_id="t2",
+        ),
+    ]
+    responses = [
+        response("q1", actual_answer="OSLO T1 and OSLO T2"),
+        response("q2", actual_answer="OSLO T1"),
+        response("q3", actual_answer="I don't know."),
+        response("q4", actual_answer="N/A"),
+        response("q5", status="error", error="the agent crashed"),
+    ]
+    config = selecting(judge_config(), "answer_classification")
+
+    aggregates = compute_aggregates(run_scripted(judge, reference, responses, config), config)
+
+    def counts(group: dict[str, Any]) -> tuple[int, int, int]:
+        return (
+            group["correct_answers_count"],
+            group["wrong_answers_count"],
+            group["dont_know_answers_count"],
+        )
+
+    assert counts(aggregates["per_template"]["t1"]) == (1, 1, 0)
+    assert counts(aggregates["per_template"]["t2"]) == (0, 0, 2)
+    assert counts(aggregates["micro"]) == (1, 1, 2)
+    assert aggregates["micro"]["answer_classification"] == {
+        "CORRECT": 1,
+        "WRONG": 1,
+        "DON'T KNOW": 2,
+    }
+    assert list(aggregates["per_template"]["t2"]["answer_classification"]) == [
+        "CORRECT",
+        "WRONG",
+        "DON'T KNOW",
+    ]

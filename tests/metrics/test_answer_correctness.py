@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from graphrag_eval import ConfigError, load_config
+from graphrag_eval import ConfigError, compute_aggregates, load_config
 from graphrag_eval.llm.engine import ReplyError
 from graphrag_eval.llm.prompts import prompt
 from graphrag_eval.metrics.answer_correctness import ClaimCounts, parse_claim_counts
@@ -282,3 +282,23 @@ def test_answer_correctness_prompt_that_cannot_be_formatted_is_a_config_error(
         load_config({"answer_correctness": {"prompt": template}})
 
     assert caught.value.field == "answer_correctness.prompt"
+
+
+def test_aggregates_count_failed_answer_metrics() -> None:
+    def responder(body: dict[str, Any]) -> str | None:
+        return "nonsense" if "Broken" in task(body) else None
+
+    judge = ScriptedJudge(responder=responder)
+    reference = dataset(
+        question("q1", answer="OSLO T1", text=QUESTION),
+        question("q2", answer="Broken", text=QUESTION),
+        question("q3", text=QUESTION),
+    )
+    responses = [response(f"q{i}", actual_answer="OSLO T1") for i in (1, 2, 3)]
+    config = only(judge_config(), "answer_correctness")
+
+    results = run_scripted(judge, reference, responses, config)
+    micro = compute_aggregates(results, config)["micro"]
+
+    assert micro["answer_f1"]["mean"] == pytest.approx(1.0)
+    assert micro["coverage"]["answer_f1"] == {"scored": 1, "failed": 1, "skipped": 1}

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from graphrag_eval import compute_aggregates
 from graphrag_eval.llm.prompts import prompt
 from graphrag_eval.metrics.factual_accuracy import grade
 from metrics.scripted_judge import (
@@ -255,3 +256,29 @@ def test_factual_accuracy_reply_missing_a_criterion_is_malformed() -> None:
     result = run_one(judge, config)
 
     assert result["factual_accuracy_error"] == MALFORMED + "consistency: Field required"
+
+
+def test_grade_distribution_lists_a_to_e_in_order_with_zeros() -> None:
+    def scores(body: Body) -> dict[str, Any]:
+        score = int(task(body).split("Candidate: score ")[1].split()[0])
+        return factual_reply(score, score, score)
+
+    judge = answering(FactualAccuracyReply=scores)
+    reference = [
+        *dataset(
+            *(question(f"q{i}", answer=REFERENCE, text=QUESTION) for i in (1, 2, 3)),
+            template_id="t1",
+        ),
+        *dataset(question("q4", answer=REFERENCE, text=QUESTION), template_id="t2"),
+    ]
+    given = {"q1": 85, "q2": 90, "q3": 10, "q4": 45}
+    responses = [response(qid, actual_answer=f"score {s}") for qid, s in given.items()]
+    config = selecting(judge_config(), "factual_accuracy")
+
+    aggregates = compute_aggregates(run_scripted(judge, reference, responses, config), config)
+
+    micro = aggregates["micro"]["factual_accuracy_grade"]
+    assert list(micro.items()) == [("A", 2), ("B", 0), ("C", 1), ("D", 0), ("E", 1)]
+    t2 = aggregates["per_template"]["t2"]["factual_accuracy_grade"]
+    assert list(t2.items()) == [("A", 0), ("B", 0), ("C", 1), ("D", 0), ("E", 0)]
+    assert aggregates["micro"]["factual_accuracy_percentage"]["mean"] == pytest.approx(57.5)

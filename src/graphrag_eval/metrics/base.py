@@ -141,9 +141,13 @@ class Scored:
 
 @dataclass(frozen=True, slots=True)
 class Skipped:
-    """The metric does not apply: its inputs are missing. Nothing is written."""
+    """The metric does not apply: its inputs are missing. Written as its reason under
+    ``skipped`` unless ``run_wide``."""
 
     reason: str
+    run_wide: bool = False
+    """The reason holds for the whole run (a service is missing), not for this question:
+    kept in the typed result, not written per question (docs/outputs.md)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -377,6 +381,7 @@ IDENTITY_KEYS = frozenset(
         "input_errors",
         "missing_response",
         "evaluation_error",
+        "skipped",
     }
 )
 """Result keys that identify an item or copy its inputs: never metrics."""

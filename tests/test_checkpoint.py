@@ -1,0 +1,42 @@
+"""Resuming a run (src/graphrag_eval/checkpoint.py): which items written by an interrupted
+run are kept and which are evaluated again, read from their typed outcomes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from graphrag_eval.checkpoint import resume
+from graphrag_eval.inputs import parse_reference
+from graphrag_eval.metrics.base import registered_metrics
+from graphrag_eval.rundir import CHECKPOINT_JSON, RESULTS_JSONL, results_jsonl_text
+
+from builders import dataset, question
+
+
+def _resume(tmp_path: Path, records: list[dict[str, Any]]) -> Any:
+    questions = parse_reference(dataset(*(question(r["question_id"]) for r in records)))
+    (tmp_path / RESULTS_JSONL).write_text(results_jsonl_text(records), encoding="utf-8")
+    (tmp_path / CHECKPOINT_JSON).write_text(json.dumps({"fingerprint": "fp"}), encoding="utf-8")
+    return resume(tmp_path, RESULTS_JSONL, "fp", questions, registered_metrics())
+
+
+def _record(question_id: str, **keys: Any) -> dict[str, Any]:
+    return {"template_id": "t1", "question_id": question_id, "status": "success", **keys}
+
+
+def test_items_whose_judged_metrics_failed_are_evaluated_again(tmp_path: Path) -> None:
+    records = [
+        _record("kept", steps_score=1.0),
+        _record("unjudged_failure", steps_score_error="internal error"),
+        _record("judge_failed", answer_eval_error="rate limited"),
+        _record("judge_failed_on_a_step", actual_steps=[{"retrieval_answer_recall_error": "x"}]),
+        _record("not_evaluated", evaluation_error=True),
+    ]
+
+    resumed = _resume(tmp_path, records)
+
+    assert sorted(resumed.kept) == ["kept", "unjudged_failure"]
+    assert resumed.redo == 3
+    assert resumed.kept["kept"] == records[0]
