@@ -13,10 +13,18 @@ import pytest
 from graphrag_eval import load_reference, load_responses, run_evaluation
 from graphrag_eval.aggregate_types import Coverage
 from graphrag_eval.aggregation import aggregate, compute_aggregates
+from graphrag_eval.item_values import item_values
 from graphrag_eval.metrics.base import IDENTITY_KEYS, Failed, Outcome, Scored, Skipped
 from graphrag_eval.report.html import render_report
 from graphrag_eval.result_types import OutcomeKey, QuestionResult, RunResult
-from graphrag_eval.results import layout_for, read_record, read_records, to_records
+from graphrag_eval.results import (
+    iter_scores,
+    layout_for,
+    read_record,
+    read_records,
+    records_layout,
+    to_records,
+)
 from graphrag_eval.runs import load_run
 
 from builders import contexts, dataset, question, ref_step, response, sparql, sparql_ref, step
@@ -128,6 +136,70 @@ def test_records_with_keys_no_metric_declares_read_back_the_same() -> None:
     assert to_records(typed) == records
     aggregates = compute_aggregates(records)
     assert aggregates["micro"]["coverage"]["my_score"] == {"scored": 1, "failed": 1, "skipped": 1}
+
+
+ODD_RECORDS = [
+    {
+        "template_id": "t",
+        "question_id": "a",
+        "status": "success",
+        "my_score": 3,
+        "answer_f1": None,
+        "steps_score": 0.5,
+        "answer_eval_error": "one half failed",
+        "actual_steps": [
+            {"name": "x", "retrieval_context_recall": 0.5, "retrieval_context_recall_error": "e"},
+            7,
+            {"name": "y", "retrieval_context_precision_error": "judge down"},
+            {"name": "z", "retrieval_context_recall": 1.0, "status": "success"},
+        ],
+    },
+    {
+        "template_id": "u",
+        "question_id": "b",
+        "status": "error",
+        "steps_score": 0.0,
+        "answer_f1": "not a number",
+        "reference_steps": [[{"name": "x"}]],
+        "actual_steps": [],
+    },
+    {"template_id": "u", "question_id": "c", "status": "success", "actual_steps": "odd"},
+]
+
+
+@pytest.mark.parametrize("name", [*RUNS, "odd"])
+def test_scores_read_without_outcomes_are_the_typed_results_values(name: str) -> None:
+    """The light reader compare uses gives what the typed result gives, record by record,
+    and so the same item values."""
+    records = ODD_RECORDS if name == "odd" else RUNS[name]()
+    layout = records_layout(records, layout_for())
+    typed = read_records(records, layout_for())
+    scores = list(iter_scores(records, layout))
+    assert len(scores) == len(typed.results)
+    for light, result in zip(scores, typed.results, strict=True):
+        assert (light.question_id, light.template_id, light.status) == (
+            result.question_id,
+            result.template_id,
+            result.status,
+        )
+        assert light.values == result.values()
+        assert [step for step in result.step_scores() if step] == light.step_scores
+    for zero in ({}, {"aggregation": {"error_samples": "zero"}}):
+        from_records = item_values(records, zero)
+        from_typed = item_values(read_records(records, layout_for(zero)), zero)
+        assert from_records == from_typed
+        assert len(from_records.values) == len(records)
+
+
+def test_item_values_count_error_samples_as_zero_only_where_they_would_have_scored() -> None:
+    values = item_values(ODD_RECORDS, {"aggregation": {"error_samples": "zero"}})
+    assert values.values[1] == {"steps_score": 0.0}
+    assert values.values[0]["my_score"] == pytest.approx(3.0)
+    assert values.values[0]["retrieval_context_recall"] == pytest.approx(0.75)
+    assert [question.question_id for question in values.questions] == ["a", "b", "c"]
+    assert "answer_f1" in values.keys  # present with no number: listed, never scored
+    assert all("answer_f1" not in row for row in values.values)
+    assert item_values(ODD_RECORDS).values[1] == {}
 
 
 def test_outcomes_are_read_as_scored_skipped_or_failed() -> None:

@@ -47,6 +47,7 @@ from graphrag_eval.aggregate_types import (
     StepCounts,
 )
 from graphrag_eval.config import ConfigSource, load_config
+from graphrag_eval.item_values import AggregatedKeys, ItemValues, KeyEvidence, item_values
 from graphrag_eval.metrics.base import Aggregation, OutputKey
 from graphrag_eval.result_types import QuestionResult, RunResult
 from graphrag_eval.results import is_number, layout_for, read_records
@@ -102,115 +103,18 @@ def aggregate(run: RunResult, config: ConfigSource = None) -> Aggregates:
     return Aggregates(per_template, _aggregate(facts, keys), macro)
 
 
-@dataclass(frozen=True, slots=True)
-class ItemValues:
-    """The numeric scores of each question, one number per key, as the aggregates count them."""
-
-    keys: dict[str, OutputKey]
-    """The numeric keys, in the aggregates' order, with their declarations."""
-    values: list[dict[str, float]]
-    """Per result, in order: key -> value (the mean over the steps for keys on steps). A key
-    is absent where the question was not scored; error samples count as 0 under
-    ``aggregation.error_samples: zero``, as in the aggregates."""
-
-
-def item_values(
-    evaluation_results: Sequence[Mapping[str, Any]] | RunResult, config: ConfigSource = None
-) -> ItemValues:
-    """Each question's value of every numeric key (for comparing runs item by item)."""
-    settings = load_config(config)
-    run = (
-        evaluation_results
-        if isinstance(evaluation_results, RunResult)
-        else read_records(evaluation_results, layout_for(settings))
-    )
-    keys, zeroable = _aggregated_keys(run, settings)
-    numeric = {
-        name: spec for name, (spec, _) in keys.items() if spec.aggregation is Aggregation.NUMERIC
-    }
-    zeroable = {name: spec for name, spec in zeroable.items() if name in numeric}
-    on_items = [name for name in numeric if not keys[name][1]]
-    on_steps = [name for name in numeric if keys[name][1]]
-    values: list[dict[str, float]] = []
-    for result in run.results:
-        row: dict[str, float] = {}
-        if result.is_error:
-            for name, spec in zeroable.items():
-                if all(_has(result, field) for field in spec.requires):
-                    row[name] = 0.0
-        else:
-            scores = result.values()
-            for name in on_items:
-                if is_number(scores.get(name)):
-                    row[name] = float(scores[name])
-            steps = [result.values(i) for i in _step_positions(result)] if on_steps else []
-            for name in on_steps:
-                numbers = [step[name] for step in steps if is_number(step.get(name))]
-                if numbers:
-                    row[name] = statistics.fmean(numbers)
-        values.append(row)
-    return ItemValues(numeric, values)
-
-
-_Keys = dict[str, tuple[OutputKey, bool]]
-
-
-def _aggregated_keys(run: RunResult, config: ConfigSource) -> tuple[_Keys, dict[str, OutputKey]]:
+def _aggregated_keys(
+    run: RunResult, config: ConfigSource
+) -> tuple[AggregatedKeys, dict[str, OutputKey]]:
     """The keys aggregated (with whether they are written on steps), and those an error
     sample counts as 0 on (none unless ``aggregation.error_samples`` is ``zero``)."""
-    settings = load_config(config)
-    keys = _collect_keys(run)
-    if settings.aggregation.error_samples != "zero":
-        return keys, {}
-    return keys, _zeroable_keys(run, keys)
-
-
-def _has(result: QuestionResult, name: str) -> bool:
-    """Whether the result has a field (``reference_steps``) or a metric value of that name."""
-    return name in result.fields or name in result.values()
-
-
-def _step_positions(result: QuestionResult) -> list[int]:
-    """The positions of the actual steps that are mappings (the others carry no scores)."""
-    return [i for i, step in enumerate(result.actual_steps) if isinstance(step, Mapping)]
-
-
-def _collect_keys(run: RunResult) -> _Keys:
-    """Aggregated keys in a stable order: declared keys that occur (or must always appear),
-    then the numeric keys no metric declares, in order of first appearance (the reader
-    gives each a metric of its own, :func:`~graphrag_eval.results.read_records`)."""
-    declared = run.layout.outputs()
-    present: set[str] = set()
+    evidence = KeyEvidence(run.layout)
     for result in run.results:
-        present.update(result.values())
-        for i in _step_positions(result):
-            # A value no metric declares on steps stays a step field when read back: skipped.
-            present.update(key for key in result.values(i) if key in declared and declared[key][1])
-    return {
-        name: entry
-        for name, entry in declared.items()
-        if entry[0].aggregation is not Aggregation.NONE and (name in present or entry[0].always)
-    }
-
-
-def _zeroable_keys(run: RunResult, keys: _Keys) -> dict[str, OutputKey]:
-    """Keys an error sample would have had: declared zeroable, and the run computed them
-    (some success has the key, or the evaluation wrote its 0 on some error sample, as it
-    does for ``steps_score`` under ``error_samples: zero``)."""
-    zeroable = {}
-    for name, (spec, on_steps) in keys.items():
-        if (
-            spec.zero_for_error_samples
-            and not on_steps
-            and any(
-                name in result.values()
-                if not result.is_error
-                else is_number(result.values().get(name))
-                for result in run.results
-            )
-        ):
-            zeroable[name] = spec
-    return zeroable
+        evidence.add(result.is_error, result.values(), result.step_scores())
+    keys = evidence.keys()
+    if load_config(config).aggregation.error_samples != "zero":
+        return keys, {}
+    return keys, evidence.zeroable(keys)
 
 
 @dataclass(slots=True)
@@ -226,19 +130,19 @@ class _Facts:
     error_steps: list[str]
 
 
-def _facts(item: QuestionResult, keys: _Keys, zeroable: Mapping[str, OutputKey]) -> _Facts:
+def _facts(item: QuestionResult, keys: AggregatedKeys, zeroable: Mapping[str, OutputKey]) -> _Facts:
     values: dict[str, list[Any]] = {}
     coverage: dict[str, str] = {}
     if item.is_error:
         for name in keys:
             zero = zeroable.get(name)
-            if zero is not None and all(_has(item, field) for field in zero.requires):
+            if zero is not None and all(item.has(field) for field in zero.requires):
                 values[name] = [0.0]
                 coverage[name] = "scored"
             else:
                 coverage[name] = "skipped"
         return _Facts(True, item.missing_response, values, coverage, [], [], [])
-    positions = _step_positions(item)
+    positions = item.step_positions()
     levels: dict[bool, list[int | None]] = {True: list(positions), False: [None]}
     scored = {level: item.values(level) for level in (None, *positions)}
     failed = {level: item.failed_keys(level) for level in (None, *positions)}
@@ -269,7 +173,7 @@ def _facts(item: QuestionResult, keys: _Keys, zeroable: Mapping[str, OutputKey])
     return _Facts(False, False, values, coverage, names, empty, errors)
 
 
-def _aggregate(items: Sequence[_Facts], keys: _Keys) -> GroupAggregates:
+def _aggregate(items: Sequence[_Facts], keys: AggregatedKeys) -> GroupAggregates:
     errors = [item for item in items if item.is_error]
     group = GroupAggregates(
         error_samples=len(errors),

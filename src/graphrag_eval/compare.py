@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 
-from graphrag_eval.aggregation import item_values
 from graphrag_eval.comparison.bootstrap import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
@@ -47,7 +46,7 @@ from graphrag_eval.comparison.model import (
 from graphrag_eval.comparison.pairing import pair_runs
 from graphrag_eval.config import ConfigSource, EvaluationConfig, load_config
 from graphrag_eval.formatting import format_interval, format_signed
-from graphrag_eval.results import layout_for, read_records
+from graphrag_eval.item_values import item_values
 
 __all__ = [
     "DEFAULT_CONFIDENCE",
@@ -103,14 +102,7 @@ def compare_results(
     _check_arguments(resamples, confidence, top, error_samples)
     settings_a = _with_error_samples(config_a, error_samples)
     settings_b = _with_error_samples(config_b, error_samples)
-    typed_a = read_records(results_a, layout_for(settings_a))
-    typed_b = read_records(results_b, layout_for(settings_b))
-    paired = pair_runs(
-        typed_a.results,
-        item_values(typed_a, settings_a),
-        typed_b.results,
-        item_values(typed_b, settings_b),
-    )
+    paired = pair_runs(item_values(results_a, settings_a), item_values(results_b, settings_b))
     if resamples is None:
         resamples = auto_resamples(len(paired.question_ids))
     resampling = Resampling(seed, resamples, confidence)

@@ -156,10 +156,34 @@ class QuestionResult:
     def values(self, step: int | None = None) -> dict[str, Any]:
         """Every value the metrics scored on the question (or on one step), by key."""
         values: dict[str, Any] = {}
-        for _, outcome in self.at(step):
-            if isinstance(outcome, Scored):
+        for key, outcome in self.outcomes.items():
+            if key.step == step and isinstance(outcome, Scored):
                 values.update(outcome.values)
         return values
+
+    def has(self, name: str) -> bool:
+        """Whether the result has a field (``reference_steps``) or a scored value of that name."""
+        return name in self.fields or name in self.values()
+
+    def step_positions(self) -> list[int]:
+        """The positions of the actual steps that are mappings (the others carry no scores)."""
+        return [i for i, step in enumerate(self.actual_steps) if isinstance(step, Mapping)]
+
+    def step_scores(self) -> list[dict[str, Any]]:
+        """The values scored on each actual step that is a mapping, in step order (steps with
+        no value left out): :meth:`values` of each such step, in one pass."""
+        by_step: dict[int, dict[str, Any]] = {}
+        for key, outcome in self.outcomes.items():
+            if key.step is not None and isinstance(outcome, Scored):
+                by_step.setdefault(key.step, {}).update(outcome.values)
+        if not by_step:
+            return []
+        steps = self.actual_steps
+        return [
+            values
+            for i, values in sorted(by_step.items())
+            if i < len(steps) and isinstance(steps[i], Mapping)
+        ]
 
     def failed_keys(self, step: int | None = None) -> dict[str, str]:
         """Error key -> message for what failed on the question (or on one step)."""
@@ -228,4 +252,6 @@ class RunResult:
 def is_number(value: Any) -> bool:
     """A real, finite number: booleans are labels, and NaN or infinity (which older tools
     wrote for a failure) is not a score."""
+    if type(value) is float:  # the common case first: this runs for every value read
+        return math.isfinite(value)
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)

@@ -22,9 +22,11 @@ Keys added by graphrag-eval beyond the seed (never renamed, only added):
 
 from __future__ import annotations
 
+import contextlib
 import copy
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+import gc
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, NamedTuple
 
 from graphrag_eval.config import ConfigSource, load_config
 from graphrag_eval.inputs import ReferenceQuestion, Response
@@ -53,10 +55,14 @@ from graphrag_eval.steps.matching import StepsOutcome
 __all__ = [
     "MISSING_RESPONSE_ERROR",
     "SKIPPED_KEY",
+    "RecordScores",
     "is_number",
+    "iter_records",
+    "iter_scores",
     "layout_for",
     "read_record",
     "read_records",
+    "records_layout",
     "to_record",
     "to_records",
     "typed_error_result",
@@ -243,6 +249,16 @@ def read_records(
     Each key goes to the metric that declares it (an output, or an error key); a numeric key
     no metric declares becomes a metric of its own (with ``<key>_error`` as its error key),
     as the aggregates have always counted such keys; other keys are kept as fields."""
+    layout = records_layout(records, layout)
+    with _collection_paused():
+        return RunResult(list(iter_records(records, layout)), layout)
+
+
+def records_layout(
+    records: Iterable[Mapping[str, Any]], layout: ResultLayout | None = None
+) -> ResultLayout:
+    """``layout`` (by default the registered metrics') with a metric of its own for each
+    numeric key of the records that no metric declares (see :func:`read_records`)."""
     # A copy: the metrics of undeclared keys belong to these records, not to the caller's.
     layout = ResultLayout(dict(layout.metrics)) if layout is not None else layout_for()
     for name in _undeclared_numeric_keys(records, layout):
@@ -257,13 +273,78 @@ def read_records(
                 declared=False,
             )
         )
+    return layout
+
+
+def iter_records(
+    records: Iterable[Mapping[str, Any]], layout: ResultLayout
+) -> Iterator[QuestionResult]:
+    """The typed result of each record, one at a time (``layout`` from
+    :func:`records_layout`): a caller that keeps only what it takes from each result never
+    holds a whole run of typed results."""
     owners = _Owners(layout)
-    return RunResult([_read(record, layout, owners) for record in records], layout)
+    return (_read(record, layout, owners) for record in records)
 
 
 def read_record(record: Mapping[str, Any], layout: ResultLayout | None = None) -> QuestionResult:
     """The typed result of one saved flat record (see :func:`read_records`)."""
     return read_records([record], layout).results[0]
+
+
+@contextlib.contextmanager
+def _collection_paused() -> Iterator[None]:
+    """Cyclic garbage collection paused while the typed results are built: they hold no
+    cycles, and each collection their allocations would trigger rescans every object built
+    so far (reading 100,000 records took three times as long; docs/benchmarks.md)."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+class RecordScores(NamedTuple):
+    """What a saved record scored, read without building its outcomes (for a pass over many
+    records that needs only the values): exactly what its typed result's
+    :meth:`~graphrag_eval.result_types.QuestionResult.values` and
+    :meth:`~graphrag_eval.result_types.QuestionResult.step_scores` give, since a value is only
+    ever kept by a :class:`Scored` outcome."""
+
+    question_id: Any
+    template_id: Any
+    status: Any
+    values: dict[str, Any]
+    step_scores: list[dict[str, Any]]
+    record: Mapping[str, Any]
+
+
+def iter_scores(
+    records: Iterable[Mapping[str, Any]], layout: ResultLayout
+) -> Iterator[RecordScores]:
+    """The scores of each record, one at a time (``layout`` from :func:`records_layout`)."""
+    owners = _Owners(layout)
+    item = {key for key, (_, is_output) in owners.item.items() if is_output} - IDENTITY_KEYS
+    step = {key for key, (_, is_output) in owners.step.items() if is_output}
+    for record in records:
+        steps = record.get("actual_steps")
+        step_scores = []
+        if isinstance(steps, list):
+            for each in steps:
+                if isinstance(each, Mapping):
+                    scored = {key: value for key, value in each.items() if key in step}
+                    if scored:
+                        step_scores.append(scored)
+        yield RecordScores(
+            record.get("question_id"),
+            record.get("template_id"),
+            record.get("status"),
+            {key: value for key, value in record.items() if key in item},
+            step_scores,
+            record,
+        )
 
 
 class _Owners:
@@ -315,14 +396,20 @@ def _read(record: Mapping[str, Any], layout: ResultLayout, owners: _Owners) -> Q
     for key, value in record.items():
         owner = owners.item.get(key)
         if owner is not None and key not in IDENTITY_KEYS:
-            _collect(parts, owner[0], owner[1], key, value)
+            part = parts.get(owner[0])
+            if part is None:
+                part = parts[owner[0]] = ({}, {})
+            part[0 if owner[1] else 1][key] = value
         elif key == "actual_steps" and isinstance(value, list):
             fields[key] = [_read_step(i, step, owners, parts) for i, step in enumerate(value)]
         elif key == SKIPPED_KEY and _is_reasons(value):
             skipped = value
         else:
             fields[key] = value
-    outcomes = {key: _outcome(layout, key, *part) for key, part in parts.items()}
+    outcomes = {
+        key: Scored(values) if not errors else _outcome(layout, key, values, errors)
+        for key, (values, errors) in parts.items()
+    }
     if skipped is not None:
         if skipped and not any(OutcomeKey(name) in outcomes for name in skipped):
             outcomes.update({OutcomeKey(name): Skipped(reason) for name, reason in skipped.items()})

@@ -1,21 +1,20 @@
-"""Pair two runs' typed results by ``question_id``: the questions both have, their scores side
+"""Pair two runs' item values by ``question_id``: the questions both have, their scores side
 by side as question x metric matrices, and what only one run has (docs/report.md, "The
 method")."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from graphrag_eval.aggregation import ItemValues
+from graphrag_eval.item_values import ItemIdentity, ItemValues
 from graphrag_eval.metrics.base import OutputKey
-from graphrag_eval.result_types import QuestionResult
 
 __all__ = ["PairedRuns", "pair_runs"]
 
-_Row = tuple[QuestionResult, dict[str, float]]
+_Row = tuple[ItemIdentity, dict[str, float]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,23 +39,18 @@ class PairedRuns:
     status_changes: dict[str, list[str]]
 
 
-def pair_runs(
-    results_a: Sequence[QuestionResult],
-    values_a: ItemValues,
-    results_b: Sequence[QuestionResult],
-    values_b: ItemValues,
-) -> PairedRuns:
-    """Pair the results of two runs (with their numeric values) by question id."""
-    by_id_a = _by_question(results_a, values_a.values)
-    by_id_b = _by_question(results_b, values_b.values)
+def pair_runs(values_a: ItemValues, values_b: ItemValues) -> PairedRuns:
+    """Pair the questions of two runs (with their numeric values) by question id."""
+    by_id_a = _by_question(values_a)
+    by_id_b = _by_question(values_b)
     paired_ids = sorted(qid for qid in by_id_a if qid in by_id_b)
     keys = dict(values_a.keys)
     keys.update((name, spec) for name, spec in values_b.keys.items() if name not in keys)
     names = list(keys)
-    templates = [str(by_id_b[qid][0].template_id) for qid in paired_ids]
+    templates = [by_id_b[qid][0].template_id for qid in paired_ids]
     # Templates in the order run B lists them; their questions in sorted order, as above.
     scopes: dict[str, list[int]] = {
-        str(by_id_b[qid][0].template_id): [] for qid in by_id_b if qid in by_id_a
+        by_id_b[qid][0].template_id: [] for qid in by_id_b if qid in by_id_a
     }
     for index, template in enumerate(templates):
         scopes[template].append(index)
@@ -76,13 +70,11 @@ def pair_runs(
     )
 
 
-def _by_question(
-    results: Sequence[QuestionResult], values: Sequence[dict[str, float]]
-) -> dict[str, _Row]:
-    """Results by question id; a repeated id keeps its first result, as evaluation does."""
+def _by_question(values: ItemValues) -> dict[str, _Row]:
+    """Rows by question id; a repeated id keeps its first row, as evaluation does."""
     by_id: dict[str, _Row] = {}
-    for result, row in zip(results, values, strict=True):
-        by_id.setdefault(str(result.question_id), (result, row))
+    for question, row in zip(values.questions, values.values, strict=True):
+        by_id.setdefault(question.question_id, (question, row))
     return by_id
 
 
@@ -100,8 +92,8 @@ def _status_changes(
     """``"success -> error"`` (and the other way) -> the question ids whose status changed."""
     changes: dict[str, list[str]] = {}
     for qid in question_ids:
-        before = str(by_id_a[qid][0].status)
-        after = str(by_id_b[qid][0].status)
+        before = by_id_a[qid][0].status
+        after = by_id_b[qid][0].status
         if before != after:
             changes.setdefault(f"{before} -> {after}", []).append(qid)
     return changes

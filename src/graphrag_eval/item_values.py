@@ -1,0 +1,178 @@
+"""Each question's numeric values, as the aggregates count them, for comparing runs item by
+item and for the report's histograms; and what a run's results show about which keys count
+(:class:`KeyEvidence`), shared with :mod:`graphrag_eval.aggregation`.
+
+Saved records are read one typed result at a time
+(:func:`~graphrag_eval.results.iter_records`), so the values of a large run are taken without
+holding the run's typed results (docs/benchmarks.md, "Run comparison").
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from graphrag_eval.config import ConfigSource, load_config
+from graphrag_eval.metrics.base import Aggregation, OutputKey
+from graphrag_eval.result_types import QuestionResult, ResultLayout, RunResult
+from graphrag_eval.results import (
+    is_number,
+    iter_records,
+    iter_scores,
+    layout_for,
+    records_layout,
+)
+
+__all__ = ["ItemIdentity", "ItemValues", "KeyEvidence", "item_values"]
+
+AggregatedKeys = dict[str, tuple[OutputKey, bool]]
+"""Aggregated key -> (its declaration, whether it is written on steps), in output order."""
+
+
+class ItemIdentity(NamedTuple):
+    """Which question a row of :class:`ItemValues` holds (as text, for pairing runs)."""
+
+    question_id: str
+    template_id: str
+    status: str
+
+
+@dataclass(frozen=True, slots=True)
+class ItemValues:
+    """The numeric scores of each question, one number per key, as the aggregates count them."""
+
+    keys: dict[str, OutputKey]
+    """The numeric keys, in the aggregates' order, with their declarations."""
+    values: list[dict[str, float]]
+    """Per result, in order: key -> value (the mean over the steps for keys on steps). A key
+    is absent where the question was not scored; error samples count as 0 under
+    ``aggregation.error_samples: zero``, as in the aggregates."""
+    questions: list[ItemIdentity]
+    """Per result, in the same order: which question it is."""
+
+
+class KeyEvidence:
+    """What a run's results show about its keys, gathered one result at a time: which
+    declared keys occur (on the question, or on a step for a metric of steps), and which an
+    error sample would have had (some success has the key, or the evaluation wrote a number
+    for it on an error sample, as it does for ``steps_score`` under ``error_samples: zero``).
+    """
+
+    def __init__(self, layout: ResultLayout) -> None:
+        self.declared = layout.outputs()
+        self._on_successes: set[str] = set()
+        """Keys a success has: they occur, and the run computed them."""
+        self._present: set[str] = set()
+        """Other keys that occur: on an error sample, or on a step."""
+        self._computed: set[str] = set()
+        """Other keys the run computed: a number on an error sample."""
+
+    def add(
+        self, is_error: bool, scores: Mapping[str, Any], step_scores: Iterable[Mapping[str, Any]]
+    ) -> None:
+        """Take one result: whether it is an error sample, its
+        :meth:`~graphrag_eval.result_types.QuestionResult.values` and
+        :meth:`~graphrag_eval.result_types.QuestionResult.step_scores`."""
+        if is_error:
+            self._present.update(scores)
+            self._computed.update(name for name, value in scores.items() if is_number(value))
+        else:
+            self._on_successes.update(scores)
+        for step in step_scores:
+            # A value no metric declares on steps stays a step field when read back: skipped.
+            self._present.update(key for key in step if self.declared.get(key, (None, False))[1])
+
+    def keys(self) -> AggregatedKeys:
+        """Aggregated keys in a stable order: declared keys that occur (or must always
+        appear), then the numeric keys no metric declares, in order of first appearance (the
+        reader gives each a metric of its own, :func:`~graphrag_eval.results.read_records`)."""
+        return {
+            name: entry
+            for name, entry in self.declared.items()
+            if entry[0].aggregation is not Aggregation.NONE
+            and (name in self._on_successes or name in self._present or entry[0].always)
+        }
+
+    def zeroable(self, keys: AggregatedKeys) -> dict[str, OutputKey]:
+        """The keys (of ``keys``) an error sample counts as 0 on under
+        ``aggregation.error_samples: zero``: declared zeroable, and the run computed them."""
+        return {
+            name: spec
+            for name, (spec, on_steps) in keys.items()
+            if spec.zero_for_error_samples
+            and not on_steps
+            and (name in self._on_successes or name in self._computed)
+        }
+
+
+def item_values(
+    evaluation_results: Sequence[Mapping[str, Any]] | RunResult, config: ConfigSource = None
+) -> ItemValues:
+    """Each question's value of every numeric key (for comparing runs item by item); flat
+    records are read one at a time, their scores only (an error sample's whole typed result,
+    whose fields decide its zeros)."""
+    settings = load_config(config)
+    items: Iterable[_Item]
+    if isinstance(evaluation_results, RunResult):
+        layout = evaluation_results.layout
+        items = (
+            (r.question_id, r.template_id, r.status, r.values(), r.step_scores(), r)
+            for r in evaluation_results.results
+        )
+    else:
+        layout = records_layout(evaluation_results, layout_for(settings))
+        items = iter_scores(evaluation_results, layout)
+    evidence = KeyEvidence(layout)
+    numeric = {
+        name: on_steps
+        for name, (spec, on_steps) in evidence.declared.items()
+        if spec.aggregation is Aggregation.NUMERIC
+    }
+    rows: list[dict[str, float]] = []
+    identities: list[ItemIdentity] = []
+    errors: list[tuple[dict[str, float], QuestionResult | Mapping[str, Any]]] = []
+    for question_id, template_id, status, scores, steps, source in items:
+        is_error = status == "error"
+        evidence.add(is_error, scores, steps)
+        row: dict[str, float] = {}
+        if is_error:
+            errors.append((row, source))
+        else:
+            for name, value in scores.items():
+                if numeric.get(name) is False and is_number(value):
+                    row[name] = float(value)
+            if steps:
+                row.update(_step_means(steps, numeric))
+        rows.append(row)
+        identities.append(ItemIdentity(str(question_id), str(template_id), str(status)))
+    keys = {name: spec for name, (spec, _) in evidence.keys().items() if name in numeric}
+    if settings.aggregation.error_samples == "zero":
+        zeroable = evidence.zeroable(evidence.keys())
+        for row, source in errors:
+            result = source if isinstance(source, QuestionResult) else _typed(source, layout)
+            row.update(
+                (name, 0.0)
+                for name, spec in zeroable.items()
+                if name in keys and all(result.has(field) for field in spec.requires)
+            )
+    return ItemValues(keys, rows, identities)
+
+
+_Item = tuple[Any, Any, Any, dict[str, Any], list[dict[str, Any]], Any]
+"""question id, template id, status, values, step scores, and the typed result or record."""
+
+
+def _typed(record: Mapping[str, Any], layout: ResultLayout) -> QuestionResult:
+    return next(iter_records([record], layout))
+
+
+def _step_means(steps: list[dict[str, Any]], numeric: Mapping[str, bool]) -> dict[str, float]:
+    """Key -> the mean of its numbers over the steps, for the numeric keys of step metrics."""
+    found: dict[str, list[Any]] = {}
+    for step in steps:
+        for name, value in step.items():
+            if numeric.get(name) is True and is_number(value):
+                found.setdefault(name, []).append(value)
+    return {name: statistics.fmean(numbers) for name, numbers in found.items()}
