@@ -46,6 +46,7 @@ from graphrag_eval.aggregate_types import (
     Statistics,
     StepCounts,
 )
+from graphrag_eval.collector import fewer_collections
 from graphrag_eval.config import ConfigSource, load_config
 from graphrag_eval.item_values import AggregatedKeys, ItemValues, KeyEvidence, item_values
 from graphrag_eval.metrics.base import Aggregation, OutputKey
@@ -69,7 +70,9 @@ def compute_aggregates(
     """Aggregate per-question results per template (``per_template``), over all questions
     (``micro``) and as the mean of template means (``macro``)."""
     settings = load_config(config)
-    return aggregate(read_records(evaluation_results, layout_for(settings)), settings).to_dict()
+    with fewer_collections():
+        run = read_records(evaluation_results, layout_for(settings))
+        return aggregate(run, settings).to_dict()
 
 
 def aggregate(run: RunResult, config: ConfigSource = None) -> Aggregates:

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from graphrag_eval.collector import fewer_collections
 from graphrag_eval.comparison.bootstrap import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
@@ -102,7 +103,8 @@ def compare_results(
     _check_arguments(resamples, confidence, top, error_samples)
     settings_a = _with_error_samples(config_a, error_samples)
     settings_b = _with_error_samples(config_b, error_samples)
-    paired = pair_runs(item_values(results_a, settings_a), item_values(results_b, settings_b))
+    with fewer_collections():
+        paired = pair_runs(item_values(results_a, settings_a), item_values(results_b, settings_b))
     if resamples is None:
         resamples = auto_resamples(len(paired.question_ids))
     resampling = Resampling(seed, resamples, confidence)

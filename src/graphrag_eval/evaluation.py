@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from graphrag_eval.collector import fewer_collections
 from graphrag_eval.config import ConfigSource, EvaluationConfig, load_config
 from graphrag_eval.inputs import (
     Diagnostics,
@@ -183,6 +184,21 @@ async def evaluate(
     at the end); ``done`` holds results of a previous run to keep instead of evaluating again
     (by question id; ``on_item`` is not called for them)."""
     settings = load_config(config)
+    with fewer_collections():
+        return await _evaluate(
+            settings, reference, responses, on_item, max_concurrent_items, engine, done
+        )
+
+
+async def _evaluate(
+    settings: EvaluationConfig,
+    reference: ReferenceSource,
+    responses: ResponsesSource,
+    on_item: ItemCallback | None,
+    max_concurrent_items: int | None,
+    engine: LLMEngine | None,
+    done: Mapping[str, dict[str, Any]] | None,
+) -> EvaluationRun:
     diagnostics = Diagnostics()
     questions = prepare_reference(reference, diagnostics)
     response_set = prepare_responses(responses)

@@ -3,7 +3,7 @@ item and for the report's histograms; and what a run's results show about which 
 (:class:`KeyEvidence`), shared with :mod:`graphrag_eval.aggregation`.
 
 Saved records are read one typed result at a time
-(:func:`~graphrag_eval.results.iter_records`), so the values of a large run are taken without
+(:func:`~graphrag_eval.records.iter_scores`), so the values of a large run are taken without
 holding the run's typed results (docs/benchmarks.md, "Run comparison").
 """
 
@@ -16,14 +16,8 @@ from typing import Any, NamedTuple
 
 from graphrag_eval.config import ConfigSource, load_config
 from graphrag_eval.metrics.base import Aggregation, OutputKey
-from graphrag_eval.result_types import QuestionResult, ResultLayout, RunResult
-from graphrag_eval.results import (
-    is_number,
-    iter_records,
-    iter_scores,
-    layout_for,
-    records_layout,
-)
+from graphrag_eval.records import iter_records, iter_scores, layout_for, records_layout
+from graphrag_eval.result_types import QuestionResult, ResultLayout, RunResult, is_number
 
 __all__ = ["ItemIdentity", "ItemValues", "KeyEvidence", "item_values"]
 
@@ -87,7 +81,7 @@ class KeyEvidence:
     def keys(self) -> AggregatedKeys:
         """Aggregated keys in a stable order: declared keys that occur (or must always
         appear), then the numeric keys no metric declares, in order of first appearance (the
-        reader gives each a metric of its own, :func:`~graphrag_eval.results.read_records`)."""
+        reader gives each a metric of its own, :func:`~graphrag_eval.records.read_records`)."""
         return {
             name: entry
             for name, entry in self.declared.items()

@@ -11,6 +11,7 @@ declarations (:class:`~graphrag_eval.metrics.base.Metric`, ``outputs`` and ``err
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from graphrag_eval.metrics.base import (
 )
 
 __all__ = [
+    "SKIPPED_KEY",
     "MetricLayout",
     "OutcomeKey",
     "QuestionResult",
@@ -36,6 +38,11 @@ __all__ = [
     "RunResult",
     "is_number",
 ]
+
+
+SKIPPED_KEY = "skipped"
+"""The flat record's key for ``{metric: why it did not apply}`` (only when some metric was
+skipped on the question)."""
 
 
 class OutcomeKey(NamedTuple):
@@ -64,7 +71,16 @@ class MetricLayout:
 
     @classmethod
     def of(cls, metric: Metric) -> MetricLayout:
-        """The layout a metric declares."""
+        """The layout a metric declares (worked out once per metric: every scored question
+        asks for it)."""
+        try:
+            return _layout_of(metric)
+        except TypeError:  # a metric that cannot be a cache key (not hashable)
+            return cls.declared_by(metric)
+
+    @classmethod
+    def declared_by(cls, metric: Metric) -> MetricLayout:
+        """The layout a metric declares, worked out anew."""
         outputs = tuple(
             output
             if output.error_keys
@@ -79,6 +95,11 @@ class MetricLayout:
             on_steps=isinstance(metric, StepMetric),
             before_steps=placement is Placement.BEFORE_STEPS,
         )
+
+
+@functools.lru_cache(maxsize=1024)
+def _layout_of(metric: Metric) -> MetricLayout:
+    return MetricLayout.declared_by(metric)
 
 
 @dataclass(slots=True)

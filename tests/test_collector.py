@@ -1,0 +1,88 @@
+"""The garbage collector settings a run uses (docs/benchmarks.md, "Garbage collection"):
+raised during a run and restored after it, and a process's own settings left alone."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from graphrag_eval import compute_aggregates, run_evaluation
+from graphrag_eval.collector import RUN_THRESHOLD, collection_paused, fewer_collections
+from graphrag_eval.evaluation import evaluate
+
+from builders import dataset, question, response
+
+REFERENCE = dataset(question("a", answer="Paris"), question("b", answer="Rome"))
+RESPONSES = [response("a", actual_answer="Paris"), response("b", actual_answer="Rome")]
+
+
+@pytest.fixture(autouse=True)
+def default_collector() -> Iterator[None]:
+    """Each test starts from CPython's defaults and leaves them as they were."""
+    before, enabled = gc.get_threshold(), gc.isenabled()
+    gc.set_threshold(700, 10, 10)
+    gc.enable()
+    yield
+    gc.set_threshold(*before)
+    (gc.enable if enabled else gc.disable)()
+
+
+def test_a_run_raises_the_threshold_while_it_scores_and_restores_it() -> None:
+    seen: list[int] = []
+
+    def on_item(record: dict[str, Any]) -> None:
+        seen.append(gc.get_threshold()[0])
+
+    run = asyncio.run(evaluate(REFERENCE, RESPONSES, on_item=on_item))
+
+    assert len(run.items) == 2
+    assert seen == [RUN_THRESHOLD, RUN_THRESHOLD]
+    assert gc.get_threshold() == (700, 10, 10)
+    assert gc.isenabled()
+
+
+def test_a_failed_run_restores_the_threshold_too() -> None:
+    def on_item(record: dict[str, Any]) -> None:
+        raise RuntimeError("the callback broke")
+
+    with pytest.raises(RuntimeError):
+        asyncio.run(evaluate(REFERENCE, RESPONSES, on_item=on_item))
+
+    assert gc.get_threshold() == (700, 10, 10)
+
+
+def test_a_process_that_tuned_or_disabled_the_collector_keeps_its_settings() -> None:
+    gc.set_threshold(50_000, 5, 5)
+    with fewer_collections():
+        assert gc.get_threshold() == (50_000, 5, 5)
+    gc.set_threshold(700, 10, 10)
+    gc.disable()
+    with fewer_collections():
+        assert gc.get_threshold() == (700, 10, 10)
+    results = run_evaluation(REFERENCE, RESPONSES)
+    compute_aggregates(results)
+    assert not gc.isenabled()
+    assert gc.get_threshold() == (700, 10, 10)
+
+
+def test_nested_and_changed_settings_are_not_undone() -> None:
+    with fewer_collections():
+        with fewer_collections():
+            assert gc.get_threshold()[0] == RUN_THRESHOLD
+        assert gc.get_threshold()[0] == RUN_THRESHOLD  # the inner one changed nothing
+        gc.set_threshold(2_000, 10, 10)  # the process changes it meanwhile
+    assert gc.get_threshold() == (2_000, 10, 10)
+
+
+def test_reading_pauses_collection_and_turns_it_back_on() -> None:
+    with collection_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    with collection_paused():
+        pass
+    assert not gc.isenabled()  # it was off before: it stays off
