@@ -46,7 +46,7 @@ from graphrag_eval.aggregate_types import (
     Statistics,
     StepCounts,
 )
-from graphrag_eval.collector import fewer_collections
+from graphrag_eval.collector import collection_paused
 from graphrag_eval.config import ConfigSource, load_config
 from graphrag_eval.item_values import AggregatedKeys, ItemValues, KeyEvidence, item_values
 from graphrag_eval.metrics.base import Aggregation, OutputKey
@@ -70,7 +70,8 @@ def compute_aggregates(
     """Aggregate per-question results per template (``per_template``), over all questions
     (``micro``) and as the mean of template means (``macro``)."""
     settings = load_config(config)
-    with fewer_collections():
+    # Nothing built here holds a cycle, and the typed run is freed on return.
+    with collection_paused():
         run = read_records(evaluation_results, layout_for(settings))
         return aggregate(run, settings).to_dict()
 

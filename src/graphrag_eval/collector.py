@@ -6,9 +6,9 @@ parsed SPARQL results, per-item results), so with CPython's default threshold (a
 of the youngest generation every 700 net allocations) the collector runs about a thousand
 times in 10,000 questions and took about a quarter of a run's time. Raising that threshold
 while a run is in progress removes most of those passes without changing the peak memory.
-Reading saved results builds objects that hold no cycles, so the collector is paused while
-it does. Both restore what they changed, and leave a process's own settings alone (a
-threshold already raised, or the collector disabled).
+Reading saved results back, aggregating them and rendering the report build objects that
+hold no cycles, so the collector is paused while they do. Both restore what they changed, and
+leave a process's own settings alone (a threshold already raised, or the collector disabled).
 """
 
 from __future__ import annotations

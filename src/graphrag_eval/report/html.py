@@ -20,6 +20,7 @@ import jinja2
 from markupsafe import Markup
 
 from graphrag_eval.aggregation import ItemValues, item_values
+from graphrag_eval.collector import collection_paused
 from graphrag_eval.comparison.model import Comparison, MetricChange
 from graphrag_eval.files import dump_yaml, write_text_atomic
 from graphrag_eval.formatting import (
@@ -84,10 +85,16 @@ _environment.filters["plural"] = plural
 def render_report(run: SavedRun, worst: int = DEFAULT_WORST) -> str:
     """The HTML report of a run: settings, coverage, metrics overall and per template,
     charts, step statistics, judge cost, and the ``worst`` lowest-scoring questions."""
+    # Nothing built for the page holds a cycle; collections would only rescan the run.
+    with collection_paused():
+        return _render(run, worst)
+
+
+def _render(run: SavedRun, worst: int) -> str:
     keys = output_keys(run)
     typed = run.typed()
     micro = run.aggregates["micro"]
-    values = item_values(typed, run.config)
+    values = item_values(run.results, run.config)  # the light reader, row for row
     overall = metric_rows(
         micro, keys, run.aggregates["macro"], skip_counts(typed.results, typed.layout)
     )
