@@ -78,10 +78,12 @@ def read_results(out: Path) -> dict[str, dict[str, Any]]:
 
 
 def start_cli(*args: str | Path, before: Callable[[], None] | None = None) -> subprocess.Popen[str]:
-    """``graphrag-eval ARGS`` in its own process (``before`` runs in it first)."""
+    """``graphrag-eval ARGS`` in its own process (``before`` runs in it first; by default
+    Ctrl-C is given its default action, as a shell on a terminal starts a command, whatever
+    this test process inherited: a test suite started in the background ignores it)."""
     return subprocess.Popen(
         [sys.executable, "-m", "graphrag_eval.cli", *(str(arg) for arg in args)],
-        preexec_fn=before,
+        preexec_fn=before or _default_sigint,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -151,6 +153,10 @@ def test_a_second_run_into_the_same_directory_fails_at_once(
     assert len(read_results(out)) == 8
     # Once the first run has ended, the directory is free again.
     assert main([*args, "-q", "--resume"]) == 0
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _ignore_sigint() -> None:
