@@ -164,6 +164,22 @@ ODD_RECORDS = [
         "actual_steps": [],
     },
     {"template_id": "u", "question_id": "c", "status": "success", "actual_steps": "odd"},
+    {
+        "template_id": "u",
+        "question_id": "d",
+        "status": "success",
+        "skipped": {"answer_correctness": "needs actual_answer", "my_score": "no judge"},
+    },
+    # A skip naming a metric that has a value is not read as a skip, nor are odd values.
+    {
+        "template_id": "u",
+        "question_id": "e",
+        "status": "success",
+        "my_score": 1,
+        "skipped": {"my_score": "x"},
+    },
+    {"template_id": "u", "question_id": "f", "status": "success", "skipped": {"answer_f1": 3}},
+    {"template_id": "u", "question_id": "g", "status": "success", "skipped": {}},
 ]
 
 
@@ -183,6 +199,7 @@ def test_scores_read_without_outcomes_are_the_typed_results_values(name: str) ->
             result.status,
         )
         assert light.values == result.values()
+        assert light.skipped == result.skipped()
         assert [step for step in result.step_scores() if step] == light.step_scores
     for zero in ({}, {"aggregation": {"error_samples": "zero"}}):
         from_records = item_values(records, zero)
@@ -196,7 +213,12 @@ def test_item_values_count_error_samples_as_zero_only_where_they_would_have_scor
     assert values.values[1] == {"steps_score": 0.0}
     assert values.values[0]["my_score"] == pytest.approx(3.0)
     assert values.values[0]["retrieval_context_recall"] == pytest.approx(0.75)
-    assert [question.question_id for question in values.questions] == ["a", "b", "c"]
+    assert [question.question_id for question in values.questions][:3] == ["a", "b", "c"]
+    assert values.skipped[3] == {
+        "answer_correctness": "needs actual_answer",
+        "my_score": "no judge",
+    }
+    assert values.skipped[4:] == [{}, {}, {}]
     assert "answer_f1" in values.keys  # present with no number: listed, never scored
     assert all("answer_f1" not in row for row in values.values)
     assert item_values(ODD_RECORDS).values[1] == {}

@@ -45,6 +45,8 @@ class ItemValues:
     ``aggregation.error_samples: zero``, as in the aggregates."""
     questions: list[ItemIdentity]
     """Per result, in the same order: which question it is."""
+    skipped: list[Mapping[str, str]]
+    """Per result, in the same order: metric -> why it was skipped."""
 
 
 class KeyEvidence:
@@ -102,21 +104,25 @@ class KeyEvidence:
 
 
 def item_values(
-    evaluation_results: Sequence[Mapping[str, Any]] | RunResult, config: ConfigSource = None
+    evaluation_results: Sequence[Mapping[str, Any]] | RunResult,
+    config: ConfigSource = None,
+    layout: ResultLayout | None = None,
 ) -> ItemValues:
     """Each question's value of every numeric key (for comparing runs item by item); flat
     records are read one at a time, their scores only (an error sample's whole typed result,
-    whose fields decide its zeros)."""
+    whose fields decide its zeros). ``layout``: the records' layout when the caller has it
+    (:func:`~graphrag_eval.records.records_layout`), else worked out here."""
     settings = load_config(config)
     items: Iterable[_Item]
     if isinstance(evaluation_results, RunResult):
         layout = evaluation_results.layout
         items = (
-            (r.question_id, r.template_id, r.status, r.values(), r.step_scores(), r)
+            (r.question_id, r.template_id, r.status, r.values(), r.step_scores(), r, r.skipped())
             for r in evaluation_results.results
         )
     else:
-        layout = records_layout(evaluation_results, layout_for(settings))
+        if layout is None:
+            layout = records_layout(evaluation_results, layout_for(settings))
         items = iter_scores(evaluation_results, layout)
     evidence = KeyEvidence(layout)
     numeric = {
@@ -124,19 +130,24 @@ def item_values(
         for name, (spec, on_steps) in evidence.declared.items()
         if spec.aggregation is Aggregation.NUMERIC
     }
+    on_questions = {name for name, on_steps in numeric.items() if not on_steps}
     rows: list[dict[str, float]] = []
     identities: list[ItemIdentity] = []
+    skipped: list[Mapping[str, str]] = []
     errors: list[tuple[dict[str, float], QuestionResult | Mapping[str, Any]]] = []
-    for question_id, template_id, status, scores, steps, source in items:
+    for question_id, template_id, status, scores, steps, source, skips in items:
+        skipped.append(skips)
         is_error = status == "error"
         evidence.add(is_error, scores, steps)
         row: dict[str, float] = {}
         if is_error:
             errors.append((row, source))
         else:
-            for name, value in scores.items():
-                if numeric.get(name) is False and is_number(value):
-                    row[name] = float(value)
+            row = {
+                name: float(value)
+                for name, value in scores.items()
+                if name in on_questions and is_number(value)
+            }
             if steps:
                 row.update(_step_means(steps, numeric))
         rows.append(row)
@@ -151,11 +162,12 @@ def item_values(
                 for name, spec in zeroable.items()
                 if name in keys and all(result.has(field) for field in spec.requires)
             )
-    return ItemValues(keys, rows, identities)
+    return ItemValues(keys, rows, identities, skipped)
 
 
-_Item = tuple[Any, Any, Any, dict[str, Any], list[dict[str, Any]], Any]
-"""question id, template id, status, values, step scores, and the typed result or record."""
+_Item = tuple[Any, Any, Any, dict[str, Any], list[dict[str, Any]], Any, Mapping[str, str]]
+"""question id, template id, status, values, step scores, the typed result or record, and the
+skip reasons."""
 
 
 def _typed(record: Mapping[str, Any], layout: ResultLayout) -> QuestionResult:

@@ -6,6 +6,7 @@ declares it, so nothing after this reads a key suffix.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from graphrag_eval.collector import collection_paused
@@ -109,6 +110,12 @@ class RecordScores(NamedTuple):
     values: dict[str, Any]
     step_scores: list[dict[str, Any]]
     record: Mapping[str, Any]
+    skipped: Mapping[str, str]
+    """Metric -> why it was skipped, as the typed result's
+    :meth:`~graphrag_eval.result_types.QuestionResult.skipped` gives it."""
+
+
+_NOT_SKIPPED: Mapping[str, str] = MappingProxyType({})
 
 
 def iter_scores(
@@ -134,7 +141,21 @@ def iter_scores(
             {key: value for key, value in record.items() if key in item},
             step_scores,
             record,
+            _skip_reasons(record, owners) if SKIPPED_KEY in record else _NOT_SKIPPED,
         )
+
+
+def _skip_reasons(record: Mapping[str, Any], owners: _Owners) -> Mapping[str, str]:
+    """The record's skip reasons as its typed result reads them (:func:`_read`): only when
+    no metric they name has a value or an error on the question."""
+    skipped = record[SKIPPED_KEY]
+    if not skipped or not _is_reasons(skipped):
+        return _NOT_SKIPPED
+    for key in record:
+        owner = owners.item.get(key)
+        if owner is not None and key not in IDENTITY_KEYS and owner[0].metric in skipped:
+            return _NOT_SKIPPED
+    return dict(skipped)
 
 
 class _Owners:

@@ -18,8 +18,8 @@ from graphrag_eval.aggregation import aggregate, load_results
 from graphrag_eval.config import ConfigSource, EvaluationConfig, load_config
 from graphrag_eval.errors import ConfigError, InputError
 from graphrag_eval.files import read_document
-from graphrag_eval.result_types import RunResult
-from graphrag_eval.results import layout_for, read_records
+from graphrag_eval.records import layout_for, read_records, records_layout
+from graphrag_eval.result_types import ResultLayout, RunResult
 from graphrag_eval.rundir import RESULT_FILE_NAMES, RUN_YAML
 
 __all__ = ["RESULT_FILE_NAMES", "RUN_YAML", "SavedRun", "find_results", "load_run", "run_config"]
@@ -40,13 +40,29 @@ class SavedRun:
     problems: list[InputError] = field(default_factory=list)
     """Records of the results file that could not be read and were skipped."""
     _typed: RunResult | None = field(default=None, repr=False, compare=False)
+    _layout: ResultLayout | None = field(default=None, repr=False, compare=False)
 
     def typed(self) -> RunResult:
         """The results as typed results, read with the metrics of the run's config (read
         once, on first use)."""
         if self._typed is None:
-            self._typed = read_records(self.results, layout_for(self.config))
+            self._typed = read_records(self.results, self.layout())
         return self._typed
+
+    def has_typed(self) -> bool:
+        """Whether the typed results were read already (by :func:`load_run`, or a call of
+        :meth:`typed`)."""
+        return self._typed is not None
+
+    def layout(self) -> ResultLayout:
+        """How the results' keys are read: the metrics of the run's config, and a metric of
+        its own for each numeric key none of them declares (worked out once)."""
+        if self._layout is None:
+            if self._typed is not None:
+                self._layout = self._typed.layout
+            else:
+                self._layout = records_layout(self.results, layout_for(self.config))
+        return self._layout
 
 
 def load_run(path: str | Path, config: ConfigSource = None) -> SavedRun:

@@ -109,3 +109,46 @@ def test_a_resumed_run_that_kept_one_item_says_so_in_the_singular(
     assert main(["report", str(run)]) == 0
     page = (run / "report.html").read_text()
     assert "<tr><td>resumed</td><td>kept 1 item</td></tr>" in page
+
+
+def skipping_results() -> list[dict[str, Any]]:
+    """Three questions in two templates; answer_f1 scored on one, skipped on two."""
+    scored = {**retrieval_result(0), "template_id": "a", "answer_f1": 0.25}
+    skipped = [
+        {
+            **retrieval_result(index),
+            "template_id": template,
+            "skipped": {"answer_correctness": reason},
+        }
+        for index, template, reason in ((1, "a", "no reference answer"), (2, "b", "no answer"))
+    ]
+    return [scored, *skipped]
+
+
+@pytest.mark.parametrize("typed", [True, False], ids=["read-typed", "light-pass"])
+def test_skips_are_counted_per_metric_and_per_template_with_their_reason(
+    tmp_path: Path, typed: bool
+) -> None:
+    """The skipped column counts each metric's skips with the most common reason, overall and
+    per template, whether the run's typed results were read (``report``) or not (the
+    report ``evaluate`` writes)."""
+    from graphrag_eval.report.html import render_report
+    from graphrag_eval.runs import SavedRun, load_run
+
+    path = write_results(tmp_path / "results.jsonl", skipping_results())
+    run = load_run(path)
+    if not typed:
+        run = SavedRun(run.label, run.results_path, run.results, run.aggregates, run.config)
+    page = render_report(run)
+    overall = page[page.index('id="overview"') : page.index('id="templates"')]
+    assert re.search(
+        r"answer_f1</td>.*?<td class=\"skip\">2 <span[^>]*>\(no reference answer\)", overall, re.S
+    )
+    template_a = page[page.index("<summary>a ") : page.index("<summary>b ")]
+    assert re.search(
+        r"answer_f1</td>.*?<td class=\"skip\">1 <span[^>]*>\(no reference answer\)",
+        template_a,
+        re.S,
+    )
+    # The one question scored on answer_f1 is listed, with its score.
+    assert "q0" in page

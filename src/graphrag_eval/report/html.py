@@ -33,9 +33,16 @@ from graphrag_eval.formatting import (
     visible_text,
 )
 from graphrag_eval.metrics.base import OutputKey
+from graphrag_eval.records import iter_records
 from graphrag_eval.report import charts
 from graphrag_eval.report.injection import injection_notes
-from graphrag_eval.report.item_views import ItemView, clip_text, headline_score, item_view
+from graphrag_eval.report.item_views import (
+    ItemView,
+    clip_text,
+    headline_keys,
+    headline_score,
+    item_view,
+)
 from graphrag_eval.report.run_info import judge_summary, settings_rows
 from graphrag_eval.report.run_views import (
     MetricRow,
@@ -49,7 +56,7 @@ from graphrag_eval.report.run_views import (
     template_means,
     template_view,
 )
-from graphrag_eval.result_types import QuestionResult, RunResult
+from graphrag_eval.result_types import QuestionResult
 from graphrag_eval.runs import SavedRun
 from graphrag_eval.version import __version__
 
@@ -91,23 +98,24 @@ def render_report(run: SavedRun, worst: int = DEFAULT_WORST) -> str:
 
 
 def _render(run: SavedRun, worst: int) -> str:
+    # One light pass over the saved records gives every question's values and skips; only
+    # the questions listed are read as typed results (docs/benchmarks.md, "HTML report").
     keys = output_keys(run)
-    typed = run.typed()
+    layout = run.layout()
     micro = run.aggregates["micro"]
-    values = item_values(run.results, run.config)  # the light reader, row for row
-    overall = metric_rows(
-        micro, keys, run.aggregates["macro"], skip_counts(typed.results, typed.layout)
-    )
+    values = item_values(run.results, run.config, layout)
+    overall = metric_rows(micro, keys, run.aggregates["macro"], skip_counts(values.skipped, layout))
     per_template = run.aggregates["per_template"]
-    ranked, failed = _ranked(typed, values, keys)
-    by_template: dict[str, list[QuestionResult]] = {}
-    for result in typed.results:
-        by_template.setdefault(str(result.template_id), []).append(result)
+    ranked, failed = _ranked(values, keys)
+    by_template: dict[str, list[Mapping[str, str]]] = {}
+    for question, skipped in zip(values.questions, values.skipped, strict=True):
+        by_template.setdefault(question.template_id, []).append(skipped)
+    shown = _typed_results(run, [index for _, index in ranked[:worst]] + failed[:worst])
 
     def view(index: int, score: float | None = None) -> ItemView:
-        return item_view(typed.results[index], values.values[index], keys, score)
+        return item_view(shown[index], values.values[index], keys, score)
 
-    injected = _injected(typed)
+    injected = _injected(run.results)
     info = run.info
     return _page(
         "report.html.j2",
@@ -127,10 +135,7 @@ def _render(run: SavedRun, worst: int) -> str:
         template_means=template_means(per_template, [row for row in overall if row.headline]),
         templates=[
             template_view(
-                template_id,
-                stats,
-                keys,
-                skip_counts(by_template.get(template_id, []), typed.layout),
+                template_id, stats, keys, skip_counts(by_template.get(template_id, ()), layout)
             )
             for template_id, stats in per_template.items()
         ],
@@ -146,12 +151,21 @@ def _render(run: SavedRun, worst: int) -> str:
     )
 
 
-def _injected(run: RunResult) -> list[tuple[str, list[str]]]:
+def _typed_results(run: SavedRun, indices: Sequence[int]) -> dict[int, QuestionResult]:
+    """The typed results of the questions at ``indices`` (of the run's records)."""
+    if run.has_typed():
+        return {index: run.typed().results[index] for index in indices}
+    chosen = sorted(set(indices))
+    records = [run.results[index] for index in chosen]
+    return dict(zip(chosen, iter_records(records, run.layout()), strict=True))
+
+
+def _injected(records: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[str]]]:
     """The questions whose answer or step outputs address the grader, with where and what."""
     return [
-        (str(result.question_id), notes)
-        for result in run.results
-        if (notes := injection_notes(result))
+        (str(record.get("question_id")), notes)
+        for record in records
+        if (notes := injection_notes(record))
     ]
 
 
@@ -168,16 +182,17 @@ def _histograms(overall: Sequence[MetricRow], values: ItemValues) -> list[Markup
 
 
 def _ranked(
-    run: RunResult, values: ItemValues, keys: Mapping[str, OutputKey]
+    values: ItemValues, keys: Mapping[str, OutputKey]
 ) -> tuple[list[tuple[float, int]], list[int]]:
     """The scored questions as (headline score, index), lowest first, and the indices of the
     failed questions."""
     ranked: list[tuple[float, int]] = []
     failed: list[int] = []
-    for index, (result, scores) in enumerate(zip(run.results, values.values, strict=True)):
-        if result.is_error:
+    headline = headline_keys(keys)
+    for index, (question, scores) in enumerate(zip(values.questions, values.values, strict=True)):
+        if question.status == "error":
             failed.append(index)
-        score = headline_score(scores, keys)
+        score = headline_score(scores, headline)
         if score is not None:
             ranked.append((score, index))
     ranked.sort()

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-
-from graphrag_eval.result_types import QuestionResult
+from typing import Any
 
 __all__ = ["grader_instructions", "injection_notes"]
 
@@ -52,22 +51,24 @@ def grader_instructions(text: str) -> str | None:
     return phrase if len(phrase) <= _QUOTE_CHARS else phrase[: _QUOTE_CHARS - 3] + "..."
 
 
-def _texts(result: QuestionResult) -> Iterator[tuple[str, str]]:
+def _texts(fields: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
     """What the system under test wrote that a judge reads: the answer, then each step's
     output (retrieved contexts among them), with what to call it."""
-    answer = result.fields.get("actual_answer")
+    answer = fields.get("actual_answer")
     if isinstance(answer, str):
         yield "answer", answer
-    for number, step in enumerate(result.actual_steps, start=1):
+    steps = fields.get("actual_steps")
+    for number, step in enumerate(steps if isinstance(steps, list) else (), start=1):
         if isinstance(step, Mapping) and isinstance(step.get("output"), str):
             yield f"output of actual step {step.get('id', number)}", step["output"]
 
 
-def injection_notes(result: QuestionResult) -> list[str]:
-    """One note per text of the question that contains instructions to the grader:
-    ``answer contains instructions to the grader: '...'``."""
+def injection_notes(fields: Mapping[str, Any]) -> list[str]:
+    """One note per text of a question that contains instructions to the grader:
+    ``answer contains instructions to the grader: '...'``; ``fields``: the question's saved
+    record, or its typed result's fields."""
     notes = []
-    for where, text in _texts(result):
+    for where, text in _texts(fields):
         phrase = grader_instructions(text)
         if phrase is not None:
             notes.append(f"{where} contains instructions to the grader: '{phrase}'")

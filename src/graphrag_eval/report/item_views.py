@@ -5,7 +5,6 @@ matched), read from its typed result; see docs/report.md."""
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,7 +14,7 @@ from graphrag_eval.metrics.base import IDENTITY_KEYS, Aggregation, OutputKey
 from graphrag_eval.report.injection import injection_notes
 from graphrag_eval.result_types import QuestionResult
 
-__all__ = ["ItemView", "StepView", "clip_text", "headline_score", "item_view"]
+__all__ = ["ItemView", "StepView", "clip_text", "headline_keys", "headline_score", "item_view"]
 
 _TEXT_LIMIT = 4_000  # characters of an answer or step output shown per item
 
@@ -72,14 +71,21 @@ def clip_text(value: Any) -> str:
     return text
 
 
-def headline_score(scores: Mapping[str, float], keys: Mapping[str, OutputKey]) -> float | None:
-    """The mean of an item's headline scores, each as a fraction of its best value."""
-    fractions = [
-        value / spec.maximum
-        for name, value in scores.items()
-        if (spec := keys.get(name)) is not None and spec.headline and spec.maximum
-    ]
-    return math.fsum(fractions) / len(fractions) if fractions else None
+def headline_keys(keys: Mapping[str, OutputKey]) -> dict[str, float]:
+    """The headline scores among ``keys`` that have a best value, with that value."""
+    return {name: spec.maximum for name, spec in keys.items() if spec.headline and spec.maximum}
+
+
+def headline_score(scores: Mapping[str, float], headline: Mapping[str, float]) -> float | None:
+    """The mean of an item's headline scores (``headline``: from :func:`headline_keys`), each
+    as a fraction of its best value."""
+    total, count = 0.0, 0
+    for name, best in headline.items():
+        value = scores.get(name)
+        if value is not None:
+            total += value / best
+            count += 1
+    return total / count if count else None
 
 
 def item_view(
@@ -121,7 +127,7 @@ def item_view(
     for problem in fields.get("input_errors") or ():
         item.errors.append(("input_errors", clip_text(problem)))
     item.skipped = [(name, clip_text(reason)) for name, reason in result.skipped().items()]
-    item.injection = injection_notes(result)
+    item.injection = injection_notes(result.fields)
     matched: dict[str, str] = {}
     item.reference_steps = _reference_steps(fields, matched)
     item.actual_steps = _actual_steps(result, matched)

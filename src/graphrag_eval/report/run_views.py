@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from graphrag_eval.formatting import format_number, is_cost_key
 from graphrag_eval.metrics.base import Aggregation, OutputKey
-from graphrag_eval.result_types import QuestionResult, ResultLayout
+from graphrag_eval.result_types import ResultLayout
 from graphrag_eval.runs import SavedRun
 
 __all__ = [
@@ -127,7 +127,7 @@ def template_means(
 def output_keys(run: SavedRun) -> dict[str, OutputKey]:
     """The keys of a run's aggregates with their declarations (from the metrics its results
     are read with; a numeric key no metric declares gets a plain one)."""
-    declared = {name: spec for name, (spec, _) in run.typed().layout.outputs().items()}
+    declared = {name: spec for name, (spec, _) in run.layout().outputs().items()}
     keys: dict[str, OutputKey] = {}
     for name, value in run.aggregates["micro"].items():
         if name in declared:
@@ -149,12 +149,13 @@ def sample_counts(stats: Mapping[str, Any]) -> dict[str, int]:
     }
 
 
-def skip_counts(results: Sequence[QuestionResult], layout: ResultLayout) -> dict[str, SkipCount]:
-    """Per output key: how many of ``results`` skipped its metric, with the most common
-    reason (each of the metric's keys gets its metric's count)."""
+def skip_counts(skipped: Iterable[Mapping[str, str]], layout: ResultLayout) -> dict[str, SkipCount]:
+    """Per output key: how many results skipped its metric, with the most common reason
+    (each of the metric's keys gets its metric's count); ``skipped``: each result's metric ->
+    reason, as :meth:`~graphrag_eval.result_types.QuestionResult.skipped` gives it."""
     reasons: dict[str, Counter[str]] = {}
-    for result in results:
-        for metric, reason in result.skipped().items():
+    for each in skipped:
+        for metric, reason in each.items():
             reasons.setdefault(metric, Counter())[reason] += 1
     counts: dict[str, SkipCount] = {}
     for metric, counted in reasons.items():
