@@ -39,6 +39,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from graphrag_eval.aggregate_types import (
     Aggregates,
     Coverage,
@@ -230,17 +232,21 @@ def _statistics(numbers: Sequence[int | float]) -> Statistics:
 def is_empty_output(output: Any) -> bool:
     """Whether a successful step returned nothing: no output, blank text, an empty JSON list
     or object, or SPARQL results JSON without bindings."""
-    if output is None:
-        return True
     if isinstance(output, str):
         if not output.strip():
             return True
         if output.lstrip()[:1] not in ("[", "{"):
             return False
+        try:  # only what the answer needs is decoded: the rows are skipped, not built
+            return _empty_json_text(output)
+        except (msgspec.DecodeError, RecursionError):
+            pass  # not strict JSON (NaN, say): the standard decoder decides
         try:
             output = json.loads(output)
         except (json.JSONDecodeError, RecursionError):
             return False
+    if output is None:
+        return True
     if isinstance(output, list | tuple):
         return len(output) == 0
     if isinstance(output, Mapping):
@@ -250,3 +256,26 @@ def is_empty_output(output: Any) -> bool:
         if isinstance(results, Mapping) and isinstance(results.get("bindings"), list):
             return not results["bindings"]
     return False
+
+
+_RawObject = dict[str, msgspec.Raw]
+_top_level = msgspec.json.Decoder(list[msgspec.Raw] | _RawObject)
+_object = msgspec.json.Decoder(_RawObject)
+_array = msgspec.json.Decoder(list[msgspec.Raw])
+
+
+def _empty_json_text(text: str) -> bool:
+    """:func:`is_empty_output` of JSON text, decoding only the top level, ``results`` and the
+    length of ``bindings`` (raises ``msgspec.DecodeError`` where it is not a list or object
+    of strict JSON)."""
+    top = _top_level.decode(text)
+    if isinstance(top, list) or not top:
+        return not top
+    results = top.get("results")
+    if results is None:
+        return False
+    try:
+        bindings = _object.decode(results).get("bindings")
+        return bindings is not None and not _array.decode(bindings)
+    except msgspec.ValidationError:  # valid JSON of another shape: not SPARQL results
+        return False
