@@ -11,9 +11,11 @@ __all__ = ["Section", "Weights"]
 
 
 class Section(BaseModel):
-    """A config section: ``extra="forbid"``, frozen, documented by field docstrings."""
+    """A config section: ``extra="forbid"``, frozen, documented by field docstrings (in the
+    source only: pydantic's ``use_attribute_docstrings`` would parse the source of every
+    section at start-up, about 50 ms of each run, and nothing reads the descriptions)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class Weights(Section):

@@ -33,9 +33,7 @@ class _Endpoint(BaseModel):
     """An OpenAI-compatible endpoint. Keys not declared here are request parameters passed to
     the provider as they are (``top_p``, ``seed``, ...)."""
 
-    model_config = ConfigDict(
-        extra="allow", frozen=True, use_attribute_docstrings=True, populate_by_name=True
-    )
+    model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
 
     provider: Provider = "openai"
     """``openai``; ``openai-compatible``, ``ollama`` and ``vllm`` (any OpenAI-compatible server
