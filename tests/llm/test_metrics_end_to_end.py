@@ -130,6 +130,32 @@ def test_failed_embeddings_are_the_relevance_error(
     assert "answer_relevance" not in result
 
 
+@pytest.mark.parametrize(
+    ("limit", "question_text"),
+    [(5, QUESTION), (None, QUESTION + " and" * 11_000)],
+    ids=["configured-limit", "default-limit-of-the-model"],
+)
+def test_a_text_over_the_embedding_models_limit_is_not_sent(
+    server: JudgeServer, make_config: MakeConfig, limit: int | None, question_text: str
+) -> None:
+    """The text is refused before any embeddings request, and the metric says why; the
+    default limit is the model's (8,191 tokens for text-embedding-3-small)."""
+    reference = dataset(question("q1", answer=None, text=question_text))
+    responses = [response("q1", actual_answer="OSLO T1")]
+    embedding = {"max_input_tokens": limit} if limit is not None else {}
+    config = make_config(server, embedding=embedding)
+
+    [result] = run_evaluation(reference, responses, only(config, "answer_relevance"))
+
+    expected = limit if limit is not None else 8191
+    assert "answer_relevance" not in result
+    assert (
+        f"over the limit of {expected} (llm.embedding.max_input_tokens"
+        in (result["answer_relevance_error"])
+    )
+    assert server.count("embeddings") == 0
+
+
 def test_every_reply_malformed_makes_every_judged_metric_an_error(
     judge: StartJudge, make_config: MakeConfig
 ) -> None:

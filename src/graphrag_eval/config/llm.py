@@ -158,6 +158,12 @@ class EmbeddingConfig(_Endpoint):
     batch_size: int = Field(default=64, ge=1, le=2048)
     """Texts per embeddings request (per forward pass of a local model)."""
 
+    max_input_tokens: int | None = Field(default=None, ge=1)
+    """The longest text sent to an embedding endpoint, in tokens (estimated as for judge
+    prompts). Default: the model's input limit (8,191 for OpenAI's embedding models, 8,192
+    for a model the table does not know). A longer text is never sent: the metric value that
+    needed it fails with that reason. Local models truncate to their own window instead."""
+
     @model_validator(mode="after")
     def _default_model(self) -> EmbeddingConfig:
         if not self.model:

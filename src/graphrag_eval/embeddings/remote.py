@@ -16,7 +16,7 @@ from graphrag_eval.errors import BudgetExhausted, CallFailed, LLMError, NotCalle
 from graphrag_eval.llm.cache import request_key
 from graphrag_eval.llm.client import Endpoint
 from graphrag_eval.llm.context import CallContext
-from graphrag_eval.llm.pricing import TokenUsage, estimate_tokens
+from graphrag_eval.llm.pricing import TokenUsage, embedding_window, estimate_tokens
 
 __all__ = ["RemoteEmbedder"]
 
@@ -34,6 +34,8 @@ class RemoteEmbedder:
         self.model = endpoint.model
         self.identity = endpoint.identity
         self.calls = calls
+        self.max_input_tokens = self.settings.max_input_tokens or embedding_window(self.model)
+        """The longest text sent (``llm.embedding.max_input_tokens``, docs/llm.md)."""
         self.dimension: int | None = None
         """The dimension of the endpoint's vectors: from the cache, until a reply shows it."""
         self._dimension_seen = False
@@ -44,6 +46,7 @@ class RemoteEmbedder:
     async def embed(self, texts: Sequence[str], *, metric: str) -> Embedded:
         """The vectors of ``texts`` (in order), batched and cached per text."""
         self.endpoint.ensure_usable()
+        self._check_lengths(texts)
         params = self.endpoint.request_parameters
         keys = [
             request_key(
@@ -89,6 +92,18 @@ class RemoteEmbedder:
                 batch = missing[start : start + size]
                 texts_of_batch = [text_of[key] for key in batch]
                 found.update(await self._embed_batch(texts_of_batch, batch, metric))
+
+    def _check_lengths(self, texts: Sequence[str]) -> None:
+        """:class:`CallFailed`, before any call, for a text over the model's input limit:
+        the endpoint would refuse it, after it had been sent whole."""
+        for text in texts:
+            tokens = estimate_tokens(text)
+            if tokens > self.max_input_tokens:
+                raise CallFailed(
+                    f"a text to embed is about {tokens} tokens, over the limit of "
+                    f"{self.max_input_tokens} (llm.embedding.max_input_tokens, the embedding "
+                    "model's input limit): not sent; shorten it or raise the limit"
+                )
 
     def _misfits(self, found: Vectors) -> list[str]:
         """Remove from ``found`` the cached vectors of another dimension than the endpoint's

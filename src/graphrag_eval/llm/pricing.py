@@ -86,6 +86,25 @@ def _candidates(model: str) -> tuple[str, ...]:
     return (model, name, untagged, _SNAPSHOT.sub("", untagged))
 
 
+EMBEDDING_WINDOWS: Mapping[str, int] = {
+    # the input tokens an embedding model takes (the default of llm.embedding.max_input_tokens)
+    "text-embedding-3-small": 8_191,
+    "text-embedding-3-large": 8_191,
+    "text-embedding-ada-002": 8_191,
+}
+DEFAULT_EMBEDDING_WINDOW = 8_192
+"""The input limit assumed for an embedding model the table does not know."""
+
+
+def embedding_window(model: str) -> int:
+    """The input tokens embedding ``model`` takes, from :data:`EMBEDDING_WINDOWS` (looked up
+    as prices are), else :data:`DEFAULT_EMBEDDING_WINDOW`."""
+    for candidate in _candidates(model):
+        if candidate in EMBEDDING_WINDOWS:
+            return EMBEDDING_WINDOWS[candidate]
+    return DEFAULT_EMBEDDING_WINDOW
+
+
 def context_window(model: str) -> int:
     """The input tokens ``model`` takes, from :data:`CONTEXT_WINDOWS` (looked up as prices
     are), else :data:`DEFAULT_CONTEXT_WINDOW`."""
