@@ -75,6 +75,17 @@ def assert_escaped(text: str) -> None:
 # -- control and bidirectional characters ----------------------------------------------------
 
 
+def test_invisible_characters_that_hide_or_split_a_word_are_escaped() -> None:
+    """ "pass\u200bword" must not read as "password"; a BOM or soft hyphen is made visible."""
+    assert visible_text("pass\u200bword") == "pass\\u200bword"
+    assert visible_text("\ufeffa\xadb\u2060c\u2063d\u180ee") == (
+        "\\ufeffa\\xadb\\u2060c\\u2063d\\u180ee"
+    )
+    # Joiners are part of scripts and emoji: kept.
+    for text in ("\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645", "\U0001f468\u200d\U0001f469"):
+        assert visible_text(text) == text
+
+
 def test_visible_text_escapes_controls_and_keeps_tabs_and_newlines() -> None:
     assert visible_text("a\tb\nc") == "a\tb\nc"
     assert visible_text("a\r\nb\rc\x7f\u200f\u061c") == "a\nb\\x0dc\\x7f\\u200f\\u061c"

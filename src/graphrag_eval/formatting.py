@@ -91,9 +91,14 @@ def format_interval(low: float | None, high: float | None, digits: int = 3) -> s
 
 
 # C0 controls but tab and newline, DEL, C1 controls, the bidirectional marks, embeddings,
-# overrides and isolates, and lone surrogates: none can be shown safely as they are.
+# overrides and isolates, and lone surrogates: none can be shown safely as they are. And the
+# invisible characters that only hide or split a word: the soft hyphen, the zero-width space,
+# the word joiner and invisible operators, the Mongolian vowel separator and the zero-width
+# no-break space (BOM). The zero-width joiner and non-joiner (U+200C, U+200D) are kept: Persian
+# and Indic text and emoji sequences need them.
 _UNSAFE_CHARACTER = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u2069\ufeff\ud800-\udfff]"
 )
 
 
@@ -104,9 +109,9 @@ def _escape_character(match: re.Match[str]) -> str:
 
 def visible_text(text: str) -> str:
     """``text`` with every character that would hide or reorder what is shown (NUL and the
-    other control characters but tab and newline, bidirectional controls, lone surrogates)
-    written as its escape (``\\x00``, ``\\u202e``); a Windows line end reads as a newline
-    (docs/security.md, "Control and bidirectional characters")."""
+    other control characters but tab and newline, bidirectional controls, zero-width spaces,
+    lone surrogates) written as its escape (``\\x00``, ``\\u202e``); a Windows line end reads
+    as a newline (docs/security.md, "Control and bidirectional characters")."""
     if _UNSAFE_CHARACTER.search(text) is None:
         return text
     return _UNSAFE_CHARACTER.sub(_escape_character, text.replace("\r\n", "\n"))
