@@ -113,6 +113,70 @@ def test_the_package_has_no_import_cycle() -> None:
     assert find_cycle(import_graph()) is None
 
 
+def import_time_statements(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements of a module that run when it is imported: its top level and class
+    bodies, into ``if``/``try``/``with`` blocks, but not functions nor ``if TYPE_CHECKING``."""
+    found: list[ast.stmt] = []
+    for node in body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            found.extend(import_time_statements(node.orelse))
+            continue
+        found.append(node)
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            inner = getattr(node, field, None)
+            if isinstance(inner, list) and not isinstance(node, ast.Import | ast.ImportFrom):
+                found.extend(import_time_statements([n for n in inner if isinstance(n, ast.stmt)]))
+                for handler in inner:
+                    if isinstance(handler, ast.ExceptHandler):
+                        found.extend(import_time_statements(handler.body))
+    return found
+
+
+def packages_of(module: str) -> set[str]:
+    parts = module.split(".")
+    return {".".join(parts[:end]) for end in range(1, len(parts))}
+
+
+def import_time_graph() -> dict[str, set[str]]:
+    """Module -> the package's modules its import runs, as Python runs them: importing
+    ``pkg.sub.mod`` first runs the ``__init__`` of ``pkg.sub`` (unless the importer is inside
+    ``pkg.sub``, which is then being imported already)."""
+    modules = module_names()
+    known = set(modules)
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        statements = ast.Module(body=import_time_statements(tree.body), type_ignores=[])
+        targets = imported(statements, name, path.name == "__init__.py", known)
+        own = packages_of(name) | ({name} if path.name == "__init__.py" else set())
+        graph[name] = {
+            module
+            for target in targets
+            for module in {target, *packages_of(target)} - own
+            if module in known and module != name
+        }
+    return graph
+
+
+def test_a_package_init_on_the_way_is_part_of_the_import() -> None:
+    """The cycle that broke ``import graphrag_eval.llm.engine`` on its own: the engine
+    imported ``config.llm``, whose package ``__init__`` imported the metrics, which import the
+    engine."""
+    source = "from graphrag_eval.config.llm import LLMConfig\n"
+    statements = import_time_statements(ast.parse(source).body)
+    assert len(statements) == 1
+    guarded = "if TYPE_CHECKING:\n    import graphrag_eval.metrics\ndef f():\n    import x\n"
+    assert import_time_statements(ast.parse(guarded).body) == []
+
+
+def test_the_package_imports_without_a_cycle_in_any_order() -> None:
+    """Whichever module is imported first (the package's ``__init__`` imports nothing of its
+    own, so each command or library call may start anywhere)."""
+    assert find_cycle(import_time_graph()) is None
+
+
 def test_metrics_leave_the_dry_run_to_the_engine() -> None:
     """A dry run is a policy of the engine (docs/llm.md): no metric names ``NotCalled``."""
     named = [

@@ -221,6 +221,35 @@ def test_ctrl_c_during_start_up_is_one_line_and_resume_accepts_the_directory(
     assert run["resumed"] == {"kept": 3, "evaluated_again": 0}
 
 
+def test_ctrl_c_while_python_imports_the_commands_is_one_line(tmp_path: Path) -> None:
+    """A module the commands import (PyYAML) is shadowed on PYTHONPATH by one that reads a
+    named pipe: the import blocks until the test has opened the pipe's other end; then Ctrl-C
+    arrives while Python is still importing the package."""
+    reference, responses = write_inputs(tmp_path, 1)
+    out = tmp_path / "out"
+    pipe = tmp_path / "importing"
+    os.mkfifo(pipe)
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "yaml.py").write_text(f"open({str(pipe)!r}).read()\n")
+    path = [str(shadow), *filter(None, [os.environ.get("PYTHONPATH")])]
+    command = ["evaluate", str(reference), str(responses), "-o", str(out)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "graphrag_eval.cli", *command],
+        preexec_fn=_default_sigint,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(path)},
+    )
+    with pipe.open("w"):  # returns once the import has opened the pipe to read it
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=120)
+    assert process.returncode == 130
+    assert err == "interrupted while starting; nothing was written\n"
+    assert not out.exists()
+
+
 def _file_size_limit(limit_bytes: int) -> Callable[[], None]:
     """In the child: files may grow to ``limit_bytes``; a write past it fails with EFBIG (the
     signal that would kill the process is ignored), as on a full disk."""

@@ -25,28 +25,39 @@ from __future__ import annotations
 
 import typing
 
-from graphrag_eval.aggregation import compute_aggregates, load_results
-from graphrag_eval.config import EvaluationConfig, load_config
 from graphrag_eval.errors import ConfigError, GraphragEvalError, InputError
-from graphrag_eval.evaluation import arun_evaluation, run_evaluation
-from graphrag_eval.inputs import load_reference, load_responses
-from graphrag_eval.steps.retrieval import average_precision, recall_at_k
 from graphrag_eval.version import __version__
 
 if typing.TYPE_CHECKING:
+    from graphrag_eval.aggregation import compute_aggregates, load_results
     from graphrag_eval.compare import compare_results
+    from graphrag_eval.config import EvaluationConfig, load_config
+    from graphrag_eval.evaluation import arun_evaluation, run_evaluation
+    from graphrag_eval.inputs import load_reference, load_responses
     from graphrag_eval.report.frames import aggregates_frame, comparison_frame, results_frame
     from graphrag_eval.report.html import write_comparison, write_report
     from graphrag_eval.runs import load_run
+    from graphrag_eval.steps.retrieval import average_precision, recall_at_k
 
 
-# Reporting pulls in numpy, Jinja and pygal: import it when first asked for.
+# Each name is imported when first asked for: the command line guards Ctrl-C before it
+# imports the rest (graphrag_eval.cli), and reporting pulls in numpy, Jinja and pygal.
 _LAZY = {
     "aggregates_frame": "graphrag_eval.report.frames",
+    "arun_evaluation": "graphrag_eval.evaluation",
+    "average_precision": "graphrag_eval.steps.retrieval",
     "compare_results": "graphrag_eval.compare",
     "comparison_frame": "graphrag_eval.report.frames",
+    "compute_aggregates": "graphrag_eval.aggregation",
+    "EvaluationConfig": "graphrag_eval.config",
+    "load_config": "graphrag_eval.config",
+    "load_reference": "graphrag_eval.inputs",
+    "load_responses": "graphrag_eval.inputs",
+    "load_results": "graphrag_eval.aggregation",
     "load_run": "graphrag_eval.runs",
+    "recall_at_k": "graphrag_eval.steps.retrieval",
     "results_frame": "graphrag_eval.report.frames",
+    "run_evaluation": "graphrag_eval.evaluation",
     "write_comparison": "graphrag_eval.report.html",
     "write_report": "graphrag_eval.report.html",
 }
@@ -61,6 +72,10 @@ def __getattr__(name: str) -> typing.Any:
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 
 __all__ = [

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from graphrag_eval.cli.app import main
+from graphrag_eval.cli import main
 
 raise SystemExit(main())

@@ -15,7 +15,9 @@ below it imports it.
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from graphrag_eval.config.llm import (
     BUNDLED_MODEL,
@@ -33,21 +35,48 @@ from graphrag_eval.config.sections import (
     CustomEvaluationConfig,
     StepsConfig,
 )
-from graphrag_eval.metrics.answer_classification import (
-    DEFAULT_NON_ANSWERS,
-    DEFAULT_UNCERTAINTY_PHRASES,
-    AnswerClassificationConfig,
-)
-from graphrag_eval.metrics.answer_correctness import (
-    ANSWER_CORRECTNESS_PLACEHOLDERS,
-    AnswerCorrectnessConfig,
-)
-from graphrag_eval.metrics.answer_relevance import AnswerRelevanceConfig
-from graphrag_eval.metrics.factual_accuracy import FactualAccuracyConfig
-from graphrag_eval.metrics.ragas import RagasConfig
-from graphrag_eval.metrics.retrieval_answer import RetrievalAnswerConfig
-from graphrag_eval.metrics.retrieval_context import RetrievalContextConfig
-from graphrag_eval.planning import check_metric_names
+
+if TYPE_CHECKING:
+    from graphrag_eval.metrics.answer_classification import (
+        DEFAULT_NON_ANSWERS,
+        DEFAULT_UNCERTAINTY_PHRASES,
+        AnswerClassificationConfig,
+    )
+    from graphrag_eval.metrics.answer_correctness import (
+        ANSWER_CORRECTNESS_PLACEHOLDERS,
+        AnswerCorrectnessConfig,
+    )
+    from graphrag_eval.metrics.answer_relevance import AnswerRelevanceConfig
+    from graphrag_eval.metrics.factual_accuracy import FactualAccuracyConfig
+    from graphrag_eval.metrics.ragas import RagasConfig
+    from graphrag_eval.metrics.retrieval_answer import RetrievalAnswerConfig
+    from graphrag_eval.metrics.retrieval_context import RetrievalContextConfig
+
+# The metrics' own sections, re-exported under the names they always had; imported when
+# first asked for, since the metrics import the engine, which imports this package's
+# submodules (and so this package) first.
+_FROM_METRICS = {
+    "ANSWER_CORRECTNESS_PLACEHOLDERS": "answer_correctness",
+    "AnswerClassificationConfig": "answer_classification",
+    "AnswerCorrectnessConfig": "answer_correctness",
+    "AnswerRelevanceConfig": "answer_relevance",
+    "DEFAULT_NON_ANSWERS": "answer_classification",
+    "DEFAULT_UNCERTAINTY_PHRASES": "answer_classification",
+    "FactualAccuracyConfig": "factual_accuracy",
+    "RagasConfig": "ragas",
+    "RetrievalAnswerConfig": "retrieval_answer",
+    "RetrievalContextConfig": "retrieval_context",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _FROM_METRICS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'graphrag_eval.config' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"graphrag_eval.metrics.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ANSWER_CORRECTNESS_PLACEHOLDERS",
@@ -86,6 +115,8 @@ def load_config(source: ConfigSource = None) -> EvaluationConfig:
     Raises :class:`~graphrag_eval.errors.ConfigError` with a one-line message naming the file
     and the key.
     """
+    from graphrag_eval.planning import check_metric_names  # above the metrics: see the top
+
     config = parse_config(source)
     label = str(source) if isinstance(source, str | Path) else "<config>"
     check_metric_names(config, label)
