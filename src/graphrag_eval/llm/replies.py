@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-__all__ = ["ReplyError", "decode_value", "json_reply", "tab_separated"]
+__all__ = ["ReplyError", "decode_value", "json_object", "json_reply", "tab_separated"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -29,20 +29,26 @@ def _unfenced(text: str) -> str:
     return match.group(1) if match else text
 
 
+def json_object(text: str) -> Any:
+    """The JSON object of a reply (a code fence or text around it is tolerated);
+    :class:`ReplyError` when there is none."""
+    body = _unfenced(text.strip())
+    start, end = body.find("{"), body.rfind("}")
+    if start < 0 or end < start:
+        raise ReplyError("the reply is not a JSON object")
+    try:
+        return json.loads(body[start : end + 1])
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise ReplyError(f"the reply is not valid JSON ({exc})") from None
+
+
 def json_reply(schema: type[M], check: Callable[[M], None] | None = None) -> Callable[[str], M]:
     """A parser of a reply that is one JSON object following ``schema`` (a code fence or text
     around the object is tolerated); ``check`` may raise :class:`ReplyError` for what the
     schema cannot say (list lengths that depend on the input, say)."""
 
     def parse(text: str) -> M:
-        body = _unfenced(text.strip())
-        start, end = body.find("{"), body.rfind("}")
-        if start < 0 or end < start:
-            raise ReplyError("the reply is not a JSON object")
-        try:
-            data = json.loads(body[start : end + 1])
-        except (json.JSONDecodeError, RecursionError) as exc:
-            raise ReplyError(f"the reply is not valid JSON ({exc})") from None
+        data = json_object(text)
         try:
             value = schema.model_validate(data)
         except ValidationError as exc:
