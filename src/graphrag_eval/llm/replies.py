@@ -62,20 +62,27 @@ def json_reply(schema: type[M], check: Callable[[M], None] | None = None) -> Cal
     return parse
 
 
-def tab_separated(count: int) -> Callable[[str], list[str]]:
+def tab_separated(count: int, minimum: int | None = None) -> Callable[[str], list[str]]:
     """A parser of a reply that is one line of ``count`` tab-separated values. The last line
-    with enough tabs is used (models sometimes think aloud first); tabs beyond ``count - 1``
-    stay in the last value."""
+    with the most values is used (models sometimes think aloud first); tabs beyond
+    ``count - 1`` stay in the last value. With ``minimum``, a line of fewer values (at least
+    ``minimum``, and at least two when ``count`` is more than one: a line without a tab is
+    taken for prose) is the first values."""
+    least = count if minimum is None else max(1, min(count, minimum))
+    if count > 1:
+        least = max(least, 2)
 
     def parse(text: str) -> list[str]:
         # Strip spaces and newlines only: a trailing tab separates an empty last value.
         lines = [line for line in _unfenced(text.strip(" \r\n")).splitlines() if line.strip()]
+        found = max((line.count("\t") + 1 for line in lines), default=0)
+        if count == 1 and lines:
+            return [lines[-1].strip()]
         for line in reversed(lines):
             parts = line.strip(" \r").split("\t")
-            if len(parts) >= count:
+            if len(parts) >= min(found, count) >= least:
                 head = [part.strip() for part in parts[: count - 1]]
-                return [*head, "\t".join(parts[count - 1 :]).strip()]
-        found = max((line.count("\t") + 1 for line in lines), default=0)
+                return [*head, "\t".join(parts[count - 1 :]).strip()][: len(parts)]
         raise ReplyError(
             f"expected one line of {count} tab-separated values, found at most {found}"
         )
