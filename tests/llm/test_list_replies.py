@@ -197,3 +197,18 @@ def test_an_endpoint_that_rejects_list_limits_is_asked_without_them_from_then_on
     outcomes = [request.outcome for request in server.requests]
     rejected = outcomes.index("schema_keyword")
     assert set(outcomes[rejected + 1 :]) == {"ok"}
+
+
+def test_answer_relevance_uses_the_questions_a_short_list_has(
+    judge: StartJudge, make_config: MakeConfig
+) -> None:
+    server = judge(faults=Faults(short_list=1.0))
+    reference, responses = items(1)
+    config = {**make_config(server), "metrics": ["answer_relevance", "ragas_answer_relevance"]}
+
+    [result] = run_evaluation(reference, responses, config)
+
+    assert result["answer_relevance_reason"].splitlines()[-1] == "(2 of 3 questions written)"
+    assert len(result["answer_relevance_reason"].splitlines()) == 3
+    assert result["ragas_answer_relevance"] == pytest.approx(100 * result["answer_relevance"])
+    assert server.count("chat/completions") == 1  # used as it is: no re-ask
