@@ -36,6 +36,12 @@ Scenarios (``--scenario``, default ``all``):
   ``resumed.kept`` must equal the surviving lines. The calls the resumed run made are
   reported against a full run's.
 
+* ``first-result``: how soon each command writes its first result (it streams): with a
+  fresh cache, ``graphrag-eval evaluate`` and ``answer-correctness`` (on the same questions,
+  as a TSV) are started and watched: the time from process start to the server's first
+  judge request, to the first complete result in the output file (``results.jsonl``, or a
+  row of the TSV), and to exit. The first result must come before half the run's wall time.
+
 The server's listen backlog is raised from http.server's 5 to 128 (``--backlog``): with 5,
 the burst of connections a run opens overflows it and some connection attempts wait for a
 TCP retransmit (1 s) or fail and are retried, which is the test server's limit, not the
@@ -45,13 +51,14 @@ Prints a table; exits 1 when any target is missed. The default run takes about 3
 Run from the repository root::
 
     .venv/bin/python benchmarks/bench_llm.py [--questions 200] [--latency 0.2]
-        [--concurrency 16] [--scenario all|throughput|cached|faults|resume]
+        [--concurrency 16] [--scenario all|throughput|cached|faults|resume|first-result]
         [--backlog 128] [--seed 7] [--keep] [--json [PATH]]
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import platform
@@ -190,6 +197,8 @@ class Workspace:
     reference: Path
     responses: Path
     questions: int
+    answers_tsv: Path
+    """The same questions and answers as ``answer-correctness`` input."""
 
     def evaluate_args(self, config: Path, out_dir: Path, *extra: str) -> list[str]:
         return cli_command(
@@ -312,7 +321,17 @@ def generate(directory: Path, questions: int, seed: int) -> Workspace:
     responses_path.write_text(
         "".join(json.dumps(response) + "\n" for response in responses), encoding="utf-8"
     )
-    return Workspace(directory, reference, responses_path, questions)
+    questions_by_id = {item["id"]: item for template in templates for item in template["questions"]}
+    tsv = directory / "answers.tsv"
+    with tsv.open("w", encoding="utf-8", newline="") as stream:
+        writer = csv.writer(stream, delimiter="\t", lineterminator="\n")
+        writer.writerow(["Question", "Reference answer", "Actual answer"])
+        for response in responses:
+            item = questions_by_id[response["question_id"]]
+            writer.writerow(
+                [item["question_text"], item["reference_answer"], response["actual_answer"]]
+            )
+    return Workspace(directory, reference, responses_path, questions, tsv)
 
 
 # --------------------------------------------------------------------------------------------
@@ -608,6 +627,72 @@ def resume(
     return scenario
 
 
+def first_result(workspace: Workspace, server: JudgeProcess, args: argparse.Namespace) -> Scenario:
+    """How soon each command writes its first result (see the module docstring)."""
+    scenario = Scenario("first-result")
+    directory = workspace.directory
+    for name in ("evaluate", "answer-correctness"):
+        config = write_config(
+            directory / f"first-{name}.yaml",
+            server.url,
+            directory / f"first-{name}-cache.sqlite3",
+            args.concurrency,
+        )
+        if name == "evaluate":
+            out = directory / "out-first"
+            command, results, header = (
+                workspace.evaluate_args(config, out),
+                out / "results.jsonl",
+                0,
+            )
+        else:
+            results = directory / "first-judged.tsv"
+            entry = "import sys; from graphrag_eval.cli import answer_correctness_main as m; "
+            command = [sys.executable, "-c", entry + "sys.exit(m())"]
+            command += ["-i", str(workspace.answers_tsv), "-o", str(results), "-c", str(config)]
+            header = 1
+        timings = watch(command, results, header, server)
+        if timings is None:
+            scenario.check(f"{name} ran", False, "no result before the command ended")
+            continue
+        scenario.figures[name] = timings
+        scenario.check(
+            f"{name}: first result before half the run",
+            timings["first_result_s"] < timings["wall_s"] / 2,
+            f"{timings['first_result_s']:.2f} s of {timings['wall_s']:.2f} s",
+        )
+    return scenario
+
+
+def watch(
+    command: list[str], results: Path, header: int, server: JudgeProcess
+) -> dict[str, float] | None:
+    """Run ``command`` to its end, noting when the server got its first request and when
+    ``results`` had its first complete result (after ``header`` lines)."""
+    before = server.stats()["requests"]
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        command, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    first_request = first_result = None
+    while process.poll() is None and first_result is None:
+        now = time.perf_counter() - start
+        if first_request is None and server.stats()["requests"] > before:
+            first_request = now
+        if count_lines(results) > header:
+            first_result = now
+        time.sleep(0.005)
+    process.wait()
+    wall = time.perf_counter() - start
+    if first_result is None or process.returncode != 0:
+        return None
+    return {
+        "first_request_s": first_request if first_request is not None else first_result,
+        "first_result_s": first_result,
+        "wall_s": wall,
+    }
+
+
 # --------------------------------------------------------------------------------------------
 # Report
 
@@ -657,6 +742,16 @@ def render(scenarios: Sequence[Scenario], args: argparse.Namespace) -> str:
             rows.append(("  server outcomes", outcomes))
             for message, count in sorted(f["errors"].items(), key=lambda item: -item[1]):
                 rows.append(("  metric error", f"{count} x {message}"))
+        elif scenario.name == "first-result":
+            for name, t in f.items():
+                rows.append(
+                    (
+                        f"first result: {name}",
+                        f"first judge request {seconds(t['first_request_s'])}, first result "
+                        f"{seconds(t['first_result_s'])}, exit {seconds(t['wall_s'])} "
+                        "(from process start)",
+                    )
+                )
         elif scenario.name == "resume":
             rows.append(
                 (
@@ -687,7 +782,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=16, help="llm.max_concurrency")
     parser.add_argument(
         "--scenario",
-        choices=("all", "throughput", "cached", "faults", "resume"),
+        choices=("all", "throughput", "cached", "faults", "resume", "first-result"),
         default="all",
     )
     parser.add_argument(
@@ -707,7 +802,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     wanted = (
-        {"throughput", "cached", "faults", "resume"} if args.scenario == "all" else {args.scenario}
+        {"throughput", "cached", "faults", "resume", "first-result"}
+        if args.scenario == "all"
+        else {args.scenario}
     )
 
     scenarios: list[Scenario] = []
@@ -715,7 +812,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         workspace = generate(directory, args.questions, args.seed)
         uninterrupted: Uninterrupted | None = None
-        if wanted & {"throughput", "cached", "resume"}:
+        if wanted & {"throughput", "cached", "resume", "first-result"}:
             with judge_server(directory / "server.log", args) as server:
                 if wanted & {"throughput", "cached"}:
                     scenario, config, out = throughput(workspace, server, args)
@@ -727,6 +824,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         scenarios.append(cached(workspace, server, config, out))
                 if "resume" in wanted:
                     scenarios.append(resume(workspace, server, args, uninterrupted))
+                if "first-result" in wanted:
+                    scenarios.append(first_result(workspace, server, args))
         if "faults" in wanted:
             scenarios.append(faults(workspace, args, uninterrupted))
     finally:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 SPARQL_JSON = "application/sparql-results+json"
@@ -111,3 +114,12 @@ def response(
         item["actual_steps"] = list(steps)
     item.update(fields)
     return item
+
+
+def write_tsv(path: Path, rows: Iterable[tuple[str, str, str]]) -> None:
+    """An ``answer-correctness`` input: the three columns, one row per tuple."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, delimiter="\t", lineterminator="\n")
+    writer.writerow(["Question", "Reference answer", "Actual answer"])
+    writer.writerows(rows)
+    path.write_text(buffer.getvalue())

@@ -64,6 +64,22 @@ class Faults:
     """200 with an HTML page instead of JSON (a proxy's error page)."""
     retry_after_ms: int = 20
     hang_s: float = 30.0
+    # list-shape faults: JSON replies whose list does not fit what was asked (a list of
+    # verdicts naming their items, or the questions of answer relevance). Decided per request
+    # like the faults above, by a roll of their own; see reshape_list.
+    short_list: float = 0.0
+    """The list loses its last entry (when it has more than one)."""
+    reversed_list: float = 0.0
+    """The list in reverse order."""
+    duplicate_entry: float = 0.0
+    """The first entry repeated at the end, its verdict flipped."""
+    out_of_range_entry: float = 0.0
+    """An extra entry, for an item one past the last asked (or an extra question)."""
+    drop_item: int | None = None
+    """Every verdict list leaves out the entry for this item number (never judged)."""
+    reject_schema_keywords: bool = False
+    """A 400 naming the keyword for a ``response_format`` schema with ``enum``, ``minItems``
+    or ``maxItems`` (an endpoint whose structured output lacks them)."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +90,9 @@ class Recorded:
     headers: dict[str, str]
     body: dict[str, Any]
     outcome: str
-    """ok, rate_limit, server_error, malformed, hang, truncated, unauthorized, bad_request"""
+    """ok, rate_limit, server_error, malformed, hang, truncated, unauthorized, bad_request,
+    schema_keyword, or a list-shape fault (short_list, reversed_list, duplicate_entry,
+    out_of_range_entry)"""
 
 
 Responder = Callable[[dict[str, Any]], str | None]
@@ -235,6 +253,11 @@ class _Handler(BaseHTTPRequestHandler):
         wants_schema = (body.get("response_format") or {}).get("type") == "json_schema"
         if wants_schema and not state.json_schema:
             outcome = "bad_request"
+        keyword = _rejected_keyword(body, faults)
+        if outcome == "ok" and keyword is not None:
+            outcome = "schema_keyword"
+        if outcome == "ok" and path.endswith("/chat/completions"):
+            outcome = _list_fault(faults, f"{state.seed}|{digest}|{nth}|list")
         self._record(path, headers, body, outcome)
         if state.latency_s:
             time.sleep(state.latency_s)
@@ -248,6 +271,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(500, {"error": {"message": "The server had an error"}})
         elif outcome == "bad_request":
             self._send(400, {"error": {"message": "response_format json_schema is not supported"}})
+        elif outcome == "schema_keyword":
+            message = f"Invalid schema for response_format: '{keyword}' is not permitted."
+            self._send(400, {"error": {"message": message, "param": "response_format"}})
         elif outcome == "html":
             page = b"<html><body>Bad gateway</body></html>"
             self.send_response(200)
@@ -274,6 +300,7 @@ class _Handler(BaseHTTPRequestHandler):
         if text is None:
             text = default_judge(body)
         finish = "stop"
+        text = reshape_list(text, outcome, self.state.faults.drop_item)
         if outcome == "truncated":
             text, finish = text[: len(text) // 2], "length"
         return chat_completion(body, text, finish)
@@ -294,6 +321,77 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a timeout): nothing to answer
+
+
+# ------------------------------------------------------------------------------------------
+# list-shape faults
+
+_LIST_FAULTS = ("short_list", "reversed_list", "duplicate_entry", "out_of_range_entry")
+_SCHEMA_KEYWORDS = ("minItems", "maxItems", "enum")
+
+
+def _rejected_keyword(body: dict[str, Any], faults: Faults) -> str | None:
+    """The list-limit keyword of the request's schema that the server rejects, if any."""
+    if not faults.reject_schema_keywords:
+        return None
+    schema = json.dumps((body.get("response_format") or {}).get("json_schema") or {})
+    return next((word for word in _SCHEMA_KEYWORDS if f'"{word}"' in schema), None)
+
+
+def _list_fault(faults: Faults, roll_key: str) -> str:
+    """The list-shape fault of a chat request (``ok`` for none), by its own roll."""
+    roll = random.Random(roll_key).random()
+    for name in _LIST_FAULTS:
+        share = getattr(faults, name)
+        if roll < share:
+            return name
+        roll -= share
+    return "ok"
+
+
+def _index_key(entry: Any) -> str | None:
+    if not isinstance(entry, dict):
+        return None
+    return next(
+        (k for k in ("claim", "statement", "context") if isinstance(entry.get(k), int)), None
+    )
+
+
+def reshape_list(text: str, fault: str, drop_item: int | None = None) -> str:
+    """``text`` with its list spoilt by ``fault`` (and without the entry for ``drop_item``),
+    when it is a JSON object holding a list of indexed verdicts or of questions; else as is."""
+    try:
+        reply = json.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(reply, dict):
+        return text
+    name = next((key for key, value in reply.items() if isinstance(value, list)), None)
+    if name is None:
+        return text
+    entries: list[Any] = reply[name]
+    index = _index_key(entries[0]) if entries else None
+    if index is None and name != "questions":
+        return text
+    if drop_item is not None and index is not None:
+        entries = [entry for entry in entries if entry[index] != drop_item]
+    if fault == "short_list" and len(entries) > 1:
+        entries = entries[:-1]
+    elif fault == "reversed_list":
+        entries = entries[::-1]
+    elif fault == "duplicate_entry" and entries:
+        first = entries[0]
+        if isinstance(first, dict):
+            first = {k: (not v if isinstance(v, bool) else v) for k, v in first.items()}
+        entries = [*entries, first]
+    elif fault == "out_of_range_entry" and entries:
+        extra = entries[-1]
+        if index is not None:
+            extra = {**extra, index: max(entry[index] for entry in entries) + 1}
+        else:
+            extra = "Is this an extra question?"
+        entries = [*entries, extra]
+    return json.dumps({**reply, name: entries})
 
 
 def chat_completion(body: dict[str, Any], text: str, finish: str = "stop") -> dict[str, Any]:
@@ -391,14 +489,23 @@ def _states(claim: str, text: str) -> bool:
     return all(word in words for word in _words(claim))
 
 
-def _contexts(text: str) -> list[str]:
+def _ranked(text: str) -> list[tuple[int, str]]:
+    """The contexts of a prompt with their ranks (a follow-up lists only some)."""
     block = text.split("Contexts:\n", 1)[1] if "Contexts:\n" in text else ""
-    return [match.group(1).strip() for match in re.finditer(r"^\[\d+\] (.*)$", block, re.M)]
+    return [
+        (int(match.group(1)), match.group(2).strip())
+        for match in re.finditer(r"^\[(\d+)\] (.*)$", block, re.M)
+    ]
 
 
-def _numbered(block: str) -> list[str]:
-    """The items of a ``1. item`` list."""
-    return [re.sub(r"^\d+\.\s*", "", line).strip() for line in block.splitlines() if line.strip()]
+def _contexts(text: str) -> list[str]:
+    return [context for _, context in _ranked(text)]
+
+
+def _numbered(block: str) -> list[tuple[int, str]]:
+    """The items of a ``1. item`` list, with their numbers."""
+    found = (re.match(r"^(\d+)\.\s*(.*)$", line.strip()) for line in block.splitlines())
+    return [(int(match.group(1)), match.group(2).strip()) for match in found if match]
 
 
 def default_judge(body: dict[str, Any]) -> str:
@@ -430,7 +537,7 @@ def default_judge(body: dict[str, Any]) -> str:
     if schema == "ContextVerdicts":
         claims = _claims(_section(task, "Reference answer"))
         verdicts = []
-        for rank, context in enumerate(_contexts(task), start=1):
+        for rank, context in _ranked(task):
             useful = any(_states(claim, context) for claim in claims)
             reason = "states a reference claim" if useful else "states no reference claim"
             verdicts.append({"context": rank, "useful": useful, "reason": reason})
@@ -453,13 +560,13 @@ def default_judge(body: dict[str, Any]) -> str:
                 verdict: _states(item, contexts),
                 "reason": "in the contexts" if _states(item, contexts) else "not in the contexts",
             }
-            for number, item in enumerate(items, start=1)
+            for number, item in items
         ]
         return json.dumps({"verdicts": verdicts})
     if schema == "ContextRelevances":
         claims = _claims(_section(task, "Reference answer"))
         verdicts = []
-        for rank, context in enumerate(_contexts(task), start=1):
+        for rank, context in _ranked(task):
             relevant = any(_states(claim, context) for claim in claims)
             verdicts.append(
                 {
@@ -518,6 +625,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     for name in ("rate-limit", "server-error", "malformed", "hang", "truncated"):
         parser.add_argument(f"--{name}", type=float, default=0.0)
+    for name in _LIST_FAULTS:  # list-shape faults
+        parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=0.0)
+    parser.add_argument("--reject-schema-keywords", action="store_true")
     args = parser.parse_args()
     faults = Faults(
         rate_limit=args.rate_limit,
@@ -525,6 +635,8 @@ def main() -> None:
         malformed=args.malformed,
         hang=args.hang,
         truncated=args.truncated,
+        **{name: getattr(args, name) for name in _LIST_FAULTS},
+        reject_schema_keywords=args.reject_schema_keywords,
     )
     server = JudgeServer(latency_s=args.latency, faults=faults, seed=args.seed, port=args.port)
     print(f"judge server at {server.url}", flush=True)

@@ -6,7 +6,6 @@ the files the run writes, never on a clock."""
 from __future__ import annotations
 
 import csv
-import io
 import json
 import os
 import re
@@ -25,6 +24,7 @@ import yaml
 
 from graphrag_eval.cli import answer_correctness_main, main
 
+from builders import write_tsv
 from judge_server import JudgeServer
 
 VICTIM_TEXT = "precious, never to be overwritten\n"
@@ -287,14 +287,6 @@ def test_a_full_disk_names_the_file_and_resume_completes(tmp_path: Path, unwritt
     assert not [path.name for path in out.iterdir() if path.name.endswith(".tmp")]
     assert main([*args, "--resume"]) == 0  # with room again
     assert (out / "results.jsonl").read_text() == (expected / "results.jsonl").read_text()
-
-
-def write_tsv(path: Path, rows: list[tuple[str, str, str]]) -> None:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, delimiter="\t", lineterminator="\n")
-    writer.writerow(["Question", "Reference answer", "Actual answer"])
-    writer.writerows(rows)
-    path.write_text(buffer.getvalue())
 
 
 def test_answer_correctness_neutralises_formulas_and_never_follows_a_link(tmp_path: Path) -> None:

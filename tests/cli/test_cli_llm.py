@@ -24,6 +24,7 @@ from rich.console import Console
 from graphrag_eval.cli import answer_correctness_main, main
 from graphrag_eval.report.console import print_summary
 
+from builders import write_tsv
 from judge_server import Faults, JudgeServer
 
 SPARQL_JSON = "application/sparql-results+json"
@@ -352,14 +353,6 @@ def test_faults_never_lose_an_item(tmp_path: Path) -> None:
         assert ("answer_relevance" in result) != ("answer_relevance_error" in result)
     run = yaml.safe_load((out / "run.yaml").read_text())
     assert run["llm"]["retries"] > 0
-
-
-def write_tsv(path: Path, rows: list[tuple[str, str, str]]) -> None:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, delimiter="\t", lineterminator="\n")
-    writer.writerow(["Question", "Reference answer", "Actual answer"])
-    writer.writerows(rows)
-    path.write_text(buffer.getvalue())
 
 
 def test_answer_correctness_tsv_in_input_order(tmp_path: Path) -> None:

@@ -124,15 +124,43 @@ def test_answer_relevance_asks_for_the_configured_number_of_questions() -> None:
     assert len(embeddings["input"]) == 6  # the question and the five generated ones
 
 
-def test_wrong_number_of_generated_questions_fails_after_one_reask() -> None:
+def test_fewer_generated_questions_than_asked_are_used_as_they_are() -> None:
     reply = json.dumps({"questions": ["Which transformers?", "  "], "noncommittal": False})
     judge = ScriptedJudge(responder=replying(RELEVANCE, reply))
     reference, responses = answer_item(None, "OSLO T1")
 
     [result] = run_scripted(judge, reference, responses, only(judge_config(), "answer_relevance"))
 
+    assert "answer_relevance_error" not in result
+    asked, generated = embed_text(QUESTION), embed_text("Which transformers?")
+    expected = max(0.0, sum(a * b for a, b in zip(asked, generated, strict=True)))
+    assert result["answer_relevance"] == pytest.approx(expected)
+    assert result["answer_relevance_reason"] == ("Which transformers?\n(1 of 3 questions written)")
+    assert len(judge.chats()) == 1  # used, not re-asked
+
+
+def test_more_generated_questions_than_asked_are_cut_to_the_number_asked() -> None:
+    questions = [f"Which transformers are in substation {n}?" for n in range(5)]
+    reply = json.dumps({"questions": questions, "noncommittal": False})
+    judge = ScriptedJudge(responder=replying(RELEVANCE, reply))
+    reference, responses = answer_item(None, "OSLO T1")
+
+    [result] = run_scripted(judge, reference, responses, only(judge_config(), "answer_relevance"))
+
+    assert result["answer_relevance_reason"].splitlines() == questions[:3]
+    [embeddings] = [body for path, body in judge.requests if path.endswith("embeddings")]
+    assert len(embeddings["input"]) == 4  # the question and the first three
+
+
+def test_a_reply_without_any_question_fails_after_one_reask() -> None:
+    reply = json.dumps({"questions": ["  "], "noncommittal": False})
+    judge = ScriptedJudge(responder=replying(RELEVANCE, reply))
+    reference, responses = answer_item(None, "OSLO T1")
+
+    [result] = run_scripted(judge, reference, responses, only(judge_config(), "answer_relevance"))
+
     assert result["answer_relevance_error"] == (
-        "malformed judge reply (after one re-ask): expected 3 questions, got 1"
+        "malformed judge reply (after one re-ask): expected 3 questions, got none"
     )
     assert "answer_relevance" not in result
     assert len(judge.chats()) == 2

@@ -147,6 +147,62 @@ def test_custom_evaluation_with_a_malformed_reply_sets_outputs_to_null() -> None
     assert len(judge.chats()) == 2
 
 
+THREE = {
+    **REVIEW,
+    "outputs": {"review_score": "1-5", "review_comment": "one sentence", "review_ok": "bool"},
+}
+
+
+def test_outputs_a_short_line_leaves_out_are_asked_again_in_one_follow_up() -> None:
+    def short_first(body: dict[str, Any]) -> str | None:
+        text = task(body)
+        if CUSTOM not in text:
+            return None
+        return "4\tfine" if "3. review_ok" in text else "true"
+
+    judge = ScriptedJudge(responder=short_first)
+    reference, responses = answer_item(None, "OSLO T1")
+
+    [result] = run_scripted(judge, reference, responses, with_custom(judge_config(), THREE))
+
+    assert (result["review_score"], result["review_comment"], result["review_ok"]) == (
+        4,
+        "fine",
+        True,
+    )
+    assert "review_error" not in result
+    first, again = (task(body) for body in judge.chats())
+    assert "exactly one line of 1 values" in again
+    assert "1. review_ok: bool" in again
+    assert "review_score" not in again
+    assert "2. review_comment: one sentence" in first
+
+
+def test_outputs_never_judged_are_null_and_the_error_says_which() -> None:
+    def short_then_nothing(body: dict[str, Any]) -> str | None:
+        text = task(body)
+        if CUSTOM not in text:
+            return None
+        return "4\tfine" if "3. review_ok" in text else "  "  # the follow-up: blank
+
+    judge = ScriptedJudge(responder=short_then_nothing)
+    reference, responses = answer_item(None, "OSLO T1")
+    config = with_custom(judge_config(), THREE)
+
+    [result] = run_scripted(judge, reference, responses, config)
+
+    assert (result["review_score"], result["review_comment"], result["review_ok"]) == (
+        4,
+        "fine",
+        None,
+    )
+    assert result["review_error"] == "2 of 3 outputs judged; not judged: review_ok"
+    assert result["review_cost"] > 0
+    assert len(judge.chats()) == 3  # the call, the follow-up and its re-ask
+    micro = compute_aggregates([result], config)["micro"]
+    assert micro["review_score"]["mean"] == 4
+
+
 @pytest.mark.parametrize(
     ("text", "value"),
     [

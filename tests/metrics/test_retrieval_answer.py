@@ -117,7 +117,38 @@ def test_failed_precision_call_keeps_recall_and_drops_f1() -> None:
     assert len(judge.chats(containing=PRECISION)) == 2
 
 
-def test_verdicts_for_the_wrong_number_of_contexts_are_malformed() -> None:
+def test_precision_over_the_contexts_judged_when_one_never_gets_a_verdict() -> None:
+    contexts = ["Sunny.", "Transformer OSLO T1.", "Rain."]
+    reference, responses = retrieval_item(contexts)
+
+    def answered(body: dict[str, Any]) -> str | None:
+        text = task(body)
+        if PRECISION not in text:
+            return None
+        # The first call: contexts 3 and 1, out of order; the follow-up lists only context
+        # 2: a verdict for it and one for a context not asked.
+        first = "[1] Sunny." in text
+        verdicts = [(3, False), (1, False)] if first else [(2, True), (4, True)]
+        return json.dumps(
+            {"verdicts": [{"context": n, "useful": u, "reason": f"r{n}"} for n, u in verdicts]}
+        )
+
+    judge = ScriptedJudge(responder=answered)
+    [result] = run_scripted(judge, reference, responses, only(judge_config(), "retrieval_answer"))
+
+    [scored] = result["actual_steps"]
+    assert scored["retrieval_answer_precision"] == pytest.approx(0.5)  # useful at rank 2
+    assert scored["retrieval_answer_precision_reason"].splitlines() == [
+        "[1] not useful: r1",
+        "[2] useful: r2",
+        "[3] not useful: r3",
+    ]
+    follow_up = judge.chats(containing=PRECISION)[1]
+    assert "Contexts:\n[2] Transformer OSLO T1.\n\n" in task(follow_up)
+    assert "Sunny." not in task(follow_up)
+
+
+def test_precision_when_a_context_stays_without_a_verdict_says_so() -> None:
     reply = json.dumps({"verdicts": [{"context": 1, "useful": True, "reason": "yes"}]})
     judge = ScriptedJudge(responder=replying(PRECISION, reply))
     reference, responses = retrieval_item(["Transformer OSLO T1.", "Sunny."])
@@ -125,9 +156,12 @@ def test_verdicts_for_the_wrong_number_of_contexts_are_malformed() -> None:
     [result] = run_scripted(judge, reference, responses, only(judge_config(), "retrieval_answer"))
 
     [scored] = result["actual_steps"]
-    assert scored["retrieval_answer_precision_error"] == (
-        "malformed judge reply (after one re-ask): expected 2 verdicts (one per context), got 1"
-    )
+    assert "retrieval_answer_precision_error" not in scored
+    assert scored["retrieval_answer_precision"] == pytest.approx(1.0)
+    assert scored["retrieval_answer_precision_reason"].splitlines() == [
+        "[1] useful: yes",
+        "1 of 2 contexts judged",
+    ]
 
 
 def test_recall_reply_without_statements_is_malformed() -> None:

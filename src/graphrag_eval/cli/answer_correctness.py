@@ -19,7 +19,8 @@ from graphrag_eval.cli.options import (
     max_cost_option,
     no_cache_option,
 )
-from graphrag_eval.cli.tsv import read_answer_rows, write_judged_rows
+from graphrag_eval.cli.signals import deferred_interrupts
+from graphrag_eval.cli.tsv import StreamedRows, read_answer_rows, write_judged_rows
 from graphrag_eval.config import EvaluationConfig, GenerationConfig, load_config
 from graphrag_eval.llm.engine import LLMEngine, build_engine
 from graphrag_eval.metrics.answer_correctness import judge_correctness
@@ -66,9 +67,11 @@ def answer_correctness_command(
 ) -> None:
     """Judge the correctness of the answers in a TSV file with an LLM.
 
-    Each row is judged once (rows run concurrently, under the config's limits); the output
-    has the rows in input order with answer_recall, answer_precision, answer_f1, the claim
-    counts, the judge's reason and cost, or answer_eval_error. Without a config (or without
+    Each row is judged once (llm.max_concurrency rows at a time); each finished row is
+    written to the output at once, and at the end the output has the rows in input order
+    with answer_recall, answer_precision, answer_f1, the claim counts, the judge's reason
+    and cost, or answer_eval_error. After Ctrl-C (or SIGTERM) it has the rows that
+    finished, in input order. Without a config (or without
     llm.generation in it) the judge is OpenAI's gpt-4o-mini, with the key from
     OPENAI_API_KEY. A text cell that a spreadsheet would run as a formula (it starts with
     =, +, -, or @) is written with a ' in front.
@@ -81,7 +84,22 @@ def answer_correctness_command(
     rows = read_answer_rows(input_path)
     engine = build_engine(config, use_cache=False if no_cache else None, max_cost_usd=max_cost_usd)
     assert engine is not None  # the config names a judge
-    outcomes = asyncio.run(_judge_all(engine, config, rows))
+    finished: dict[int, Outcome] = {}
+    streamed = StreamedRows(output_path, rows)
+    try:
+        asyncio.run(_judge_all(engine, config, rows, finished, streamed))
+    except KeyboardInterrupt:
+        with deferred_interrupts():
+            streamed.close()
+            write_judged_rows(output_path, rows, [finished.get(i) for i in range(len(rows))])
+        click.echo(
+            f"interrupted: {len(finished):,} of {plural(len(rows), 'answer')} judged; "
+            f"they are in {output_path}",
+            err=True,
+        )
+        raise
+    streamed.close()
+    outcomes = [finished[index] for index in range(len(rows))]
     write_judged_rows(output_path, rows, outcomes)
     failed = sum(1 for outcome in outcomes if isinstance(outcome, Failed))
     console = stdout()
@@ -101,11 +119,27 @@ def _with_default_judge(config: EvaluationConfig) -> EvaluationConfig:
 
 
 async def _judge_all(
-    engine: LLMEngine, config: EvaluationConfig, rows: Sequence[dict[str, str]]
-) -> list[Outcome]:
-    """Every row's judgement, in row order; the engine is closed at the end."""
+    engine: LLMEngine,
+    config: EvaluationConfig,
+    rows: Sequence[dict[str, str]],
+    finished: dict[int, Outcome],
+    streamed: StreamedRows,
+) -> None:
+    """Judge the rows, at most ``llm.max_concurrency`` at a time: a row starts when one
+    finishes, so the calls of rows already started (a re-ask) never queue behind the first
+    calls of new rows. Each finished row goes into ``finished`` (by row number) and is
+    written at once; the engine is closed at the end."""
+    waiting = iter(range(len(rows)))  # shared: each worker takes the next row
+
+    async def worker() -> None:
+        for index in waiting:
+            outcome = await _guarded(engine, config, rows[index])
+            finished[index] = outcome
+            streamed.add(rows[index], outcome)
+
     try:
-        return list(await asyncio.gather(*(_guarded(engine, config, row) for row in rows)))
+        width = min(config.llm.max_concurrency, len(rows))
+        await asyncio.gather(*(worker() for _ in range(width)))
     finally:
         await engine.aclose()
 

@@ -9,15 +9,16 @@ import io
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from graphrag_eval.errors import InputError
-from graphrag_eval.files import decode_utf8, write_text_atomic
+from graphrag_eval.files import decode_utf8, open_for_append, write_text_atomic
 from graphrag_eval.metrics.base import Failed, Outcome, Scored
 
 __all__ = [
     "TSV_COLUMNS",
     "TSV_OUTPUTS",
+    "StreamedRows",
     "neutralise_formula",
     "read_answer_rows",
     "write_judged_rows",
@@ -71,23 +72,63 @@ def read_answer_rows(path: Path) -> list[dict[str, str]]:
 
 
 def write_judged_rows(
-    path: Path, rows: Sequence[dict[str, str]], outcomes: Sequence[Outcome]
+    path: Path, rows: Sequence[dict[str, str]], outcomes: Sequence[Outcome | None]
 ) -> None:
-    """Write ``rows`` with the :data:`TSV_OUTPUTS` of their outcomes to the TSV file ``path``;
-    a cell that would run as a spreadsheet formula is neutralised (:func:`neutralise_formula`)."""
+    """Write ``rows`` with the :data:`TSV_OUTPUTS` of their outcomes to the TSV file ``path``,
+    in input order (a row without an outcome, not judged before an interruption, is left
+    out); a cell that would run as a spreadsheet formula is neutralised
+    (:func:`neutralise_formula`)."""
+    fieldnames = _fieldnames(rows)
+    lines = [_line(fieldnames, None, None)]
+    lines += [
+        _line(fieldnames, row, outcome)
+        for row, outcome in zip(rows, outcomes, strict=True)
+        if outcome is not None
+    ]
+    write_text_atomic(path, "".join(lines))
+
+
+class StreamedRows:
+    """The output file while rows are judged: the header at once, then each row appended
+    as it finishes (in the order they finish), so that what finished is kept whatever stops
+    the run; :func:`write_judged_rows` replaces it with the rows in input order at the end
+    (docs/llm.md, "The answer-correctness command")."""
+
+    def __init__(self, path: Path, rows: Sequence[dict[str, str]]) -> None:
+        self.fieldnames = _fieldnames(rows)
+        write_text_atomic(path, _line(self.fieldnames, None, None))
+        self._stream: IO[bytes] | None = open_for_append(path)
+
+    def add(self, row: dict[str, str], outcome: Outcome) -> None:
+        """Append one judged row (one write: a kill leaves whole rows)."""
+        if self._stream is not None:
+            self._stream.write(_line(self.fieldnames, row, outcome).encode("utf-8"))
+
+    def close(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+
+
+def _fieldnames(rows: Sequence[dict[str, str]]) -> list[str]:
     fieldnames = [*(rows[0].keys() if rows else TSV_COLUMNS)]
-    fieldnames += [name for name in TSV_OUTPUTS if name not in fieldnames]
+    return fieldnames + [name for name in TSV_OUTPUTS if name not in fieldnames]
+
+
+def _line(fieldnames: list[str], row: dict[str, str] | None, outcome: Outcome | None) -> str:
+    """One TSV line: the header (without a row), or a row with its outcome's keys."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames, delimiter="\t", lineterminator="\n")
-    writer.writeheader()
-    for row, outcome in zip(rows, outcomes, strict=True):
-        values: dict[str, Any] = dict(row)
-        if isinstance(outcome, Scored):
-            values.update({key: _plain(value) for key, value in outcome.values.items()})
-        elif isinstance(outcome, Failed):
-            values["answer_eval_error"] = outcome.error
-        writer.writerow({key: neutralise_formula(value) for key, value in values.items()})
-    write_text_atomic(path, buffer.getvalue())
+    if row is None:
+        writer.writeheader()
+        return buffer.getvalue()
+    values: dict[str, Any] = dict(row)
+    if isinstance(outcome, Scored):
+        values.update({key: _plain(value) for key, value in outcome.values.items()})
+    elif isinstance(outcome, Failed):
+        values["answer_eval_error"] = outcome.error
+    writer.writerow({key: neutralise_formula(value) for key, value in values.items()})
+    return buffer.getvalue()
 
 
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")

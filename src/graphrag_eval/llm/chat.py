@@ -6,9 +6,9 @@ See docs/llm.md (what the engine does with each call).
 
 from __future__ import annotations
 
-import functools
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
@@ -21,6 +21,7 @@ from graphrag_eval.llm.context import CallContext
 from graphrag_eval.llm.pricing import TokenUsage, estimate_tokens
 from graphrag_eval.llm.retrying import status_text
 from graphrag_eval.llm.structured import (
+    TIGHT_KEYWORDS,
     about_structured_output,
     response_format,
     with_schema_in_prompt,
@@ -39,24 +40,29 @@ async def chat(
     schema: type[BaseModel] | None,
     schema_json: dict[str, Any] | None,
     metric: str,
+    loose_json: dict[str, Any] | None = None,
 ) -> tuple[str, TokenUsage]:
     """One judge call (with retries): the reply text and its usage. The call is counted in
-    the run's statistics; a failure raises an :class:`~graphrag_eval.errors.LLMError`."""
+    the run's statistics; a failure raises an :class:`~graphrag_eval.errors.LLMError`.
+    ``loose_json``: ``schema_json`` without its list limits, sent instead to an endpoint
+    that rejects them."""
     import openai
 
+    limits = loose_json is not None and loose_json != schema_json
     while True:
         structured, options, sent = _request(endpoint, messages, params, schema, schema_json)
         estimate = estimate_tokens("".join(m["content"] for m in sent)) + int(
             options.get("max_tokens") or DRY_RUN_REPLY_TOKENS
         )
-        create = endpoint.client.chat.completions.create
+        loose = options
+        if structured and limits and schema is not None and loose_json is not None:
+            loose = {**options, "response_format": response_format(schema.__name__, loose_json)}
+        create = _Create(endpoint, sent, options, loose, limits)
         try:
-            completion = await calls.sender.send(
-                endpoint,
-                estimate,
-                functools.partial(create, model=endpoint.model, messages=sent, **options),
-            )
+            completion = await calls.sender.send(endpoint, estimate, create)
         except openai.BadRequestError as exc:
+            if structured and create.tight and _drop_keywords(calls, endpoint, exc):
+                continue
             if structured and _fall_back_to_prompt(calls, endpoint, exc):
                 continue
             calls.stats.record_failure(metric)
@@ -68,6 +74,29 @@ async def chat(
             calls.stats.record_failure(metric)
             raise calls.sender.failure(endpoint, exc) from None
         return _read_completion(calls, endpoint, completion, sent, options, metric)
+
+
+@dataclass(slots=True)
+class _Create:
+    """The request as it leaves: with the schema's list limits or without, decided then (it
+    may have waited for a slot while another call found that the endpoint rejects them)."""
+
+    endpoint: Endpoint
+    sent: list[dict[str, str]]
+    options: dict[str, Any]
+    loose: dict[str, Any]
+    limits: bool
+    tight: bool = False
+    """Whether the request sent had the limits."""
+
+    def __call__(self) -> Awaitable[Any]:
+        self.tight = self.limits and self.endpoint.schema_keywords
+        chosen = self.options if self.tight else self.loose
+        endpoint = self.endpoint
+        created: Awaitable[Any] = endpoint.client.chat.completions.create(
+            model=endpoint.model, messages=self.sent, **chosen
+        )
+        return created
 
 
 def _request(
@@ -87,6 +116,25 @@ def _request(
         else:
             sent = with_schema_in_prompt(messages, schema.__name__, schema_json)
     return structured, options, sent
+
+
+def _drop_keywords(calls: CallContext, endpoint: Endpoint, exc: Any) -> bool:
+    """Whether a 400 is the endpoint rejecting the list limits of a tight schema (it names one
+    of them): if so, they are left out of its requests from now on."""
+    text = status_text(exc).lower()
+    if not any(keyword.lower() in text for keyword in TIGHT_KEYWORDS):
+        return False
+    if not endpoint.schema_keywords:
+        return True  # another call found it first
+    logger.warning(
+        "%s rejected the schema's list limits (%s); sending schemas without %s for the rest "
+        "of the run",
+        endpoint.identity,
+        calls.redactor.redact(status_text(exc)),
+        ", ".join(TIGHT_KEYWORDS),
+    )
+    endpoint.schema_keywords = False
+    return True
 
 
 def _fall_back_to_prompt(calls: CallContext, endpoint: Endpoint, exc: Any) -> bool:

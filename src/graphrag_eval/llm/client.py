@@ -95,6 +95,9 @@ class Endpoint:
         self.structured = (
             settings.structured_output if isinstance(settings, GenerationConfig) else "prompt"
         )
+        self.schema_keywords = True
+        """Whether its structured output takes the list limits of a tight schema (``enum``,
+        ``minItems``, ``maxItems``); false once it rejected them (docs/llm.md)."""
         self.refused: str | None = None
         """Why the endpoint refused a request (bad key, unknown model): no more calls."""
 

@@ -45,6 +45,7 @@ from graphrag_eval.llm.judge import Judge, Judged
 from graphrag_eval.llm.pricing import TokenUsage, estimate_tokens
 from graphrag_eval.llm.replies import ReplyError
 from graphrag_eval.llm.stats import CallStats, MetricCalls
+from graphrag_eval.llm.structured import ListShape
 
 if TYPE_CHECKING:
     import httpx2  # the OpenAI SDK's HTTP client (the 'llm' extra)
@@ -55,6 +56,7 @@ __all__ = [
     "FollowUp",
     "Judged",
     "LLMEngine",
+    "ListShape",
     "MetricCalls",
     "ReplyError",
     "TokenUsage",
@@ -153,19 +155,21 @@ class LLMEngine:
         metric: str,
         schema: type[BaseModel] | None = None,
         follow_up: FollowUp | None = None,
+        shape: ListShape | None = None,
     ) -> Judged[T]:
         """Ask the judge; return the reply as ``parse`` reads it.
 
         ``parse`` raises :class:`ReplyError` for a malformed reply, which gets one re-ask.
         ``schema`` asks for structured output (``parse`` still validates). ``follow_up``: the
         calls the metric would make from the reply, which a dry run counts with this one.
+        ``shape``: the list the reply holds, for a schema as tight as the endpoint takes.
         Raises an :class:`~graphrag_eval.errors.LLMError` when no usable reply is obtained
         (in a dry run, always: the call is counted, not made).
         """
         if self._judge is None:
             raise CallFailed("no llm.generation is configured")
         try:
-            return await self._judge.judge(messages, parse, metric, schema)
+            return await self._judge.judge(messages, parse, metric, schema, shape)
         except NotCalled:
             if follow_up is not None:
                 self._plan_follow_up(metric, follow_up)

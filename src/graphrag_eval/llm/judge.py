@@ -21,7 +21,7 @@ from graphrag_eval.llm.client import Endpoint
 from graphrag_eval.llm.context import CallContext
 from graphrag_eval.llm.pricing import TokenUsage, context_window, estimate_tokens
 from graphrag_eval.llm.replies import ReplyError
-from graphrag_eval.llm.structured import reask_messages, strict_schema
+from graphrag_eval.llm.structured import ListShape, reask_messages, strict_schema, tightened
 
 __all__ = ["Judge", "Judged"]
 
@@ -54,6 +54,9 @@ class _Request:
     params: dict[str, Any]
     schema: type[BaseModel] | None
     schema_json: dict[str, Any] | None
+    """As asked: with the list limits of the reply's :class:`ListShape`, if it has one."""
+    loose_json: dict[str, Any] | None
+    """Without them, for an endpoint that rejects them."""
     key: str
 
 
@@ -69,12 +72,17 @@ class Judge:
         """The longest prompt sent (``llm.max_input_tokens``, docs/llm.md)."""
 
     async def judge(
-        self, messages: Messages, parse: Callable[[str], T], metric: str, schema: Schema
+        self,
+        messages: Messages,
+        parse: Callable[[str], T],
+        metric: str,
+        schema: Schema,
+        shape: ListShape | None = None,
     ) -> Judged[T]:
         """Ask the judge; return the reply as ``parse`` reads it (see
         :meth:`graphrag_eval.llm.engine.LLMEngine.judge`)."""
         self.endpoint.ensure_usable()
-        request = self._request(messages, schema)
+        request = self._request(messages, schema, shape)
         self._check_length(request.messages)
         calls = self.calls
         # The same request already in flight (two metrics sharing a prompt): wait for it and
@@ -101,12 +109,17 @@ class Judge:
             metric, self.endpoint.model, [{"content": prompt}], None, self.settings.max_tokens
         )
 
-    def _request(self, messages: Messages, schema: Schema) -> _Request:
+    def _request(self, messages: Messages, schema: Schema, shape: ListShape | None) -> _Request:
         params: dict[str, Any] = {"temperature": self.settings.temperature}
         if self.settings.max_tokens is not None:
             params["max_tokens"] = self.settings.max_tokens
         params.update(self.endpoint.request_parameters)
-        schema_json = strict_schema(schema) if schema is not None else None
+        loose_json = strict_schema(schema) if schema is not None else None
+        schema_json = (
+            tightened(loose_json, shape)
+            if loose_json is not None and shape is not None
+            else loose_json
+        )
         # A lone surrogate (from a badly decoded file) cannot be sent as UTF-8: replace it.
         sent: list[dict[str, str]] = [
             {key: _LONE_SURROGATE.sub("\ufffd", value) for key, value in message.items()}
@@ -122,7 +135,7 @@ class Judge:
                 "schema": schema_json,
             }
         )
-        return _Request(sent, params, schema, schema_json, key)
+        return _Request(sent, params, schema, schema_json, loose_json, key)
 
     def _check_length(self, messages: Sequence[Mapping[str, str]]) -> None:
         """:class:`CallFailed`, before any call, for a prompt over ``llm.max_input_tokens``."""
@@ -179,6 +192,7 @@ class Judge:
             request.schema,
             request.schema_json,
             metric,
+            request.loose_json,
         )
 
     def _cost(self, usage: TokenUsage) -> float:

@@ -6,9 +6,11 @@ does with each call).
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
@@ -17,10 +19,13 @@ from graphrag_eval.llm.retrying import status_text
 
 __all__ = [
     "REASK",
+    "TIGHT_KEYWORDS",
+    "ListShape",
     "about_structured_output",
     "reask_messages",
     "response_format",
     "strict_schema",
+    "tightened",
     "with_schema_in_prompt",
 ]
 
@@ -48,6 +53,47 @@ def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
         return node
 
     result: dict[str, Any] = visit(schema)
+    return result
+
+
+TIGHT_KEYWORDS = ("enum", "minItems", "maxItems")
+"""The keywords :func:`tightened` adds, which some endpoints' structured output rejects."""
+
+
+@dataclass(frozen=True, slots=True)
+class ListShape:
+    """What a list reply must hold, for a schema as tight as the endpoint takes: the list
+    ``field`` of the reply object has exactly ``len(indexes)`` entries (or ``count``, for a
+    list without indexes), and each entry's ``index`` names one of ``indexes``."""
+
+    field: str
+    indexes: tuple[int, ...] = ()
+    index: str | None = None
+    """The entry's property naming the item it is about (``claim``, ``context``...)."""
+    count: int | None = None
+    """The length of a list without indexes (the questions of ``answer_relevance``)."""
+
+
+def tightened(schema: Mapping[str, Any], shape: ListShape | None) -> dict[str, Any]:
+    """``schema`` (a :func:`strict_schema`) with the list of ``shape`` limited to the asked
+    length (``minItems``/``maxItems``) and its entries' index to the asked items (``enum``);
+    a copy, ``schema`` is shared."""
+    result: dict[str, Any] = copy.deepcopy(dict(schema))
+    if shape is None:
+        return result
+    array = result.get("properties", {}).get(shape.field)
+    if not isinstance(array, dict) or array.get("type") != "array":
+        return result
+    length = len(shape.indexes) if shape.index is not None else shape.count
+    if length:
+        array["minItems"] = array["maxItems"] = length
+    entry = array.get("items", {})
+    reference = entry.get("$ref", "") if isinstance(entry, dict) else ""
+    if reference.startswith("#/$defs/"):
+        entry = result.get("$defs", {}).get(reference.removeprefix("#/$defs/"), {})
+    index = entry.get("properties", {}).get(shape.index) if shape.index is not None else None
+    if isinstance(index, dict) and shape.indexes:
+        index["enum"] = list(shape.indexes)
     return result
 
 

@@ -3,7 +3,10 @@
 The judge writes ``answer_relevance.questions`` (default 3) questions the answer would
 respond to, and says whether the answer is non-committal. The score is the mean cosine
 similarity of the generated questions' embeddings with the question's embedding (negative
-similarities count as 0), or 0 for a non-committal answer. ``answer_relevance_reason`` lists
+similarities count as 0), or 0 for a non-committal answer. A reply with fewer questions
+than asked is used as it is (the reason says "2 of 3 questions written"), one with more is
+cut to the number asked; a reply with none (and not non-committal) is re-asked once, then
+the failure. ``answer_relevance_reason`` lists
 the generated questions; ``answer_relevance_cost`` is the judge call plus the embeddings.
 """
 
@@ -16,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from graphrag_eval.config.base import Section
 from graphrag_eval.config.model import EvaluationConfig
-from graphrag_eval.llm.engine import FollowUp, ReplyError, estimate_tokens
+from graphrag_eval.llm.engine import FollowUp, ListShape, ReplyError, estimate_tokens
 from graphrag_eval.metrics.base import (
     Aggregation,
     Failed,
@@ -77,9 +80,8 @@ async def question_similarity(
         return not_sent("question_text or actual_answer")
 
     def check(reply: GeneratedQuestions) -> None:
-        usable = [q for q in reply.questions if q.strip()]
-        if not reply.noncommittal and len(usable) != count:
-            raise ReplyError(f"expected {count} questions, got {len(usable)}")
+        if not reply.noncommittal and not any(q.strip() for q in reply.questions):
+            raise ReplyError(f"expected {count} questions, got none")
 
     engine = engine_of(context)
     # The embeddings of the generated questions follow the judge call (a dry run counts them).
@@ -95,13 +97,17 @@ async def question_similarity(
             {"count": count, "answer": answer},
             check,
             follow_up=embeddings,
+            shape=ListShape("questions", count=count),
         )
     )
     if isinstance(judged, Failed):
         return judged
     reply = judged.value
-    generated = [q.strip() for q in reply.questions if q.strip()]
+    # The questions it got, up to the number asked (docs/llm.md, "Replies that don't fit").
+    generated = [q.strip() for q in reply.questions if q.strip()][:count]
     reason = "\n".join(generated)
+    if len(generated) < count and not reply.noncommittal:
+        reason += f"\n({len(generated)} of {count} questions written)"
     if reply.noncommittal:
         note = (reason + "\n" if reason else "") + "(the answer is non-committal)"
         return 0.0, note, judged.cost_usd

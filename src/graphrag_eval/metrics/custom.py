@@ -4,9 +4,11 @@ with the user's instructions and outputs.
 The prompt is the instructions, then the inputs the evaluation names (question, reference
 answer, actual answer, and the chosen parts of the steps called ``steps_name``), then the
 list of outputs. The reply is one line of tab-separated values, one per output in order,
-each decoded as JSON where it is JSON (so numbers aggregate like any metric). Missing inputs
-or a malformed reply (after one re-ask) set every output to null and write ``<name>_error``.
-``<name>_cost`` is the judge call's cost.
+each decoded as JSON where it is JSON (so numbers aggregate like any metric). A line short of
+values gives the first outputs; the others are asked again, once, in a prompt that lists only
+them, and any still missing are null with ``<name>_error`` saying which ("2 of 3 outputs
+judged; not judged: ..."). Missing inputs or a malformed reply (after one re-ask) set every
+output to null and write ``<name>_error``. ``<name>_cost`` is the judge calls' cost.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 from graphrag_eval.config.model import EvaluationConfig
 from graphrag_eval.config.sections import CustomEvaluationConfig
+from graphrag_eval.llm.engine import Judged
 from graphrag_eval.llm.prompts import prompt
 from graphrag_eval.llm.replies import decode_value, tab_separated
 from graphrag_eval.metrics.base import (
@@ -62,28 +65,42 @@ class CustomEvaluation(ItemMetric):
         shown, missing = self._inputs(context)
         if missing:
             return self._failure(f"missing input: {', '.join(missing)}")
-        user = prompt("custom_evaluation").format(
-            instructions=settings.instructions.strip(),
-            inputs="\n\n".join(f"{_LABELS[name]}:\n{text}" for name, text in shown),
-            count=len(settings.outputs),
-            outputs="\n".join(
-                f"{number}. {name}: {description}"
-                for number, (name, description) in enumerate(settings.outputs.items(), start=1)
-            ),
-        )
-        judged = await or_failed(
-            engine_of(context).judge(
-                messages(user), tab_separated(len(settings.outputs)), metric=self.name
-            )
-        )
+        inputs = "\n\n".join(f"{_LABELS[name]}:\n{text}" for name, text in shown)
+        names = list(settings.outputs)
+        judged = await or_failed(self._ask(context, inputs, names))
         if isinstance(judged, Failed):
             return self._failure(judged.error)
-        values: dict[str, Any] = {
-            name: decode_value(text)
-            for name, text in zip(settings.outputs, judged.value, strict=True)
-        }
-        values[settings.cost_key] = judged.cost_usd
-        return Scored(values)
+        values: dict[str, Any] = dict(zip(names, judged.value, strict=False))
+        cost = judged.cost_usd
+        left = names[len(values) :]
+        if left:  # a line short of values: the missing outputs asked again, once
+            again = await or_failed(self._ask(context, inputs, left))
+            if not isinstance(again, Failed):
+                values.update(zip(left, again.value, strict=False))
+                cost += again.cost_usd
+        decoded = {name: decode_value(values[name]) if name in values else None for name in names}
+        decoded[settings.cost_key] = cost
+        if len(values) == len(names):
+            return Scored(decoded)
+        note = f"{len(values)} of {len(names)} outputs judged; not judged: " + ", ".join(
+            name for name in names if name not in values
+        )
+        return Scored(decoded, failures={settings.error_key: note})
+
+    async def _ask(self, context: ItemContext, inputs: str, names: list[str]) -> Judged[list[str]]:
+        """One call for the outputs ``names`` (a line of at least one value: the first ones)."""
+        outputs = self.settings.outputs
+        user = prompt("custom_evaluation").format(
+            instructions=self.settings.instructions.strip(),
+            inputs=inputs,
+            count=len(names),
+            outputs="\n".join(
+                f"{number}. {name}: {outputs[name]}" for number, name in enumerate(names, start=1)
+            ),
+        )
+        return await engine_of(context).judge(
+            messages(user), tab_separated(len(names), minimum=1), metric=self.name
+        )
 
     def _failure(self, message: str) -> Outcome:
         return Scored(

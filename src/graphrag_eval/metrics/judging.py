@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from graphrag_eval.errors import LLMError
 from graphrag_eval.inputs import Response
-from graphrag_eval.llm.engine import FollowUp, Judged, LLMEngine
+from graphrag_eval.llm.engine import FollowUp, Judged, ListShape, LLMEngine
 from graphrag_eval.llm.prompts import prompt
 from graphrag_eval.llm.replies import json_reply
 from graphrag_eval.metrics.base import Failed, ItemContext
@@ -82,16 +82,19 @@ async def ask(
     check: Callable[[M], None] | None = None,
     *,
     follow_up: FollowUp | None = None,
+    shape: ListShape | None = None,
 ) -> Judged[M]:
     """One judge call: the prompt ``template`` filled with ``fields``, a JSON reply of
     ``schema`` (re-asked once when malformed or when ``check`` raises ``ReplyError``).
-    ``follow_up``: what a dry run counts with it (the calls its reply would lead to)."""
+    ``follow_up``: what a dry run counts with it (the calls its reply would lead to);
+    ``shape``: the list the reply holds, for a tighter schema."""
     return await engine.judge(
         messages(prompt(template).format(**fields)),
         json_reply(schema, check),
         metric=metric,
         schema=schema,
         follow_up=follow_up,
+        shape=shape,
     )
 
 

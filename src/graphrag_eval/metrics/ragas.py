@@ -20,7 +20,7 @@ all); a retrieval that returned no contexts scores 0 where the reference says so
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import Field
@@ -46,20 +46,17 @@ from graphrag_eval.metrics.judging import (
     contexts_of,
     engine_of,
     format_contexts,
-    json_list,
     not_sent,
     or_failed,
 )
 from graphrag_eval.metrics.ragas_replies import (
+    CLAIM_VERDICTS,
+    CONTEXT_RELEVANCES,
+    STATEMENT_VERDICTS,
     ClaimList,
-    ClaimVerdicts,
-    ContextRelevances,
     StatementList,
-    StatementVerdicts,
-    claims_check,
-    relevance_check,
-    statements_check,
 )
+from graphrag_eval.metrics.verdicts import VerdictList, judge_items, numbered, ranked
 
 __all__ = [
     "RagasAnswerRelevance",
@@ -127,10 +124,10 @@ class _ExtractThenVerify(_Ragas):
     items_field: str
     verify: str
     """The prompt judging the items against the contexts (placeholder ``items_field``)."""
-    verify_schema: type[Any]
+    verdicts: VerdictList[Any]
+    """The verification reply."""
     verdict_field: str
     """The verdict's flag (``supported``, ``attributed``)."""
-    check: Callable[[Any, int], None]
     none_reason: str
     """The reason when the text has no items (scored 100, as the reference says)."""
 
@@ -171,26 +168,31 @@ class _ExtractThenVerify(_Ragas):
         if not contexts:
             reason = "\n".join(f"[{no}] {item}" for item in items)
             return self._scored(0.0, reason + "\n(no contexts were retrieved)", extracted.cost_usd)
-        verified = await or_failed(
-            ask(
-                engine,
-                self.verify,
-                self.verify_schema,
-                self.name,
-                {"contexts": format_contexts(contexts), self.items_field: json_list(items)},
-                lambda reply: self.check(reply, len(items)),
-            )
+        verified = await judge_items(
+            engine,
+            self.verdicts,
+            self.verify,
+            self.name,
+            lambda numbers: {
+                "contexts": format_contexts(contexts),
+                self.items_field: numbered(items, numbers),
+            },
+            len(items),
         )
         if isinstance(verified, Failed):
             return verified
-        verdicts = verified.value.verdicts
-        backed = [bool(getattr(verdict, self.verdict_field)) for verdict in verdicts]
-        reason = "\n".join(
-            f"[{yes if ok else no}] {item}: {verdict.reason}"
-            for item, ok, verdict in zip(items, backed, verdicts, strict=True)
-        )
+        found = verified.found
+        backed = {number: bool(getattr(v, self.verdict_field)) for number, v in found.items()}
+        lines = [
+            f"[{yes if backed[number] else no}] {item}: {found[number].reason}"
+            if number in found
+            else f"[not judged] {item}"
+            for number, item in enumerate(items, start=1)
+        ]
+        note = verified.note(self.verdicts.what)
+        reason = "\n".join([*lines, note] if note else lines)
         cost = extracted.cost_usd + verified.cost_usd
-        return self._scored(100.0 * sum(backed) / len(items), reason, cost)
+        return self._scored(100.0 * sum(backed.values()) / len(found), reason, cost)
 
 
 class RagasFaithfulness(_ExtractThenVerify):
@@ -199,8 +201,7 @@ class RagasFaithfulness(_ExtractThenVerify):
     name = "ragas_faithfulness"
     error_keys = ("ragas_faithfulness_error",)
     extract, extract_schema, items_field = "ragas_claims", ClaimList, "claims"
-    verify, verify_schema, verdict_field = "ragas_faithfulness", ClaimVerdicts, "supported"
-    check = staticmethod(claims_check)
+    verify, verdicts, verdict_field = "ragas_faithfulness", CLAIM_VERDICTS, "supported"
     none_reason = "the answer makes no claims"
     inputs = (Input.ACTUAL_ANSWER, Input.CONTEXTS)
 
@@ -219,8 +220,7 @@ class RagasContextRecall(_ExtractThenVerify):
     name = "ragas_context_recall"
     error_keys = ("ragas_context_recall_error",)
     extract, extract_schema, items_field = "ragas_statements", StatementList, "statements"
-    verify, verify_schema, verdict_field = "ragas_attribution", StatementVerdicts, "attributed"
-    check = staticmethod(statements_check)
+    verify, verdicts, verdict_field = "ragas_attribution", STATEMENT_VERDICTS, "attributed"
     none_reason = "the reference answer has no statements"
     inputs = (Input.REFERENCE_ANSWER, Input.CONTEXTS)
 
@@ -252,29 +252,29 @@ class RagasContextPrecision(_Ragas):
             return not_sent("question_text")
         reference = context.question.reference_answer
         shown_reference = reference if reference and reference.strip() else "(not given)"
-        judged = await or_failed(
-            ask(
-                engine_of(context),
-                "ragas_context_precision",
-                ContextRelevances,
-                self.name,
-                {
-                    "question": question,
-                    "reference_answer": shown_reference,
-                    "contexts": format_contexts(contexts),
-                },
-                lambda reply: relevance_check(reply, len(contexts)),
-            )
+        judged = await judge_items(
+            engine_of(context),
+            CONTEXT_RELEVANCES,
+            "ragas_context_precision",
+            self.name,
+            lambda ranks: {
+                "question": question,
+                "reference_answer": shown_reference,
+                "contexts": ranked(contexts, ranks),
+            },
+            len(contexts),
         )
         if isinstance(judged, Failed):
             return judged
-        verdicts = judged.value.contexts
+        verdicts = list(judged.found.values())
         relevant = sum(verdict.relevant for verdict in verdicts)
-        reason = "\n".join(
+        lines = [
             f"[{v.context}] {'relevant' if v.relevant else 'not relevant'} "
             f"({v.score:g}): {v.reason}"
             for v in verdicts
-        )
+        ]
+        note = judged.note("context")
+        reason = "\n".join([*lines, note] if note else lines)
         return self._scored(100.0 * relevant / len(verdicts), reason, judged.cost_usd)
 
 

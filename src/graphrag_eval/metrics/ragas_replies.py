@@ -1,21 +1,22 @@
-"""The judge's replies of the RAGAS metrics (:mod:`.ragas`; docs/metrics.md), and the
-checks that re-ask a reply whose verdicts do not line up with what was asked."""
+"""The judge's replies of the RAGAS metrics (:mod:`.ragas`; docs/metrics.md), and how their
+verdict lists are read (:mod:`.verdicts`)."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel
 
 from graphrag_eval.llm.replies import ReplyError
+from graphrag_eval.metrics.verdicts import VerdictList
 
 __all__ = [
+    "CLAIM_VERDICTS",
+    "CONTEXT_RELEVANCES",
+    "STATEMENT_VERDICTS",
     "ClaimList",
     "ClaimVerdicts",
     "ContextRelevances",
     "StatementList",
     "StatementVerdicts",
-    "claims_check",
-    "relevance_check",
-    "statements_check",
 ]
 
 
@@ -32,7 +33,7 @@ class ClaimVerdict(BaseModel):
 
 
 class ClaimVerdicts(BaseModel):
-    """Whether the contexts support each claim, in order."""
+    """Whether the contexts support each claim, each verdict naming its claim."""
 
     verdicts: list[ClaimVerdict]
 
@@ -50,7 +51,8 @@ class StatementVerdict(BaseModel):
 
 
 class StatementVerdicts(BaseModel):
-    """Whether each statement can be attributed to the contexts, in order."""
+    """Whether each statement can be attributed to the contexts, each verdict naming its
+    statement."""
 
     verdicts: list[StatementVerdict]
 
@@ -63,30 +65,22 @@ class ContextRelevance(BaseModel):
 
 
 class ContextRelevances(BaseModel):
-    """A relevance verdict per context, in rank order."""
+    """A relevance verdict per context, each naming its context's rank."""
 
     contexts: list[ContextRelevance]
 
 
-def _numbered(count: int, numbers: list[int], what: str) -> None:
-    if len(numbers) != count:
-        raise ReplyError(f"expected {count} verdicts (one per {what}), got {len(numbers)}")
-    if numbers != list(range(1, count + 1)):
-        raise ReplyError(f"verdicts must be for {what}s 1 to {count} in order, got {numbers}")
+def _score_in_range(verdict: ContextRelevance) -> None:
+    if not 0 <= verdict.score <= 100:
+        raise ReplyError(
+            f"context {verdict.context}: score must be from 0 to 100, got {verdict.score:g}"
+        )
 
 
-def claims_check(reply: ClaimVerdicts, count: int) -> None:
-    _numbered(count, [verdict.claim for verdict in reply.verdicts], "claim")
-
-
-def statements_check(reply: StatementVerdicts, count: int) -> None:
-    _numbered(count, [verdict.statement for verdict in reply.verdicts], "statement")
-
-
-def relevance_check(reply: ContextRelevances, count: int) -> None:
-    _numbered(count, [verdict.context for verdict in reply.contexts], "context")
-    for verdict in reply.contexts:
-        if not 0 <= verdict.score <= 100:
-            raise ReplyError(
-                f"context {verdict.context}: score must be from 0 to 100, got {verdict.score:g}"
-            )
+CLAIM_VERDICTS = VerdictList(ClaimVerdicts, "verdicts", ClaimVerdict, "claim", "claim")
+STATEMENT_VERDICTS = VerdictList(
+    StatementVerdicts, "verdicts", StatementVerdict, "statement", "statement"
+)
+CONTEXT_RELEVANCES = VerdictList(
+    ContextRelevances, "contexts", ContextRelevance, "context", "context", _score_in_range
+)

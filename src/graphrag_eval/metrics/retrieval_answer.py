@@ -7,8 +7,9 @@ whose output has context texts, when the item has a reference answer.
   With ``retrieval_answer_recall_reason``.
 * ``retrieval_answer_precision`` (RAGAS context precision with reference): a usefulness
   verdict per context, combined as average precision over ranks
-  (``sum_k precision@k * useful_k / number useful``; 0 when none is useful). With
-  ``retrieval_answer_precision_reason`` (the verdicts' reasons).
+  (``sum_k precision@k * useful_k / number useful``; 0 when none is useful), over the
+  contexts judged. With ``retrieval_answer_precision_reason`` (the verdicts' reasons, and
+  "3 of 4 contexts judged" when the judge left some without a verdict).
 * ``retrieval_answer_f1``: their harmonic mean, when both succeed;
   ``retrieval_answer_f1_cost`` is the sum of the two costs.
 
@@ -38,6 +39,7 @@ from graphrag_eval.metrics.base import (
     StepMetric,
 )
 from graphrag_eval.metrics.judging import ask, engine_of, format_contexts, not_sent, or_failed
+from graphrag_eval.metrics.verdicts import VerdictList, Verdicts, judge_items, ranked
 from graphrag_eval.steps.retrieval import parse_contexts
 
 __all__ = ["AttributedStatements", "ContextVerdicts", "RetrievalAnswer", "ranked_precision"]
@@ -65,7 +67,7 @@ class Verdict(BaseModel):
 
 
 class ContextVerdicts(BaseModel):
-    """The precision reply: one usefulness verdict per context, in rank order."""
+    """The precision reply: one usefulness verdict per context, each naming its rank."""
 
     verdicts: list[Verdict]
 
@@ -85,17 +87,8 @@ def _check_statements(reply: AttributedStatements) -> None:
         raise ReplyError("the reference answer has at least one statement; none was listed")
 
 
-def _verdicts_check(count: int) -> Any:
-    def check(reply: ContextVerdicts) -> None:
-        if len(reply.verdicts) != count:
-            raise ReplyError(
-                f"expected {count} verdicts (one per context), got {len(reply.verdicts)}"
-            )
-        numbers = [verdict.context for verdict in reply.verdicts]
-        if numbers != list(range(1, count + 1)):
-            raise ReplyError(f"verdicts must be for contexts 1 to {count} in order, got {numbers}")
-
-    return check
+VERDICTS = VerdictList(ContextVerdicts, "verdicts", Verdict, "context", "context")
+"""The precision reply, read as far as it goes (:mod:`.verdicts`)."""
 
 
 class RetrievalAnswerConfig(Section):
@@ -158,7 +151,7 @@ class RetrievalAnswer(StepMetric):
         }
         engine = engine_of(context)
         recall, precision = await asyncio.gather(
-            self._recall(engine, fields), self._precision(engine, fields, len(texts))
+            self._recall(engine, fields), self._precision(engine, fields, texts)
         )
         values: dict[str, Any] = {}
         failures: dict[str, str] = {}
@@ -171,17 +164,21 @@ class RetrievalAnswer(StepMetric):
             values["retrieval_answer_recall_cost"] = recall.cost_usd
         else:
             failures[_RECALL_ERROR] = recall.error
-        if isinstance(precision, Judged):
-            verdicts = precision.value.verdicts
+        if isinstance(precision, Verdicts):
+            verdicts = list(precision.found.values())
             values["retrieval_answer_precision"] = ranked_precision([v.useful for v in verdicts])
-            values["retrieval_answer_precision_reason"] = "\n".join(
+            lines = [
                 f"[{v.context}] {'useful' if v.useful else 'not useful'}: {v.reason}"
                 for v in verdicts
+            ]
+            note = precision.note("context")
+            values["retrieval_answer_precision_reason"] = "\n".join(
+                [*lines, note] if note else lines
             )
             values["retrieval_answer_precision_cost"] = precision.cost_usd
         else:
             failures[_PRECISION_ERROR] = precision.error
-        if isinstance(recall, Judged) and isinstance(precision, Judged):
+        if isinstance(recall, Judged) and isinstance(precision, Verdicts):
             r = values["retrieval_answer_recall"]
             p = values["retrieval_answer_precision"]
             values["retrieval_answer_f1"] = 2 * r * p / (r + p) if r + p else 0.0
@@ -203,15 +200,13 @@ class RetrievalAnswer(StepMetric):
         )
 
     async def _precision(
-        self, engine: LLMEngine, fields: dict[str, str], count: int
-    ) -> Judged[ContextVerdicts] | Failed:
-        return await or_failed(
-            ask(
-                engine,
-                "retrieval_answer_precision",
-                ContextVerdicts,
-                "retrieval_answer_precision",
-                fields,
-                _verdicts_check(count),
-            )
+        self, engine: LLMEngine, fields: dict[str, str], texts: list[str]
+    ) -> Verdicts[Verdict] | Failed:
+        return await judge_items(
+            engine,
+            VERDICTS,
+            "retrieval_answer_precision",
+            "retrieval_answer_precision",
+            lambda ranks: {**fields, "contexts": ranked(texts, ranks)},
+            len(texts),
         )
