@@ -4,9 +4,11 @@ another process holds, or vectors that are not the endpoint's are warnings, neve
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
+import subprocess
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -124,3 +126,53 @@ def test_cached_vectors_unlike_the_endpoints_fresh_ones_are_fetched_again(
 
     assert again == first
     assert "answer_relevance_error" not in fresh
+
+
+@pytest.fixture
+def read_only(tmp_path: Path) -> Iterator[Callable[[Path], None]]:
+    """Make files read-only for this process, even as root (where permission bits do not
+    apply): the immutable attribute where the file system has it, else the bits."""
+    made: list[Path] = []
+
+    def make(path: Path) -> None:
+        if os.geteuid() == 0:
+            done = subprocess.run(["chattr", "+i", str(path)], capture_output=True, check=False)
+            if done.returncode != 0:  # a file system without the attribute (tmpfs)
+                reason = f"as root, only chattr +i makes {path} read-only: {done.stderr!r}"
+                pytest.fail(reason) if os.environ.get("CI") else pytest.skip(reason)
+        else:
+            path.chmod(0o444)
+        made.append(path)
+
+    yield make
+    for path in made:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(path)], check=False)
+        path.chmod(0o644)
+
+
+def test_a_read_only_cache_file_serves_its_replies_and_keeps_every_value(
+    server: JudgeServer,
+    make_config: MakeConfig,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    read_only: Callable[[Path], None],
+) -> None:
+    config = correctness(make_config(server))
+    first = run_evaluation(REFERENCE[:1], RESPONSES[:1], config)
+    path = tmp_path / "llm-cache.sqlite3"
+    with sqlite3.connect(path) as db:  # everything in the main file, as a copied cache is
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    for leftover in tmp_path.glob("llm-cache.sqlite3-*"):
+        leftover.unlink()
+    read_only(path)
+    with pytest.raises(OSError):
+        path.open("ab")  # really read-only for this process
+    server.reset()
+
+    results = run_evaluation(REFERENCE, RESPONSES, config)
+
+    assert_scored(results)
+    assert results[0] == first[0]
+    assert server.count("chat/completions") == 1  # q1 from the cache, q2 judged
+    assert len(cache_warnings(caplog)) <= 1
