@@ -64,12 +64,32 @@ def write_responses(folder: Path, records: list[dict[str, Any]]) -> Path:
     return path
 
 
+# Runs the command as ``python -m graphrag_eval.cli`` does, then writes the process's peak
+# resident memory (KiB) to the file named by its first argument, however the command ended.
+_MEASURED = """\
+import resource, runpy, sys
+peak_file = sys.argv.pop(1)
+try:
+    runpy.run_module("graphrag_eval.cli", run_name="__main__", alter_sys=True)
+finally:
+    with open(peak_file, "w") as stream:
+        stream.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
+"""
+
+
 def run_cli(
-    *args: str | Path, limits: Callable[[], None] | None = None, timeout_s: float = 300
+    *args: str | Path,
+    limits: Callable[[], None] | None = None,
+    timeout_s: float = 300,
+    peak_file: Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """``graphrag-eval ARGS`` in its own process (``limits`` runs in it before the command)."""
+    """``graphrag-eval ARGS`` in its own process (``limits`` runs in it before the command;
+    with ``peak_file``, its peak resident memory in KiB is written there)."""
+    start = [sys.executable, "-m", "graphrag_eval.cli"]
+    if peak_file is not None:
+        start = [sys.executable, "-c", _MEASURED, str(peak_file)]
     return subprocess.run(
-        [sys.executable, "-m", "graphrag_eval.cli", *(str(arg) for arg in args)],
+        [*start, *(str(arg) for arg in args)],
         capture_output=True,
         text=True,
         preexec_fn=limits,
@@ -86,6 +106,16 @@ def bounded_memory_and_cpu() -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (30, 30))
 
 
+def run_bomb(*args: str | Path, folder: Path) -> subprocess.CompletedProcess[str]:
+    """Run the command on a bomb, bounded, and check it stayed under 200 MB of resident
+    memory (docs/security.md: a bomb costs about 65 MB, the interpreter included)."""
+    peak_file = folder / "peak-rss-kib"
+    done = run_cli(*args, limits=bounded_memory_and_cpu, peak_file=peak_file)
+    peak_mib = int(peak_file.read_text()) / 1024
+    assert peak_mib < 200, f"peak resident memory {peak_mib:.0f} MiB"
+    return done
+
+
 def read_results(out: Path) -> dict[str, dict[str, Any]]:
     lines = (out / "results.jsonl").read_text().splitlines()
     return {record["question_id"]: record for record in map(json.loads, lines)}
@@ -99,15 +129,8 @@ def test_a_yaml_bomb_in_the_config_is_one_line_and_exit_2(tmp_path: Path) -> Non
     responses = write_responses(tmp_path, [response("q0")])
     config = tmp_path / "config.yaml"
     config.write_text("\n".join(bomb_lines()) + "\nllm:\n  max_cost_usd: 1\n")
-    done = run_cli(
-        "evaluate",
-        reference,
-        responses,
-        "-c",
-        config,
-        "-o",
-        tmp_path / "out",
-        limits=bounded_memory_and_cpu,
+    done = run_bomb(
+        "evaluate", reference, responses, "-c", config, "-o", tmp_path / "out", folder=tmp_path
     )
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1
@@ -122,9 +145,7 @@ def test_a_yaml_bomb_in_a_reference_step_is_one_line_and_exit_2(tmp_path: Path) 
         + indented(bomb_lines(), 10)
     )
     responses = write_responses(tmp_path, [response("q0")])
-    done = run_cli(
-        "evaluate", reference, responses, "-o", tmp_path / "out", limits=bounded_memory_and_cpu
-    )
+    done = run_bomb("evaluate", reference, responses, "-o", tmp_path / "out", folder=tmp_path)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1
     assert "YAML aliases would expand" in done.stderr
@@ -140,7 +161,7 @@ def test_a_yaml_bomb_in_a_response_costs_that_item_only(tmp_path: Path) -> None:
         + yaml.safe_dump([response("q1"), response("q2")])
     )
     out = tmp_path / "out"
-    done = run_cli("evaluate", reference, responses, "-o", out, "-q", limits=bounded_memory_and_cpu)
+    done = run_bomb("evaluate", reference, responses, "-o", out, "-q", folder=tmp_path)
     assert done.returncode == 0, done.stderr
     results = read_results(out)
     assert results["q0"]["status"] == "error"
