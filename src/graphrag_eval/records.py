@@ -184,15 +184,23 @@ def _undeclared_numeric_keys(
 ) -> dict[str, None]:
     owners = _Owners(layout)
     found: dict[str, None] = {}
+    # Records of a run share a few sets of keys: which of a record's keys could be an
+    # undeclared number is worked out once per set of keys, not per key of every record.
+    candidates_of: dict[tuple[str, ...], tuple[str, ...]] = {}
     for record in records:
-        for key, value in record.items():
-            if (
-                key not in owners.item
+        keys = tuple(record)
+        candidates = candidates_of.get(keys)
+        if candidates is None:
+            candidates = candidates_of[keys] = tuple(
+                key
+                for key in keys
+                if key not in owners.item
                 and key not in IDENTITY_KEYS
                 and key != SKIPPED_KEY
                 and not key.endswith("_error")
-                and is_number(value)
-            ):
+            )
+        for key in candidates:
+            if key not in found and is_number(record[key]):
                 found[key] = None
     return found
 
