@@ -24,6 +24,7 @@ import json
 import math
 import random
 import re
+import socket
 import threading
 import time
 from collections import Counter
@@ -36,7 +37,9 @@ __all__ = [
     "Faults",
     "JudgeServer",
     "Recorded",
+    "SilentServer",
     "chat_completion",
+    "closed_port_url",
     "default_judge",
     "embed_text",
     "scripted_transport",
@@ -64,6 +67,10 @@ class Faults:
     """200 with an HTML page instead of JSON (a proxy's error page)."""
     retry_after_ms: int = 20
     hang_s: float = 30.0
+    # network faults
+    max_in_flight: int | None = None
+    """A concurrency cap: a request that arrives while this many are being answered gets a
+    429 at once (with ``retry-after-ms``), as a provider's rate limiter answers."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +81,8 @@ class Recorded:
     headers: dict[str, str]
     body: dict[str, Any]
     outcome: str
-    """ok, rate_limit, server_error, malformed, hang, truncated, unauthorized, bad_request"""
+    """ok, rate_limit, server_error, malformed, hang, truncated, unauthorized, bad_request,
+    over_capacity"""
 
 
 Responder = Callable[[dict[str, Any]], str | None]
@@ -93,6 +101,9 @@ class _State:
     requests: list[Recorded] = field(default_factory=list)
     in_flight: int = 0
     max_in_flight: int = 0
+    # network faults
+    answering: int = 0
+    """Requests admitted under ``Faults.max_in_flight`` and not answered yet."""
 
 
 class JudgeServer:
@@ -194,9 +205,14 @@ class _Handler(BaseHTTPRequestHandler):
         with state.lock:
             state.in_flight += 1
             state.max_in_flight = max(state.max_in_flight, state.in_flight)
+        admitted = _admit(state)
         try:
-            self._handle(body, raw)
+            if admitted:
+                self._handle(body, raw)
+            else:
+                self._over_capacity(body)
         finally:
+            _leave(state, admitted)
             with state.lock:
                 state.in_flight -= 1
 
@@ -264,6 +280,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, self._chat(body, outcome))
         else:
             self._send(404, {"error": {"message": f"no route {path}"}})
+
+    def _over_capacity(self, body: dict[str, Any]) -> None:
+        """The concurrency cap's 429, answered at once (``Faults.max_in_flight``)."""
+        headers = {key.lower(): value for key, value in self.headers.items()}
+        self._record(self.path, headers, body, "over_capacity")
+        retry_after = {"retry-after-ms": str(self.state.faults.retry_after_ms)}
+        message = {"error": {"message": "Too many requests in flight", "code": "rate_limit"}}
+        self._send(429, message, retry_after)
 
     def _chat(self, body: dict[str, Any], outcome: str) -> dict[str, Any]:
         text: str | None = None
@@ -334,6 +358,83 @@ def scripted_transport(responder: Responder | None = None) -> Any:
         return httpx2.Response(404, json={"error": {"message": f"no route {path}"}})
 
     return httpx2.MockTransport(handle)
+
+
+# ------------------------------------------------------------------------------------------
+# Network faults: a concurrency cap, a port where nothing listens, a server that never answers
+
+
+def _admit(state: _State) -> bool:
+    """Whether a request is answered, or gets the concurrency cap's 429."""
+    cap = state.faults.max_in_flight
+    with state.lock:
+        if cap is not None and state.answering >= cap:
+            return False
+        state.answering += 1
+        return True
+
+
+def _leave(state: _State, admitted: bool) -> None:
+    if admitted:
+        with state.lock:
+            state.answering -= 1
+
+
+def closed_port_url() -> str:
+    """A URL on 127.0.0.1 at which nothing listens: connecting is refused at once."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+class SilentServer:
+    """Accepts connections on 127.0.0.1 and never answers (nor closes them) until stopped: a
+    hung server, which a client can only detect by its read timeout. Use as a context
+    manager; :attr:`connections` counts the connections accepted."""
+
+    def __init__(self) -> None:
+        self._listener = socket.socket()
+        self._listener.bind(("127.0.0.1", 0))
+        self._listener.listen(128)
+        self._listener.settimeout(0.05)  # so the accepting thread sees stop() soon
+        self._port: int = self._listener.getsockname()[1]
+        self._held: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._port}/v1"
+
+    @property
+    def connections(self) -> int:
+        with self._lock:
+            return len(self._held)
+
+    def _accept(self) -> None:
+        while not self._stopped.is_set():
+            try:
+                connection, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return  # closed
+            with self._lock:
+                self._held.append(connection)
+
+    def __enter__(self) -> SilentServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stopped.set()
+        self._thread.join()
+        self._listener.close()
+        with self._lock:
+            for connection in self._held:
+                connection.close()
 
 
 # ------------------------------------------------------------------------------------------

@@ -4,7 +4,12 @@ retried when the failure is worth retrying.
 * Retried: rate limits (429, honouring ``retry-after-ms``/``Retry-After``), 408, 409, server
   errors (5xx), timeouts and connection errors, with exponential backoff and jitter.
 * Not retried: everything else. A refused request (401, 403, 404) also stops every further
-  call to that endpoint.
+  call to that endpoint, and so do :data:`~.client.BREAKER_FAILURES` requests in a row that
+  could not reach it (its :class:`~.client.Breaker`).
+* A request never holds its slot past its time: the SDK's connect and read timeouts, and a
+  deadline of both around the whole request (a server that trickles its reply).
+* Each reply tells the lane's adaptive concurrency limit how the endpoint is coping (a 429
+  lowers it, a reply raises it; :mod:`.lane`).
 
 Failures become :class:`~graphrag_eval.errors.CallFailed` with a redacted message. See
 docs/llm.md (what the engine does with each call).
@@ -12,6 +17,7 @@ docs/llm.md (what the engine does with each call).
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import email.utils
 import random
@@ -27,7 +33,11 @@ from graphrag_eval.llm.budget import Budget
 from graphrag_eval.llm.client import Endpoint
 from graphrag_eval.llm.redaction import Redactor
 
-__all__ = ["Sender", "retry_after_s", "retryable", "status_text"]
+__all__ = ["DeadlineExceeded", "Sender", "retry_after_s", "retryable", "status_text"]
+
+
+class DeadlineExceeded(Exception):
+    """A request that was still going at its deadline (connect plus read timeout)."""
 
 
 class Sender:
@@ -45,35 +55,82 @@ class Sender:
         """Send one request of about ``tokens`` tokens, retrying transient failures."""
         async for attempt in self._retrying(endpoint):
             with attempt:
-                async with endpoint.lane.slot(tokens):
-                    # Calls queued for a slot see what happened while they waited.
-                    endpoint.ensure_usable()
-                    self.budget.check()
-                    self.stats.requests += 1
-                    return await request()
+                return await self._attempt(endpoint, tokens, request)
         raise AssertionError("unreachable: tenacity re-raises the last failure")
+
+    async def _attempt(
+        self, endpoint: Endpoint, tokens: int, request: Callable[[], Awaitable[Any]]
+    ) -> Any:
+        """One request, in a slot of the endpoint's lane; what came of it goes to the lane's
+        concurrency limit and to the endpoint's breaker."""
+        import openai
+
+        async with endpoint.lane.slot(tokens) as ticket:
+            # Calls queued for a slot see what happened while they waited.
+            endpoint.ensure_usable()
+            self.budget.check()
+            self.stats.requests += 1
+            try:
+                async with asyncio.timeout(self._deadline_s):
+                    response = await request()
+            except TimeoutError:
+                self._not_reached(endpoint, DeadlineExceeded())
+                raise DeadlineExceeded() from None
+            except openai.APIStatusError as exc:
+                endpoint.breaker.reached()
+                if exc.status_code == 429:
+                    endpoint.lane.rate_limited(ticket)
+                raise
+            except openai.APIConnectionError as exc:  # timeouts too
+                self._not_reached(endpoint, exc)
+                raise
+            endpoint.breaker.reached()
+            endpoint.lane.succeeded()
+            return response
+
+    @property
+    def _deadline_s(self) -> float:
+        return self.config.connect_timeout_s + self.config.timeout_s
+
+    def _not_reached(self, endpoint: Endpoint, exc: BaseException) -> None:
+        """Count a request that could not reach the endpoint towards its breaker."""
+        endpoint.breaker.not_reached(self.redactor.redact(self._describe(exc)))
+
+    def _describe(self, exc: BaseException) -> str:
+        """What went wrong with a request, in a few words."""
+        import openai
+
+        if isinstance(exc, openai.APITimeoutError | DeadlineExceeded):
+            return f"timed out after {self.config.timeout_s:g} s"
+        if isinstance(exc, openai.APIStatusError):
+            return status_text(exc)
+        if isinstance(exc, openai.APIConnectionError):
+            cause = exc.__cause__
+            detail = " ".join(str(cause or exc).split())[:200] or type(cause).__name__
+            return f"connection failed: {detail}"
+        return repr(exc)
 
     def failure(self, endpoint: Endpoint, exc: BaseException) -> LLMError:
         """The error to raise for a request that failed with ``exc`` (after its retries); a
-        refusal also marks the endpoint refused."""
+        refusal also opens the endpoint's breaker. A call that could not reach an endpoint
+        whose breaker is open fails with the breaker's reason."""
         import openai
 
         if isinstance(exc, LLMError):
             return exc
         if isinstance(exc, openai.APIStatusError) and exc.status_code in (401, 403, 404):
-            endpoint.refused = self.redactor.redact(
-                f"the {endpoint.role} endpoint refused the request: {status_text(exc)}"
+            endpoint.breaker.refuse(
+                self.redactor.redact(
+                    f"the {endpoint.role} endpoint refused the request: {status_text(exc)}"
+                )
             )
-            return CallFailed(endpoint.refused)
+            return CallFailed(endpoint.breaker.reason or "")
+        if endpoint.breaker.unreachable and isinstance(
+            exc, openai.APIConnectionError | DeadlineExceeded
+        ):
+            return CallFailed(endpoint.breaker.reason or "")
         attempts = self.config.max_retries + 1
-        if isinstance(exc, openai.APITimeoutError):
-            what = f"timed out after {self.config.timeout_s:g} s"
-        elif isinstance(exc, openai.APIStatusError):
-            what = status_text(exc)
-        elif isinstance(exc, openai.APIConnectionError):
-            what = f"connection failed ({exc})"
-        else:
-            what = repr(exc)
+        what = self.redactor.redact(self._describe(exc))
         if retryable(exc):
             what += f" ({attempts} attempt{'s' if attempts != 1 else ''})"
         return CallFailed(self.redactor.redact(f"{endpoint.role} call failed: {what}"))
@@ -82,7 +139,9 @@ class Sender:
         return AsyncRetrying(
             stop=stop_after_attempt(self.config.max_retries + 1),
             wait=self._backoff,
-            retry=retry_if_exception(lambda exc: retryable(exc) and endpoint.refused is None),
+            retry=retry_if_exception(
+                lambda exc: retryable(exc) and endpoint.breaker.reason is None
+            ),
             before_sleep=self._before_retry,
             reraise=True,
         )
@@ -108,7 +167,7 @@ def retryable(exc: BaseException) -> bool:
     """Whether a failed request is worth sending again."""
     import openai
 
-    if isinstance(exc, openai.APITimeoutError | openai.APIConnectionError):
+    if isinstance(exc, openai.APITimeoutError | openai.APIConnectionError | DeadlineExceeded):
         return True
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in (408, 409, 429) or exc.status_code >= 500
