@@ -8,6 +8,7 @@ See docs/llm.md (configuration).
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
 import os
 from collections.abc import Callable
@@ -156,6 +157,11 @@ def _sdk_client(
     options: dict[str, Any] = {"max_retries": 0, "timeout": timeout}
     if transport is not None:
         options["http_client"] = openai.DefaultAsyncHttpxClient(transport=transport)
+    elif _aiohttp_installed():
+        # The SDK's aiohttp transport (the 'llm' extra installs it): about half the CPU per
+        # request of its default one, which bounds a run at high concurrency
+        # (docs/benchmarks.md, "Judge client under load").
+        options["http_client"] = openai.DefaultAioHttpClient(timeout=timeout)
     if settings.provider == "azure":
         return openai.AsyncAzureOpenAI(
             azure_endpoint=base_url or "",
@@ -164,6 +170,10 @@ def _sdk_client(
             **options,
         )
     return openai.AsyncOpenAI(api_key=api_key or "not-needed", base_url=base_url, **options)
+
+
+def _aiohttp_installed() -> bool:
+    return importlib.util.find_spec("aiohttp") is not None
 
 
 def _api_key(role: str, settings: GenerationConfig | EmbeddingConfig) -> str | None:

@@ -97,16 +97,22 @@ class Sender:
         endpoint.breaker.not_reached(self.redactor.redact(self._describe(exc)))
 
     def _describe(self, exc: BaseException) -> str:
-        """What went wrong with a request, in a few words."""
+        """What went wrong with a request, in a few words: from the error at the root of
+        the chain (an SDK transport may report a refused connection as a connect timeout)."""
         import openai
 
-        if isinstance(exc, openai.APITimeoutError | DeadlineExceeded):
-            return f"timed out after {self.config.timeout_s:g} s"
         if isinstance(exc, openai.APIStatusError):
             return status_text(exc)
+        root = exc
+        while root.__cause__ is not None:
+            root = root.__cause__
+        timed_out = isinstance(root, TimeoutError) or (
+            root is exc and isinstance(exc, openai.APITimeoutError)
+        )
+        if timed_out or isinstance(exc, DeadlineExceeded):
+            return f"timed out after {self.config.timeout_s:g} s"
         if isinstance(exc, openai.APIConnectionError):
-            cause = exc.__cause__
-            detail = " ".join(str(cause or exc).split())[:200] or type(cause).__name__
+            detail = " ".join(str(root).split())[:200] or type(root).__name__
             return f"connection failed: {detail}"
         return repr(exc)
 
