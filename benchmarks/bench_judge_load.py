@@ -46,7 +46,8 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_llm import (  # noqa: E402  (the sibling script, on the path just above)
+# The sibling script, on the path just above.
+from bench_llm import (
     JudgeProcess,
     Run,
     Scenario,

@@ -5,6 +5,7 @@ against a server that answers 429 above a concurrency cap, a run gets few 429s."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 import pytest
@@ -63,13 +64,14 @@ def test_replies_raise_the_limit_by_about_one_per_round_while_calls_wait() -> No
         slots = lane(32)
         slots.rate_limited(Ticket(0))
         slots.rate_limited(Ticket(1))  # 8, below a ceiling of 16
-        async with slots.slot(1), slots.slot(1), slots.slot(1), slots.slot(1):
-            async with slots.slot(1), slots.slot(1), slots.slot(1), slots.slot(1):
-                waiting = await _waiting_call(slots)
-                before = slots.limit
-                for _ in range(8):  # one round of replies
-                    slots.succeeded()
-                after = slots.limit
+        async with contextlib.AsyncExitStack() as held:
+            for _ in range(8):
+                await held.enter_async_context(slots.slot(1))
+            waiting = await _waiting_call(slots)
+            before = slots.limit
+            for _ in range(8):  # one round of replies
+                slots.succeeded()
+            after = slots.limit
         await waiting
         return before, after
 
