@@ -23,7 +23,7 @@ Scenarios (``--scenario``, default ``all``):
 Prints a table; exits 1 when a target is missed. Run from the repository root::
 
     .venv/bin/python benchmarks/bench_judge_load.py [--scenario all|rate-limit|cpu]
-        [--questions 600] [--latency 0.1] [--cap 8] [--concurrency 32]
+        [--questions 1500] [--latency 0.1] [--cap 8] [--concurrency 32]
         [--cpu-questions 2000] [--cpu-latency 0.05] [--cpu-concurrency 64] [--json [PATH]]
 """
 
@@ -198,7 +198,7 @@ def render(scenarios: Sequence[Scenario], args: argparse.Namespace) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scenario", choices=("all", "rate-limit", "cpu"), default="all")
-    parser.add_argument("--questions", type=int, default=600)
+    parser.add_argument("--questions", type=int, default=1500)
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--cap", type=int, default=8, help="the server's requests in flight")
     parser.add_argument("--concurrency", type=int, default=32, help="llm.max_concurrency")

@@ -1,4 +1,5 @@
-"""The adaptive concurrency limit of an endpoint's lane (AIMD): a 429 halves it once per wave,
+"""The adaptive concurrency limit of an endpoint's lane (AIMD): it starts low and doubles each
+round until the first 429; a 429 lowers it (x 0.75) once per wave,
 replies while calls wait raise it by about one slot per round, slower above the ceiling; and
 against a server that answers 429 above a concurrency cap, a run gets few 429s."""
 
@@ -14,7 +15,7 @@ from graphrag_eval.config import load_config
 from graphrag_eval.config.llm import LLMConfig
 from graphrag_eval.errors import LLMError
 from graphrag_eval.llm.engine import LLMEngine, build_engine
-from graphrag_eval.llm.lane import DECREASE_FACTOR, PROBE_ROUNDS, Lane, Ticket
+from graphrag_eval.llm.lane import DECREASE_FACTOR, INITIAL_LIMIT, PROBE_ROUNDS, Lane, Ticket
 
 from judge_server import Faults, JudgeServer
 
@@ -23,12 +24,30 @@ def lane(max_concurrency: int) -> Lane:
     return Lane(LLMConfig(max_concurrency=max_concurrency))
 
 
-def test_the_limit_starts_at_max_concurrency() -> None:
-    assert lane(32).limit == pytest.approx(32)
+def test_the_limit_starts_low_or_at_max_concurrency() -> None:
+    assert lane(32).limit == pytest.approx(INITIAL_LIMIT)
+    assert lane(4).limit == pytest.approx(4)
 
 
-def test_a_429_halves_the_limit_once_per_wave() -> None:
+def test_before_any_429_each_reply_adds_a_slot_while_calls_wait() -> None:
+    async def main() -> float:
+        slots = lane(32)
+        async with contextlib.AsyncExitStack() as held:
+            for _ in range(INITIAL_LIMIT):
+                await held.enter_async_context(slots.slot(1))
+            waiting = await _waiting_call(slots, calls=2 * INITIAL_LIMIT)
+            for _ in range(INITIAL_LIMIT):  # one round of replies: doubled
+                slots.succeeded()
+            limit = slots.limit
+        await waiting
+        return limit
+
+    assert asyncio.run(main()) == pytest.approx(2 * INITIAL_LIMIT)
+
+
+def test_a_429_lowers_the_limit_once_per_wave() -> None:
     slots = lane(32)
+    slots.limit = 32
     sent_together = [Ticket(0)] * 24
 
     for ticket in sent_together:
@@ -40,36 +59,37 @@ def test_a_429_halves_the_limit_once_per_wave() -> None:
 
 
 def test_the_limit_never_drops_below_one() -> None:
-    slots = lane(4)
+    slots = lane(4)  # starts at 4
     for wave in range(10):
         slots.rate_limited(Ticket(wave))
     assert slots.limit == pytest.approx(1)
     assert slots.lowest_limit == pytest.approx(1)
 
 
-async def _waiting_call(slots: Lane) -> asyncio.Task[None]:
-    """A call queued for a slot (so replies raise the limit)."""
+async def _waiting_call(slots: Lane, calls: int = 1) -> asyncio.Future[list[None]]:
+    """``calls`` calls queued for a slot (so replies raise the limit)."""
 
     async def call() -> None:
         async with slots.slot(1):
             pass
 
-    task = asyncio.ensure_future(call())
+    tasks = asyncio.gather(*(call() for _ in range(calls)))
     await asyncio.sleep(0)
-    return task
+    return tasks
 
 
 def test_replies_raise_the_limit_by_about_one_per_round_while_calls_wait() -> None:
     async def main() -> tuple[float, float]:
         slots = lane(32)
+        slots.limit = 32
         slots.rate_limited(Ticket(0))
-        slots.rate_limited(Ticket(1))  # 8, below a ceiling of 16
+        slots.rate_limited(Ticket(1))  # 18, below a ceiling of 24
         async with contextlib.AsyncExitStack() as held:
-            for _ in range(8):
+            for _ in range(int(slots.limit)):
                 await held.enter_async_context(slots.slot(1))
-            waiting = await _waiting_call(slots)
+            waiting = await _waiting_call(slots, calls=8)
             before = slots.limit
-            for _ in range(8):  # one round of replies
+            for _ in range(round(before)):  # one round of replies
                 slots.succeeded()
             after = slots.limit
         await waiting
@@ -77,8 +97,8 @@ def test_replies_raise_the_limit_by_about_one_per_round_while_calls_wait() -> No
 
     before, after = asyncio.run(main())
 
-    assert before == pytest.approx(8)
-    assert after == pytest.approx(9, abs=0.1)
+    assert before == pytest.approx(32 * DECREASE_FACTOR**2)
+    assert after == pytest.approx(before + 1, abs=0.1)
 
 
 def test_replies_raise_the_limit_slower_near_the_ceiling() -> None:
@@ -101,7 +121,7 @@ def test_replies_without_calls_waiting_leave_the_limit_alone() -> None:
     slots.rate_limited(Ticket(0))
     for _ in range(100):
         slots.succeeded()
-    assert slots.limit == pytest.approx(16)
+    assert slots.limit == pytest.approx(INITIAL_LIMIT * DECREASE_FACTOR)
 
 
 def run_calls(config: dict[str, Any], calls: int) -> tuple[int, LLMEngine]:

@@ -3,11 +3,13 @@ limit that adapts to the endpoint's rate limiting, and the optional requests- an
 tokens-per-minute limits.
 
 The concurrency limit follows AIMD (additive increase, multiplicative decrease, as TCP's
-congestion control): it starts at ``llm.max_concurrency``; a 429 halves it (once per wave:
-requests sent before the last decrease do not decrease it again) and remembers the limit it
-came at as the ceiling; each reply while calls are waiting for a slot raises it by
-``1 / limit``, about one slot per round of replies, up to one below the ceiling, and above
-that four times slower (probing whether the endpoint now takes more); it stays within
+congestion control). It starts at :data:`INITIAL_LIMIT` (or ``llm.max_concurrency`` if lower)
+and, until the first 429, each reply while calls wait adds a slot (it doubles every round of
+replies: "slow start", so a run does not open with a wave of 429s); a 429 multiplies it by
+0.75 (once per wave: requests sent before the last decrease do not lower it again) and
+remembers the limit it came at as the ceiling; each reply while calls are waiting for a
+slot raises it by ``1 / limit``, about one slot per round of replies, up to one below the
+ceiling, and above that eight times slower (probing whether the endpoint now takes more); it stays within
 ``[1, llm.max_concurrency]``. So a provider that answers 429 above some concurrency gets
 about that concurrency, not waves of 429s. See docs/llm.md (what the engine does with each
 call) and docs/benchmarks.md.
@@ -25,12 +27,14 @@ from aiolimiter import AsyncLimiter
 
 from graphrag_eval.config.llm import LLMConfig
 
-__all__ = ["DECREASE_FACTOR", "PROBE_ROUNDS", "Lane", "Ticket"]
+__all__ = ["DECREASE_FACTOR", "INITIAL_LIMIT", "PROBE_ROUNDS", "Lane", "Ticket"]
 
-DECREASE_FACTOR = 0.5
+DECREASE_FACTOR = 0.75
 """What a 429 multiplies the concurrency limit by."""
-PROBE_ROUNDS = 4
+PROBE_ROUNDS = 8
 """Near the ceiling, rounds of replies per slot added."""
+INITIAL_LIMIT = 8
+"""Where the limit starts (slow start)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,12 +51,12 @@ class Lane:
 
     def __init__(self, config: LLMConfig) -> None:
         self.max_concurrency = config.max_concurrency
-        self.limit = float(config.max_concurrency)
+        self.limit = float(min(INITIAL_LIMIT, config.max_concurrency))
         """The concurrency limit now (its whole part is the number of slots)."""
         self.lowest_limit = self.limit
         """The lowest the limit went in the run."""
-        self.ceiling = self.limit
-        """The limit at the last 429 (at first, ``llm.max_concurrency``)."""
+        self.ceiling: float | None = None
+        """The limit at the last 429 (``None`` before the first: slow start)."""
         self.in_flight = 0
         self._waiting: deque[asyncio.Future[None]] = deque()
         self._wave = 0
@@ -81,12 +85,17 @@ class Lane:
     def succeeded(self) -> None:
         """A reply came back: one more slot per round of replies, while calls wait for one."""
         if self._waiting and self.limit < self.max_concurrency:
-            rounds = 1 if self.limit + 1 < self.ceiling else PROBE_ROUNDS
-            self.limit = min(float(self.max_concurrency), self.limit + 1 / (self.limit * rounds))
+            if self.ceiling is None:
+                step = 1.0  # slow start: doubling every round
+            elif self.limit + 1 < self.ceiling:
+                step = 1 / self.limit  # one slot a round
+            else:
+                step = 1 / (self.limit * PROBE_ROUNDS)
+            self.limit = min(float(self.max_concurrency), self.limit + step)
             self._wake()
 
     def rate_limited(self, ticket: Ticket) -> None:
-        """The endpoint answered 429 to the request of ``ticket``: halve the limit, unless
+        """The endpoint answered 429 to the request of ``ticket``: lower the limit, unless
         it was already lowered after that request was sent."""
         if ticket.wave != self._wave:
             return
