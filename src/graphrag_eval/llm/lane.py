@@ -10,9 +10,9 @@ replies: "slow start", so a run does not open with a wave of 429s); a 429 multip
 remembers the limit it came at as the ceiling; each reply while calls are waiting for a
 slot raises it by ``1 / limit``, about one slot per round of replies, up to one below the
 ceiling, and above that eight times slower (probing whether the endpoint now takes more);
-it stays within ``[1, llm.max_concurrency]``. So a provider that answers 429 above some concurrency gets
-about that concurrency, not waves of 429s. See docs/llm.md (what the engine does with each
-call) and docs/benchmarks.md.
+it stays within ``[1, llm.max_concurrency]``. So a provider that answers 429 above some
+concurrency gets about that concurrency, not waves of 429s. See docs/llm.md (what the engine
+does with each call) and docs/benchmarks.md.
 """
 
 from __future__ import annotations
