@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import json
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -23,7 +24,7 @@ from graphrag_eval.llm.redaction import Redactor
 if TYPE_CHECKING:
     import httpx2  # the OpenAI SDK's HTTP client (the 'llm' extra)
 
-__all__ = ["BREAKER_FAILURES", "Breaker", "Endpoint", "Lane"]
+__all__ = ["BREAKER_FAILURES", "Breaker", "Endpoint", "Lane", "json_body", "raw_request"]
 
 _DEFAULT_BASE_URLS = {
     "ollama": "http://localhost:11434/v1",
@@ -128,6 +129,41 @@ class Endpoint:
     async def close(self) -> None:
         """Close the HTTP client."""
         await self.client.close()
+
+
+SDK_OPTIONS = ("extra_headers", "extra_query", "timeout")
+"""Request parameters that are options of the SDK's call, not fields of the request body."""
+
+
+def raw_request(
+    create: Any, model: str, listed: str, body: dict[str, Any], options: dict[str, Any]
+) -> Any:
+    """A partial call of an SDK ``create`` (as ``with_raw_response``, so the reply is not
+    made into SDK objects) sending ``body`` as it is: its fields go in ``extra_body``, the
+    typed ``listed`` argument (``messages``, ``input``) is left empty. The SDK would otherwise
+    walk every message and every level of a JSON schema against its type hints on each
+    request, about a third of a judge request's CPU (docs/benchmarks.md, "Judge client under
+    load"). ``options``: the request parameters (:data:`SDK_OPTIONS` go to the SDK, the rest,
+    and ``extra_body``'s fields, into the body)."""
+    import functools
+
+    sdk = {key: value for key, value in options.items() if key in SDK_OPTIONS}
+    fields = {
+        key: value
+        for key, value in options.items()
+        if key not in SDK_OPTIONS and key != "extra_body"
+    }
+    fields.update(options.get("extra_body") or {})
+    fields.update(body)
+    return functools.partial(create, model=model, **{listed: []}, extra_body=fields, **sdk)
+
+
+def json_body(response: Any) -> Any:
+    """The JSON of a raw SDK response; ``None`` when it is not JSON (an HTML error page)."""
+    try:
+        return json.loads(response.content)
+    except (AttributeError, TypeError, ValueError):
+        return None
 
 
 def _sdk(role: str) -> Any:
