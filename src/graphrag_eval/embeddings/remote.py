@@ -151,14 +151,14 @@ class RemoteEmbedder:
     async def _request(self, texts: list[str], estimate: int) -> Any:
         endpoint = self.endpoint
         body = {
+            "model": endpoint.model,
             "input": [_LONE_SURROGATE.sub("\ufffd", text) for text in texts],
-            "encoding_format": "float",  # what the SDK would decode from base64 otherwise
+            "encoding_format": "float",
         }
-        create = endpoint.client.embeddings.with_raw_response.create
         return await self.calls.sender.send(
             endpoint,
             estimate,
-            raw_request(create, endpoint.model, "input", body, endpoint.request_parameters),
+            raw_request(endpoint.client, "/embeddings", body, endpoint.request_parameters),
         )
 
 

@@ -48,12 +48,12 @@ async def chat(
         estimate = estimate_tokens("".join(m["content"] for m in sent)) + int(
             options.get("max_tokens") or DRY_RUN_REPLY_TOKENS
         )
-        create = endpoint.client.chat.completions.with_raw_response.create
+        body = {"model": endpoint.model, "messages": sent}
         try:
             completion = await calls.sender.send(
                 endpoint,
                 estimate,
-                raw_request(create, endpoint.model, "messages", {"messages": sent}, options),
+                raw_request(endpoint.client, "/chat/completions", body, options),
             )
         except openai.BadRequestError as exc:
             if structured and _fall_back_to_prompt(calls, endpoint, exc):

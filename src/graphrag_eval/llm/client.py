@@ -8,11 +8,12 @@ See docs/llm.md (configuration).
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import inspect
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from graphrag_eval.config.llm import EmbeddingConfig, GenerationConfig, LLMConfig
@@ -131,31 +132,34 @@ class Endpoint:
         await self.client.close()
 
 
-SDK_OPTIONS = ("extra_headers", "extra_query", "timeout")
-"""Request parameters that are options of the SDK's call, not fields of the request body."""
+SDK_OPTIONS = {"extra_headers": "headers", "extra_query": "params", "timeout": "timeout"}
+"""Request parameters that are options of the SDK's request (by the name its ``post`` takes),
+not fields of the request body."""
 
 
 def raw_request(
-    create: Any, model: str, listed: str, body: dict[str, Any], options: dict[str, Any]
-) -> Any:
-    """A partial call of an SDK ``create`` (as ``with_raw_response``, so the reply is not
-    made into SDK objects) sending ``body`` as it is: its fields go in ``extra_body``, the
-    typed ``listed`` argument (``messages``, ``input``) is left empty. The SDK would otherwise
-    walk every message and every level of a JSON schema against its type hints on each
-    request, about a third of a judge request's CPU (docs/benchmarks.md, "Judge client under
-    load"). ``options``: the request parameters (:data:`SDK_OPTIONS` go to the SDK, the rest,
-    and ``extra_body``'s fields, into the body)."""
-    import functools
+    client: Any, path: str, body: dict[str, Any], parameters: Mapping[str, Any]
+) -> Callable[[], Awaitable[Any]]:
+    """A POST of ``body`` to ``path`` through the SDK client's own ``post`` (its documented way
+    to make custom requests: base URL, authentication, Azure's deployment paths, its errors),
+    the reply left as the HTTP response. ``create`` would walk every message and every level
+    of a JSON schema against its type hints, and build SDK objects from each reply: about
+    half a judge request's CPU (docs/benchmarks.md, "Judge client under load").
+    ``parameters``: the config's request parameters (:data:`SDK_OPTIONS` go to the SDK, the
+    rest, and ``extra_body``'s fields, into the body)."""
+    import httpx2
 
-    sdk = {key: value for key, value in options.items() if key in SDK_OPTIONS}
+    options = {SDK_OPTIONS[key]: value for key, value in parameters.items() if key in SDK_OPTIONS}
     fields = {
         key: value
-        for key, value in options.items()
+        for key, value in parameters.items()
         if key not in SDK_OPTIONS and key != "extra_body"
     }
-    fields.update(options.get("extra_body") or {})
+    fields.update(parameters.get("extra_body") or {})
     fields.update(body)
-    return functools.partial(create, model=model, **{listed: []}, extra_body=fields, **sdk)
+    return functools.partial(
+        client.post, path, cast_to=httpx2.Response, body=fields, options=options
+    )
 
 
 def json_body(response: Any) -> Any:
