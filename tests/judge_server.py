@@ -394,9 +394,13 @@ def closed_port_url() -> str:
 class SilentServer:
     """Accepts connections on 127.0.0.1 and never answers (nor closes them) until stopped: a
     hung server, which a client can only detect by its read timeout. Use as a context
-    manager; :attr:`connections` counts the connections accepted."""
+    manager; :attr:`connections` counts the connections accepted.
 
-    def __init__(self) -> None:
+    ``trickle_s``: answer instead with the headers of a long reply, then one byte of it every
+    ``trickle_s`` seconds, so that no single read ever times out."""
+
+    def __init__(self, trickle_s: float | None = None) -> None:
+        self.trickle_s = trickle_s
         self._listener = socket.socket()
         self._listener.bind(("127.0.0.1", 0))
         self._listener.listen(128)
@@ -426,6 +430,17 @@ class SilentServer:
                 return  # closed
             with self._lock:
                 self._held.append(connection)
+            if self.trickle_s is not None:
+                threading.Thread(target=self._trickle, args=(connection,), daemon=True).start()
+
+    def _trickle(self, connection: socket.socket) -> None:
+        try:
+            connection.recv(65536)
+            connection.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 100000\r\n\r\n")
+            while not self._stopped.wait(self.trickle_s):
+                connection.sendall(b" ")
+        except OSError:
+            pass  # the client gave up, or stop() closed it
 
     def __enter__(self) -> SilentServer:
         self._thread.start()

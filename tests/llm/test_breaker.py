@@ -84,6 +84,22 @@ def test_a_server_that_never_answers_is_given_up_after_its_timeouts() -> None:
     assert connections == engine.stats.requests
 
 
+def test_a_reply_that_trickles_in_is_cut_off_at_the_deadline() -> None:
+    # One byte every 50 ms: no read ever waits the 0.3 s read timeout, so only the deadline
+    # around the whole request (connect + read timeout) ends it.
+    with SilentServer(trickle_s=0.05) as trickling:
+        config = judge_at(
+            trickling.url, timeout_s=0.3, connect_timeout_s=0.2, max_retries=0, max_concurrency=1
+        )
+
+        errors, engine = ask_many(config, calls=3)
+
+    assert [str(error) for error in errors] == [
+        "generation call failed: timed out after 0.3 s (1 attempt)"
+    ] * 3
+    assert engine.stats.requests == 3  # each let go of its slot for the next
+
+
 def test_tls_to_a_plain_http_server_fails_as_unreachable(server: JudgeServer) -> None:
     url = server.url.replace("http://", "https://")
 
