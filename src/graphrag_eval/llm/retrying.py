@@ -53,10 +53,23 @@ class Sender:
         self, endpoint: Endpoint, tokens: int, request: Callable[[], Awaitable[Any]]
     ) -> Any:
         """Send one request of about ``tokens`` tokens, retrying transient failures."""
+        # Most requests succeed at once: tenacity (and its cost) only for those that do not.
+        try:
+            return await self._attempt(endpoint, tokens, request)
+        except Exception as exc:
+            if self.config.max_retries == 0 or not self._worth_retrying(endpoint, exc):
+                raise
+            first = exc
+        self.stats.retries += 1
+        await asyncio.sleep(self._wait_s(first, 1))
         async for attempt in self._retrying(endpoint):
             with attempt:
                 return await self._attempt(endpoint, tokens, request)
         raise AssertionError("unreachable: tenacity re-raises the last failure")
+
+    @staticmethod
+    def _worth_retrying(endpoint: Endpoint, exc: BaseException) -> bool:
+        return retryable(exc) and endpoint.breaker.reason is None
 
     async def _attempt(
         self, endpoint: Endpoint, tokens: int, request: Callable[[], Awaitable[Any]]
@@ -142,18 +155,21 @@ class Sender:
         return CallFailed(self.redactor.redact(f"{endpoint.role} call failed: {what}"))
 
     def _retrying(self, endpoint: Endpoint) -> AsyncRetrying:
+        """The retries after a first failed attempt."""
         return AsyncRetrying(
-            stop=stop_after_attempt(self.config.max_retries + 1),
+            stop=stop_after_attempt(self.config.max_retries),
             wait=self._backoff,
-            retry=retry_if_exception(
-                lambda exc: retryable(exc) and endpoint.breaker.reason is None
-            ),
+            retry=retry_if_exception(lambda exc: self._worth_retrying(endpoint, exc)),
             before_sleep=self._before_retry,
             reraise=True,
         )
 
     def _backoff(self, state: RetryCallState) -> float:
         exception = state.outcome.exception() if state.outcome is not None else None
+        return self._wait_s(exception, state.attempt_number + 1)  # after the first attempt
+
+    def _wait_s(self, exception: BaseException | None, attempt: int) -> float:
+        """How long to wait after the failed ``attempt`` (counted from 1)."""
         server_asked = retry_after_s(exception)
         if server_asked is not None:
             # A little jitter, so calls told the same delay do not return in one burst.
@@ -161,7 +177,7 @@ class Sender:
             return min(server_asked + random.uniform(0, spread), self.config.backoff_max_s)
         ceiling = min(
             self.config.backoff_max_s,
-            self.config.backoff_initial_s * 2 ** (state.attempt_number - 1),
+            self.config.backoff_initial_s * 2 ** (attempt - 1),
         )
         return random.uniform(ceiling / 2, ceiling)  # "equal jitter"
 
