@@ -82,6 +82,8 @@ def test_a_dead_judge_fails_fast_exits_3_and_every_metric_shows_its_failures(
     run = yaml.safe_load((out / "run.yaml").read_text())
     assert run["llm"]["requests"] <= BREAKER_FAILURES + 2 * MAX_CONCURRENCY
     reason = f"judge at {url} unreachable"
+    [unusable] = run["llm"]["unusable_endpoints"]
+    assert unusable.startswith(reason)
     for result in read_results(out):
         assert result["answer_eval_error"].startswith(reason)
         assert result["answer_relevance_error"].startswith(reason)
@@ -100,6 +102,7 @@ def test_a_dead_judge_fails_fast_exits_3_and_every_metric_shows_its_failures(
     # ... and in the report's coverage table.
     page = (out / "report.html").read_text()
     assert '<tr><td>answer_f1</td><td class="num">0</td><td class="num">6</td>' in page
+    assert "endpoint not usable" in page
 
 
 def test_resume_finishes_the_run_once_the_judge_is_back(

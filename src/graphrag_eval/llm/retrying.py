@@ -107,7 +107,14 @@ class Sender:
 
     def _not_reached(self, endpoint: Endpoint, exc: BaseException) -> None:
         """Count a request that could not reach the endpoint towards its breaker."""
+        was_open = endpoint.breaker.reason is not None
         endpoint.breaker.not_reached(self.redactor.redact(self._describe(exc)))
+        self._note_opened(endpoint, was_open)
+
+    def _note_opened(self, endpoint: Endpoint, was_open: bool) -> None:
+        """Record in the run's statistics a breaker that has just opened."""
+        if not was_open and endpoint.breaker.reason is not None:
+            self.stats.unusable_endpoints.append(endpoint.breaker.reason)
 
     def _describe(self, exc: BaseException) -> str:
         """What went wrong with a request, in a few words: from the error at the root of
@@ -138,11 +145,13 @@ class Sender:
         if isinstance(exc, LLMError):
             return exc
         if isinstance(exc, openai.APIStatusError) and exc.status_code in (401, 403, 404):
+            was_open = endpoint.breaker.reason is not None
             endpoint.breaker.refuse(
                 self.redactor.redact(
                     f"the {endpoint.role} endpoint refused the request: {status_text(exc)}"
                 )
             )
+            self._note_opened(endpoint, was_open)
             return CallFailed(endpoint.breaker.reason or "")
         if endpoint.breaker.unreachable and isinstance(
             exc, openai.APIConnectionError | DeadlineExceeded
