@@ -166,4 +166,4 @@ def test_a_concurrency_cap_costs_few_429s(judge: Any) -> None:
     # At a fixed 16 in flight, three in four requests would get a 429.
     assert 0 < rejected < 0.2 * server.count()
     assert engine.generation is not None
-    assert engine.generation.lane.lowest_limit <= 4
+    assert engine.generation.lane.lowest_limit < INITIAL_LIMIT  # it came down
