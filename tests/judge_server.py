@@ -24,6 +24,7 @@ import json
 import math
 import random
 import re
+import socket
 import threading
 import time
 from collections import Counter
@@ -36,7 +37,9 @@ __all__ = [
     "Faults",
     "JudgeServer",
     "Recorded",
+    "SilentServer",
     "chat_completion",
+    "closed_port_url",
     "default_judge",
     "embed_text",
     "scripted_transport",
@@ -80,6 +83,10 @@ class Faults:
     reject_schema_keywords: bool = False
     """A 400 naming the keyword for a ``response_format`` schema with ``enum``, ``minItems``
     or ``maxItems`` (an endpoint whose structured output lacks them)."""
+    # network faults
+    max_in_flight: int | None = None
+    """A concurrency cap: a request that arrives while this many are being answered gets a
+    429 at once (with ``retry-after-ms``), as a provider's rate limiter answers."""
 
 
 @dataclass(frozen=True)
@@ -91,8 +98,8 @@ class Recorded:
     body: dict[str, Any]
     outcome: str
     """ok, rate_limit, server_error, malformed, hang, truncated, unauthorized, bad_request,
-    schema_keyword, or a list-shape fault (short_list, reversed_list, duplicate_entry,
-    out_of_range_entry)"""
+    schema_keyword, over_capacity, or a list-shape fault (short_list, reversed_list,
+    duplicate_entry, out_of_range_entry)"""
 
 
 Responder = Callable[[dict[str, Any]], str | None]
@@ -111,6 +118,9 @@ class _State:
     requests: list[Recorded] = field(default_factory=list)
     in_flight: int = 0
     max_in_flight: int = 0
+    # network faults
+    answering: int = 0
+    """Requests admitted under ``Faults.max_in_flight`` and not answered yet."""
 
 
 class JudgeServer:
@@ -196,6 +206,9 @@ class _Server(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     state: _State
     protocol_version = "HTTP/1.1"
+    # network faults: a reply goes out in two writes (headers, body); without this, Nagle's
+    # algorithm and the client's delayed ACK add ~40 ms to each reply on loopback.
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass
@@ -212,9 +225,14 @@ class _Handler(BaseHTTPRequestHandler):
         with state.lock:
             state.in_flight += 1
             state.max_in_flight = max(state.max_in_flight, state.in_flight)
+        admitted = _admit(state)
         try:
-            self._handle(body, raw)
+            if admitted:
+                self._handle(body, raw)
+            else:
+                self._over_capacity(body)
         finally:
+            _leave(state, admitted)
             with state.lock:
                 state.in_flight -= 1
 
@@ -290,6 +308,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, self._chat(body, outcome))
         else:
             self._send(404, {"error": {"message": f"no route {path}"}})
+
+    def _over_capacity(self, body: dict[str, Any]) -> None:
+        """The concurrency cap's 429, answered at once (``Faults.max_in_flight``)."""
+        headers = {key.lower(): value for key, value in self.headers.items()}
+        self._record(self.path, headers, body, "over_capacity")
+        retry_after = {"retry-after-ms": str(self.state.faults.retry_after_ms)}
+        message = {"error": {"message": "Too many requests in flight", "code": "rate_limit"}}
+        self._send(429, message, retry_after)
 
     def _chat(self, body: dict[str, Any], outcome: str) -> dict[str, Any]:
         text: str | None = None
@@ -432,6 +458,98 @@ def scripted_transport(responder: Responder | None = None) -> Any:
         return httpx2.Response(404, json={"error": {"message": f"no route {path}"}})
 
     return httpx2.MockTransport(handle)
+
+
+# ------------------------------------------------------------------------------------------
+# Network faults: a concurrency cap, a port where nothing listens, a server that never answers
+
+
+def _admit(state: _State) -> bool:
+    """Whether a request is answered, or gets the concurrency cap's 429."""
+    cap = state.faults.max_in_flight
+    with state.lock:
+        if cap is not None and state.answering >= cap:
+            return False
+        state.answering += 1
+        return True
+
+
+def _leave(state: _State, admitted: bool) -> None:
+    if admitted:
+        with state.lock:
+            state.answering -= 1
+
+
+def closed_port_url() -> str:
+    """A URL on 127.0.0.1 at which nothing listens: connecting is refused at once."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+class SilentServer:
+    """Accepts connections on 127.0.0.1 and never answers (nor closes them) until stopped: a
+    hung server, which a client can only detect by its read timeout. Use as a context
+    manager; :attr:`connections` counts the connections accepted.
+
+    ``trickle_s``: answer instead with the headers of a long reply, then one byte of it every
+    ``trickle_s`` seconds, so that no single read ever times out."""
+
+    def __init__(self, trickle_s: float | None = None) -> None:
+        self.trickle_s = trickle_s
+        self._listener = socket.socket()
+        self._listener.bind(("127.0.0.1", 0))
+        self._listener.listen(128)
+        self._listener.settimeout(0.05)  # so the accepting thread sees stop() soon
+        self._port: int = self._listener.getsockname()[1]
+        self._held: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._port}/v1"
+
+    @property
+    def connections(self) -> int:
+        with self._lock:
+            return len(self._held)
+
+    def _accept(self) -> None:
+        while not self._stopped.is_set():
+            try:
+                connection, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return  # closed
+            with self._lock:
+                self._held.append(connection)
+            if self.trickle_s is not None:
+                threading.Thread(target=self._trickle, args=(connection,), daemon=True).start()
+
+    def _trickle(self, connection: socket.socket) -> None:
+        try:
+            connection.recv(65536)
+            connection.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 100000\r\n\r\n")
+            while not self._stopped.wait(self.trickle_s):
+                connection.sendall(b" ")
+        except OSError:
+            pass  # the client gave up, or stop() closed it
+
+    def __enter__(self) -> SilentServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stopped.set()
+        self._thread.join()
+        self._listener.close()
+        with self._lock:
+            for connection in self._held:
+                connection.close()
 
 
 # ------------------------------------------------------------------------------------------

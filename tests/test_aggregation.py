@@ -207,7 +207,7 @@ def test_coverage_counts_scored_failed_skipped() -> None:
         err("t1", "d"),
     ]
     coverage = compute_aggregates(results)["micro"]["coverage"]["steps_score"]
-    assert coverage == {"scored": 1, "failed": 1, "skipped": 2}
+    assert coverage == {"scored": 1, "failed": 1, "skipped": 2, "failed_reason": "x"}
 
 
 def test_step_level_metrics_are_aggregated_from_steps() -> None:
@@ -247,7 +247,12 @@ def test_step_level_metrics_are_aggregated_from_steps() -> None:
     micro = compute_aggregates(results)["micro"]
     assert micro["retrieval_context_recall"]["mean"] == pytest.approx(0.75)
     assert micro["retrieval_context_recall"]["sum"] == pytest.approx(1.5)
-    assert micro["coverage"]["retrieval_context_recall"] == {"scored": 1, "failed": 1, "skipped": 1}
+    assert micro["coverage"]["retrieval_context_recall"] == {
+        "scored": 1,
+        "failed": 1,
+        "skipped": 1,
+        "failed_reason": "unreadable",
+    }
 
 
 def test_step_counts() -> None:
@@ -362,6 +367,7 @@ def test_label_metrics_aggregate_as_counts() -> None:
         "scored": 1,
         "failed": 1,
         "skipped": 0,
+        "failed_reason": "judge failed",
     }
     assert "verdict_reason" not in aggregates["micro"]
     assert "verdict_label" not in aggregates["macro"]

@@ -400,6 +400,7 @@ def test_a_metric_bug_costs_one_value_not_the_run(caplog: pytest.LogCaptureFixtu
         "scored": 1,
         "failed": 1,
         "skipped": 0,
+        "failed_reason": q2["exploding_error"],
     }
 
 

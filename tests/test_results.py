@@ -135,7 +135,12 @@ def test_records_with_keys_no_metric_declares_read_back_the_same() -> None:
     typed = read_records(records)
     assert to_records(typed) == records
     aggregates = compute_aggregates(records)
-    assert aggregates["micro"]["coverage"]["my_score"] == {"scored": 1, "failed": 1, "skipped": 1}
+    assert aggregates["micro"]["coverage"]["my_score"] == {
+        "scored": 1,
+        "failed": 1,
+        "skipped": 1,
+        "failed_reason": "the custom judge failed",
+    }
 
 
 ODD_RECORDS = [

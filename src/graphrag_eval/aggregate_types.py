@@ -3,6 +3,7 @@ giving the seed's aggregate dictionaries exactly (docs/outputs.md, "Aggregates")
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,9 +38,18 @@ class Coverage:
     scored: int = 0
     failed: int = 0
     skipped: int = 0
+    reasons: Counter[str] = field(default_factory=Counter)
+    """The errors of the failures, counted; the commonest is written as ``failed_reason``."""
 
-    def to_dict(self) -> dict[str, int]:
-        return {"scored": self.scored, "failed": self.failed, "skipped": self.skipped}
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "scored": self.scored,
+            "failed": self.failed,
+            "skipped": self.skipped,
+        }
+        if self.reasons:
+            out["failed_reason"] = self.reasons.most_common(1)[0][0]
+        return out
 
 
 @dataclass(slots=True)

@@ -36,7 +36,7 @@ import json
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -116,7 +116,11 @@ def _aggregated_keys(
     sample counts as 0 on (none unless ``aggregation.error_samples`` is ``zero``)."""
     evidence = KeyEvidence(run.layout)
     for result in run.results:
-        evidence.add(result.is_error, result.values(), result.step_scores())
+        failed: dict[str, str] = {}
+        if result.failed_metrics():  # rare: no further pass over most results
+            for step in (None, *result.step_indices()):
+                failed.update(result.failed_keys(step))
+        evidence.add(result.is_error, result.values(), result.step_scores(), failed)
     keys = evidence.keys()
     if load_config(config).aggregation.error_samples != "zero":
         return keys, {}
@@ -134,6 +138,8 @@ class _Facts:
     step_names: list[str]
     empty_steps: list[str]
     error_steps: list[str]
+    failure_reasons: dict[str, str] = field(default_factory=dict)
+    """Key -> the error of its metric, where it failed."""
 
 
 def _facts(item: QuestionResult, keys: AggregatedKeys, zeroable: Mapping[str, OutputKey]) -> _Facts:
@@ -152,6 +158,7 @@ def _facts(item: QuestionResult, keys: AggregatedKeys, zeroable: Mapping[str, Ou
     levels: dict[bool, list[int | None]] = {True: list(positions), False: [None]}
     scored = {level: item.values(level) for level in (None, *positions)}
     failed = {level: item.failed_keys(level) for level in (None, *positions)}
+    reasons: dict[str, str] = {}
     for name, (spec, on_steps) in keys.items():
         found = [
             scored[level][name] for level in levels[on_steps] if scored[level].get(name) is not None
@@ -159,8 +166,14 @@ def _facts(item: QuestionResult, keys: AggregatedKeys, zeroable: Mapping[str, Ou
         if found:
             values[name] = found
             coverage[name] = "scored"
-        elif any(key in failed[level] for level in levels[on_steps] for key in spec.error_keys):
+        elif messages := [
+            failed[level][key]
+            for level in levels[on_steps]
+            for key in spec.error_keys
+            if key in failed[level]
+        ]:
             coverage[name] = "failed"
+            reasons[name] = str(messages[0])
         else:
             coverage[name] = "skipped"
     names: list[str] = []
@@ -176,7 +189,7 @@ def _facts(item: QuestionResult, keys: AggregatedKeys, zeroable: Mapping[str, Ou
             errors.append(step_name)
         elif step.get("status") == "success" and is_empty_output(step.get("output")):
             empty.append(step_name)
-    return _Facts(False, False, values, coverage, names, empty, errors)
+    return _Facts(False, False, values, coverage, names, empty, errors, reasons)
 
 
 def _aggregate(items: Sequence[_Facts], keys: AggregatedKeys) -> GroupAggregates:
@@ -191,6 +204,8 @@ def _aggregate(items: Sequence[_Facts], keys: AggregatedKeys) -> GroupAggregates
         for name, status in item.coverage.items():
             counts = group.coverage[name]
             setattr(counts, status, getattr(counts, status) + 1)
+        for name, reason in item.failure_reasons.items():
+            group.coverage[name].reasons[reason] += 1
     for name, (spec, _) in keys.items():
         values = [value for item in items for value in item.values.get(name, ())]
         if spec.aggregation is Aggregation.LABEL:

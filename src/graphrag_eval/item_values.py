@@ -51,7 +51,8 @@ class ItemValues:
 
 class KeyEvidence:
     """What a run's results show about its keys, gathered one result at a time: which
-    declared keys occur (on the question, or on a step for a metric of steps), and which an
+    declared keys occur (on the question, or on a step for a metric of steps) or were
+    attempted and failed (so a metric that failed everywhere is still counted), and which an
     error sample would have had (some success has the key, or the evaluation wrote a number
     for it on an error sample, as it does for ``steps_score`` under ``error_samples: zero``).
     """
@@ -64,13 +65,21 @@ class KeyEvidence:
         """Other keys that occur: on an error sample, or on a step."""
         self._computed: set[str] = set()
         """Other keys the run computed: a number on an error sample."""
+        self._failed: set[str] = set()
+        """Error keys some result has: their metrics were attempted."""
 
     def add(
-        self, is_error: bool, scores: Mapping[str, Any], step_scores: Iterable[Mapping[str, Any]]
+        self,
+        is_error: bool,
+        scores: Mapping[str, Any],
+        step_scores: Iterable[Mapping[str, Any]],
+        failed: Iterable[str] = (),
     ) -> None:
         """Take one result: whether it is an error sample, its
-        :meth:`~graphrag_eval.result_types.QuestionResult.values` and
-        :meth:`~graphrag_eval.result_types.QuestionResult.step_scores`."""
+        :meth:`~graphrag_eval.result_types.QuestionResult.values`,
+        :meth:`~graphrag_eval.result_types.QuestionResult.step_scores` and the error keys of
+        what failed on it or its steps."""
+        self._failed.update(failed)
         if is_error:
             self._present.update(scores)
             self._computed.update(name for name, value in scores.items() if is_number(value))
@@ -88,7 +97,12 @@ class KeyEvidence:
             name: entry
             for name, entry in self.declared.items()
             if entry[0].aggregation is not Aggregation.NONE
-            and (name in self._on_successes or name in self._present or entry[0].always)
+            and (
+                name in self._on_successes
+                or name in self._present
+                or entry[0].always
+                or not self._failed.isdisjoint(entry[0].error_keys)
+            )
         }
 
     def zeroable(self, keys: AggregatedKeys) -> dict[str, OutputKey]:

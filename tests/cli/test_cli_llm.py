@@ -152,7 +152,8 @@ def test_max_cost_stops_new_calls_and_says_so(
     reference, responses = write_inputs(tmp_path, 40)
     config = write_config(tmp_path, server, max_concurrency=1)
     out = tmp_path / "out"
-    assert evaluate(reference, responses, "-c", config, "-o", out, "--max-cost", "0.0001") == 0
+    # Calls the cost limit stopped leave the run incomplete: exit 3 (docs/llm.md, cost).
+    assert evaluate(reference, responses, "-c", config, "-o", out, "--max-cost", "0.0001") == 3
     printed = capsys.readouterr().out
     assert "cost limit of $0.0001 reached" in printed
     results = read_results(out)
@@ -302,7 +303,8 @@ def test_secrets_appear_nowhere(
     with JudgeServer(api_key="sk-the-right-one") as server:
         config = write_config(tmp_path, server, max_concurrency=1)
         out = tmp_path / "out"
-        assert evaluate(reference, responses, "-c", config, "-o", out, "--yaml") == 0
+        # The judge refused every call: an incomplete run (exit 3).
+        assert evaluate(reference, responses, "-c", config, "-o", out, "--yaml") == 3
         assert server.requests[0].headers["authorization"] == f"Bearer {PLANTED_KEY}"
         refused = server.count()
     printed = capsys.readouterr()

@@ -4,6 +4,7 @@ missing answers, and the configurable prompt, against the scripted judge."""
 from __future__ import annotations
 
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 
@@ -301,4 +302,6 @@ def test_aggregates_count_failed_answer_metrics() -> None:
     micro = compute_aggregates(results, config)["micro"]
 
     assert micro["answer_f1"]["mean"] == pytest.approx(1.0)
-    assert micro["coverage"]["answer_f1"] == {"scored": 1, "failed": 1, "skipped": 1}
+    coverage = micro["coverage"]["answer_f1"]
+    assert coverage == {"scored": 1, "failed": 1, "skipped": 1, "failed_reason": ANY}
+    assert coverage["failed_reason"] == results[1]["answer_eval_error"]

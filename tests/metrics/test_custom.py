@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 
@@ -332,6 +333,8 @@ def test_aggregates_include_custom_outputs_with_coverage() -> None:
     micro = compute_aggregates(results, config)["micro"]
 
     assert micro["review_score"] == {"sum": 4, "mean": 4, "median": 4, "min": 4, "max": 4}
-    assert micro["coverage"]["review_score"] == {"scored": 1, "failed": 1, "skipped": 0}
+    coverage = micro["coverage"]["review_score"]
+    assert coverage == {"scored": 1, "failed": 1, "skipped": 0, "failed_reason": ANY}
+    assert coverage["failed_reason"] == results[1]["review_error"]
     assert micro["review_cost"]["sum"] == results[0]["review_cost"]
     assert "review_comment" not in micro  # text is not aggregated as a number

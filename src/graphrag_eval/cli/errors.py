@@ -2,8 +2,9 @@
 (``--debug`` shows the traceback instead).
 
 Exit codes: 0 ok, 1 a CI gate failed (``--fail-under``, ``--fail-over``,
-``--fail-on-regression``), 2 bad input or config, 130 interrupted (Ctrl-C), 143 stopped by
-SIGTERM (docs/report.md, docs/security.md).
+``--fail-on-regression``), 2 bad input or config, 3 evaluation incomplete (a judge endpoint
+was unusable, or the cost limit stopped calls; ``--resume`` finishes it), 130 interrupted
+(Ctrl-C), 143 stopped by SIGTERM (docs/report.md, docs/llm.md, docs/security.md).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from graphrag_eval.errors import GraphragEvalError
 
 __all__ = [
     "EXIT_BAD_INPUT",
+    "EXIT_INCOMPLETE",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_TERMINATED",
@@ -34,7 +36,7 @@ __all__ = [
     "run_command",
 ]
 
-EXIT_OK, EXIT_THRESHOLD, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_THRESHOLD, EXIT_BAD_INPUT, EXIT_INCOMPLETE = 0, 1, 2, 3
 
 _command_line: list[str] = []
 
@@ -46,13 +48,17 @@ def command_line(*extra: str) -> str:
     return shlex.join(words)
 
 
-def exit_on_failures(failures: Sequence[str]) -> None:
-    """Exit 1 with one line per failed gate (never wrapped: CI logs are grepped)."""
-    if not failures:
-        return
+def exit_on_failures(failures: Sequence[str], incomplete: str | None = None) -> None:
+    """Exit 1 with one line per failed gate (never wrapped: CI logs are grepped); exit 3
+    with the line ``incomplete`` (what is missing) when the run could not do all it was asked,
+    whatever the gates say (they judged an incomplete run)."""
     for failure in failures:
         click.echo(f"FAIL {failure}", err=True)
-    raise click.exceptions.Exit(EXIT_THRESHOLD)
+    if incomplete is not None:
+        click.echo(incomplete, err=True)
+        raise click.exceptions.Exit(EXIT_INCOMPLETE)
+    if failures:
+        raise click.exceptions.Exit(EXIT_THRESHOLD)
 
 
 def _fail(message: str, debug: bool, prog_name: str) -> int:

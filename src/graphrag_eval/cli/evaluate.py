@@ -22,7 +22,7 @@ from graphrag_eval.checkpoint import (
 )
 from graphrag_eval.cli.console import stderr, stdout
 from graphrag_eval.cli.errors import command_line, exit_on_failures
-from graphrag_eval.cli.evaluate_summary import RunOutcome, print_run_outcome
+from graphrag_eval.cli.evaluate_summary import RunOutcome, incomplete_line, print_run_outcome
 from graphrag_eval.cli.options import (
     config_option,
     debug_option,
@@ -163,7 +163,9 @@ def evaluate_command(**options: Any) -> None:
     kill -9) continues with --resume and loses nothing.
 
     \b
-    Exit codes: 0 ok, 1 a --fail-under threshold not met, 2 bad input or config.
+    Exit codes: 0 ok, 1 a --fail-under threshold not met, 2 bad input or config, 3
+    evaluation incomplete (a judge endpoint was unusable or the cost limit stopped calls;
+    --resume finishes it).
 
     \b
     Example:
@@ -228,7 +230,7 @@ def _evaluate(options: EvaluateOptions) -> None:
         resumed = checkpoint.resumed if options.resume else None
         outcome = RunOutcome(options.out_dir, run, written, engine, resumed, options.html_report)
         print_run_outcome(outcome, options.gates, failures)
-    exit_on_failures(failures)
+    exit_on_failures(failures, incomplete_line(run, engine, command_line("--resume")))
 
 
 def _warn_unpriced(engine: LLMEngine | None) -> None:

@@ -20,7 +20,7 @@ from graphrag_eval.report.console import (
 )
 from graphrag_eval.rundir import REPORT_HTML, RUN_YAML, WrittenRun
 
-__all__ = ["RunOutcome", "print_run_outcome"]
+__all__ = ["RunOutcome", "failed_values", "incomplete_line", "print_run_outcome"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +52,13 @@ def print_run_outcome(
             "LLM-judged answer metrics not run: the config names no judge "
             "(llm.generation); see docs/llm.md"
         )
+    failed = failed_values(outcome.run)
+    if failed:
+        console.print(
+            f"{plural(failed, 'metric value')} failed (each failed metric has its _error key "
+            "in the results)",
+            markup=False,
+        )
     resumed = outcome.resumed
     if resumed is not None:
         console.print(
@@ -68,3 +75,25 @@ def print_run_outcome(
         if not any(failure.startswith(f"{threshold.metric}:") for failure in failures):
             side = "at most" if threshold.upper else "at least"
             console.print(f"ok: {threshold.metric} mean is {side} {threshold.value:g}")
+
+
+def failed_values(run: EvaluationRun) -> int:
+    """The metric values that were attempted and failed: one per metric and question (a
+    metric that failed on several steps of a question counts once)."""
+    return sum(len(item.failed_metrics()) for item in run.items)
+
+
+def incomplete_line(run: EvaluationRun, engine: LLMEngine | None, resume: str) -> str | None:
+    """The one line that says a run could not make every call it planned (a judge endpoint
+    was unusable, or the cost limit stopped calls), what is missing and that ``resume`` (the
+    command with ``--resume``) finishes it; ``None`` for a complete run."""
+    reasons = engine.incomplete_reasons() if engine is not None else []
+    if not reasons:
+        return None
+    failed = failed_values(run)
+    questions = sum(1 for item in run.items if item.failed_metrics())
+    return (
+        f"evaluation incomplete: {plural(failed, 'metric value')} on "
+        f"{plural(questions, 'question')} not computed ({'; '.join(reasons)}); when that is "
+        f"fixed, finish the run with: {resume}"
+    )

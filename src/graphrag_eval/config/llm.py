@@ -221,7 +221,12 @@ class LLMConfig(Section):
     endpoint and model."""
 
     timeout_s: float = Field(default=60.0, gt=0)
-    """Timeout of one request; a request that takes longer is retried."""
+    """Timeout of one request once connected: a reply that does not come within it (a
+    server that accepts the connection and never answers) is a timeout, retried."""
+
+    connect_timeout_s: float = Field(default=10.0, gt=0)
+    """Timeout of opening a connection to the endpoint; a connection that does not open
+    within it is a timeout, retried."""
 
     max_retries: int = Field(default=6, ge=0, le=100)
     """Retries of a request after a rate limit (429), a server error (5xx), a timeout or a

@@ -14,7 +14,7 @@ from graphrag_eval.config.llm import EmbeddingConfig
 from graphrag_eval.embeddings.base import Embedded, Vectors, cached_vectors
 from graphrag_eval.errors import BudgetExhausted, CallFailed, LLMError, NotCalled
 from graphrag_eval.llm.cache import request_key
-from graphrag_eval.llm.client import Endpoint
+from graphrag_eval.llm.client import Endpoint, json_body, raw_request
 from graphrag_eval.llm.context import CallContext
 from graphrag_eval.llm.pricing import TokenUsage, embedding_window, estimate_tokens
 
@@ -128,7 +128,7 @@ class RemoteEmbedder:
         """One request for ``texts``: their vectors by key, counted, priced and cached."""
         estimate = sum(estimate_tokens(text) for text in texts)
         try:
-            response = await self._request(texts, estimate)
+            response = json_body(await self._request(texts, estimate))
             vectors = _vectors(response, len(texts))
         except (BudgetExhausted, NotCalled):
             raise
@@ -150,7 +150,8 @@ class RemoteEmbedder:
                 f"the embedding endpoint returned vectors of dimension {len(vectors[0])}, "
                 f"earlier ones had {self.dimension}"
             )
-        reported = getattr(getattr(response, "usage", None), "prompt_tokens", None)
+        usage_reported = response.get("usage")
+        reported = usage_reported.get("prompt_tokens") if isinstance(usage_reported, dict) else None
         total = reported if isinstance(reported, int) and reported > 0 else estimate
         usage = TokenUsage(total, 0)
         self.calls.stats.record_call(metric, usage, self.calls.cost_usd(self.model, usage))
@@ -164,14 +165,15 @@ class RemoteEmbedder:
 
     async def _request(self, texts: list[str], estimate: int) -> Any:
         endpoint = self.endpoint
+        body = {
+            "model": endpoint.model,
+            "input": [_LONE_SURROGATE.sub("\ufffd", text) for text in texts],
+            "encoding_format": "float",
+        }
         return await self.calls.sender.send(
             endpoint,
             estimate,
-            lambda: endpoint.client.embeddings.create(
-                model=endpoint.model,
-                input=[_LONE_SURROGATE.sub("\ufffd", text) for text in texts],
-                **endpoint.request_parameters,
-            ),
+            raw_request(endpoint.client, "/embeddings", body, endpoint.request_parameters),
         )
 
 
@@ -179,9 +181,9 @@ def _vectors(response: Any, count: int) -> list[list[float]]:
     """The vectors of an embeddings reply, in input order; :class:`CallFailed` when it is not
     one, or has not ``count`` of them."""
     try:
-        data = sorted(response.data, key=_index)
-        vectors = [[float(x) for x in item.embedding] for item in data]
-    except (AttributeError, TypeError, ValueError):
+        data = sorted(response["data"], key=_index)
+        vectors = [[float(x) for x in item["embedding"]] for item in data]
+    except (KeyError, AttributeError, TypeError, ValueError):
         raise CallFailed("the embedding endpoint's reply is not a list of embeddings") from None
     if len(vectors) != count:
         raise CallFailed(
@@ -196,4 +198,4 @@ def _vectors(response: Any, count: int) -> list[list[float]]:
 
 
 def _index(item: Any) -> int:
-    return int(getattr(item, "index", 0))
+    return int(item.get("index", 0))

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from graphrag_eval.config.llm import GenerationConfig
 from graphrag_eval.errors import BudgetExhausted, CallFailed, NotCalled, TruncatedReply
 from graphrag_eval.llm.budget import DRY_RUN_REPLY_TOKENS
-from graphrag_eval.llm.client import Endpoint
+from graphrag_eval.llm.client import Endpoint, json_body, raw_request
 from graphrag_eval.llm.context import CallContext
 from graphrag_eval.llm.pricing import TokenUsage, estimate_tokens
 from graphrag_eval.llm.retrying import status_text
@@ -92,11 +92,8 @@ class _Create:
     def __call__(self) -> Awaitable[Any]:
         self.tight = self.limits and self.endpoint.schema_keywords
         chosen = self.options if self.tight else self.loose
-        endpoint = self.endpoint
-        created: Awaitable[Any] = endpoint.client.chat.completions.create(
-            model=endpoint.model, messages=self.sent, **chosen
-        )
-        return created
+        body = {"model": self.endpoint.model, "messages": self.sent}
+        return raw_request(self.endpoint.client, "/chat/completions", body, chosen)()
 
 
 def _request(
@@ -157,23 +154,28 @@ def _fall_back_to_prompt(calls: CallContext, endpoint: Endpoint, exc: Any) -> bo
 def _read_completion(
     calls: CallContext,
     endpoint: Endpoint,
-    completion: Any,
+    response: Any,
     sent: Sequence[Mapping[str, str]],
     options: Mapping[str, Any],
     metric: str,
 ) -> tuple[str, TokenUsage]:
-    """The reply text and usage of a completion, counted as spent; an error for what is not a
-    chat completion or was cut off by the token limit."""
+    """The reply text and usage of a raw chat-completion response, counted as spent; an error
+    for what is not a chat completion or was cut off by the token limit."""
+    completion = json_body(response)
     try:
-        usage = _usage(completion, sent)
-        choice = completion.choices[0] if completion.choices else None
-        text = (choice.message.content if choice is not None else None) or ""
-        finish_reason = choice.finish_reason if choice is not None else None
-    except (AttributeError, IndexError, TypeError):
+        choices = completion["choices"]
+        choice = choices[0] if choices else None
+        text = (choice["message"]["content"] if choice is not None else None) or ""
+        finish_reason = choice.get("finish_reason") if choice is not None else None
+        if not isinstance(text, str):
+            raise TypeError(text)
+    except (KeyError, IndexError, TypeError):
         # A 200 that is not a chat completion (an HTML page from a proxy, say).
         calls.stats.record_failure(metric)
-        reply = calls.redactor.redact(repr(completion)[:200])
+        content = getattr(response, "content", b"")
+        reply = calls.redactor.redact(repr(content[:200]))
         raise CallFailed(f"the judge's reply is not a chat completion: {reply}") from None
+    usage = _usage(completion.get("usage"), sent, text)
     calls.stats.record_call(metric, usage, calls.cost_usd(endpoint.model, usage))
     if finish_reason == "length":
         calls.stats.record_failure(metric)
@@ -187,15 +189,12 @@ def _read_completion(
     return calls.redactor.redact(text), usage
 
 
-def _usage(completion: Any, messages: Sequence[Mapping[str, str]]) -> TokenUsage:
-    usage = getattr(completion, "usage", None)
-    prompt = getattr(usage, "prompt_tokens", None)
-    reply = getattr(usage, "completion_tokens", None)
+def _usage(usage: Any, messages: Sequence[Mapping[str, str]], text: str) -> TokenUsage:
+    prompt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+    reply = usage.get("completion_tokens") if isinstance(usage, dict) else None
     if isinstance(prompt, int) and isinstance(reply, int):
         return TokenUsage(prompt, reply)
     # The endpoint reported no usage: estimate it, so costs are not silently zero.
-    choices = getattr(completion, "choices", None) or []
-    text = (choices[0].message.content or "") if choices else ""
     return TokenUsage(
         estimate_tokens("".join(m["content"] for m in messages)), estimate_tokens(text)
     )

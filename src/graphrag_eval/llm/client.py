@@ -1,29 +1,31 @@
 """One configured model at one OpenAI-compatible endpoint: its SDK client, its API key, the
-request parameters it takes, and the limits (a :class:`Lane`) that every call to it shares.
+request parameters it takes, the limits (a :class:`~.lane.Lane`) that every call to it
+shares, and its circuit breaker (a :class:`Breaker`): an endpoint that refuses requests or
+cannot be reached gets no more calls.
 
 See docs/llm.md (configuration).
 """
 
 from __future__ import annotations
 
-import asyncio
+import functools
+import importlib.util
 import inspect
+import json
 import os
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
-
-from aiolimiter import AsyncLimiter
 
 from graphrag_eval.config.llm import EmbeddingConfig, GenerationConfig, LLMConfig
 from graphrag_eval.config.secrets import mask_url_credentials, secret_values, url_credentials
 from graphrag_eval.errors import CallFailed, ConfigError
+from graphrag_eval.llm.lane import Lane
 from graphrag_eval.llm.redaction import Redactor
 
 if TYPE_CHECKING:
     import httpx2  # the OpenAI SDK's HTTP client (the 'llm' extra)
 
-__all__ = ["Endpoint", "Lane"]
+__all__ = ["BREAKER_FAILURES", "Breaker", "Endpoint", "Lane", "json_body", "raw_request"]
 
 _DEFAULT_BASE_URLS = {
     "ollama": "http://localhost:11434/v1",
@@ -32,29 +34,49 @@ _DEFAULT_BASE_URLS = {
 _KEY_ENV = {"azure": "AZURE_OPENAI_API_KEY"}
 
 
-class Lane:
-    """The limits shared by every call to one endpoint and model: at most
-    ``llm.max_concurrency`` calls in flight, and the optional requests- and tokens-per-minute
-    limits."""
+BREAKER_FAILURES = 5
+"""Requests in a row that cannot reach an endpoint (connection refused, DNS or TLS failure,
+timeout) after which it gets no more calls in the run."""
 
-    def __init__(self, config: LLMConfig) -> None:
-        self.slots = asyncio.Semaphore(config.max_concurrency)
-        self.requests = (
-            AsyncLimiter(config.requests_per_minute, 60) if config.requests_per_minute else None
-        )
-        self.tokens = (
-            AsyncLimiter(config.tokens_per_minute, 60) if config.tokens_per_minute else None
-        )
 
-    @asynccontextmanager
-    async def slot(self, tokens: int) -> AsyncIterator[None]:
-        """Hold a place in the lane for one request of about ``tokens`` tokens."""
-        async with self.slots:
-            if self.requests is not None:
-                await self.requests.acquire()
-            if self.tokens is not None:
-                await self.tokens.acquire(min(tokens, self.tokens.max_rate))
-            yield
+class Breaker:
+    """An endpoint's circuit breaker: open (no more calls) once the endpoint refused a request
+    (401, 403, 404) or :data:`BREAKER_FAILURES` requests in a row could not reach it. It stays
+    open for the rest of the run, whose unmade calls ``--resume`` makes later."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        """How messages name the endpoint: ``judge at http://...``."""
+        self.reason: str | None = None
+        """Why it is open (``None``: closed)."""
+        self.unreachable = False
+        """Open because the endpoint could not be reached (rather than refusing)."""
+        self._failures = 0
+
+    def check(self) -> None:
+        """Raise :class:`CallFailed` when the breaker is open."""
+        if self.reason is not None:
+            raise CallFailed(self.reason)
+
+    def reached(self) -> None:
+        """A request got an HTTP reply (whatever its status)."""
+        self._failures = 0
+
+    def not_reached(self, what: str) -> None:
+        """A request could not reach the endpoint (``what`` says how); open the breaker after
+        :data:`BREAKER_FAILURES` in a row."""
+        self._failures += 1
+        if self._failures >= BREAKER_FAILURES and self.reason is None:
+            self.unreachable = True
+            self.reason = (
+                f"{self.name} unreachable ({what}; {self._failures} failures in a row): "
+                "no more calls to it in this run"
+            )
+
+    def refuse(self, reason: str) -> None:
+        """The endpoint refused a request: open at once."""
+        if self.reason is None:
+            self.reason = reason
 
 
 class Endpoint:
@@ -78,13 +100,13 @@ class Endpoint:
         api_key = _api_key(role, settings)
         redactor.add(api_key, *secret_values(settings.request_parameters))
         redactor.add(*url_credentials(self.base_url))
-        self.client: Any = _sdk_client(
-            openai, settings, self.base_url, api_key, config.timeout_s, transport
-        )
+        self.client: Any = _sdk_client(openai, settings, self.base_url, api_key, config, transport)
         # What identifies the endpoint in cache keys (never the key itself).
         base = mask_url_credentials(str(self.client.base_url).rstrip("/"))
         self.identity = f"{settings.provider}:{base}"
         self.lane = Lane(config)
+        label = "judge" if role == "generation" else "embedding endpoint"
+        self.breaker = Breaker(f"{label} at {base}")
         create = (
             self.client.chat.completions.create
             if role == "generation"
@@ -98,13 +120,11 @@ class Endpoint:
         self.schema_keywords = True
         """Whether its structured output takes the list limits of a tight schema (``enum``,
         ``minItems``, ``maxItems``); false once it rejected them (docs/llm.md)."""
-        self.refused: str | None = None
-        """Why the endpoint refused a request (bad key, unknown model): no more calls."""
 
     def ensure_usable(self) -> None:
-        """Raise :class:`CallFailed` when the endpoint has refused a request before."""
-        if self.refused is not None:
-            raise CallFailed(self.refused)
+        """Raise :class:`CallFailed` when the endpoint's breaker is open (it refused a
+        request, or could not be reached)."""
+        self.breaker.check()
 
     def shares_model_with(self, other: Endpoint) -> bool:
         """Whether both serve the same model at the same endpoint (and so share one lane)."""
@@ -113,6 +133,44 @@ class Endpoint:
     async def close(self) -> None:
         """Close the HTTP client."""
         await self.client.close()
+
+
+SDK_OPTIONS = {"extra_headers": "headers", "extra_query": "params", "timeout": "timeout"}
+"""Request parameters that are options of the SDK's request (by the name its ``post`` takes),
+not fields of the request body."""
+
+
+def raw_request(
+    client: Any, path: str, body: dict[str, Any], parameters: Mapping[str, Any]
+) -> Callable[[], Awaitable[Any]]:
+    """A POST of ``body`` to ``path`` through the SDK client's own ``post`` (its documented way
+    to make custom requests: base URL, authentication, Azure's deployment paths, its errors),
+    the reply left as the HTTP response. ``create`` would walk every message and every level
+    of a JSON schema against its type hints, and build SDK objects from each reply: about
+    half a judge request's CPU (docs/benchmarks.md, "Judge client under load").
+    ``parameters``: the config's request parameters (:data:`SDK_OPTIONS` go to the SDK, the
+    rest, and ``extra_body``'s fields, into the body)."""
+    import httpx2
+
+    options = {SDK_OPTIONS[key]: value for key, value in parameters.items() if key in SDK_OPTIONS}
+    fields = {
+        key: value
+        for key, value in parameters.items()
+        if key not in SDK_OPTIONS and key != "extra_body"
+    }
+    fields.update(parameters.get("extra_body") or {})
+    fields.update(body)
+    return functools.partial(
+        client.post, path, cast_to=httpx2.Response, body=fields, options=options
+    )
+
+
+def json_body(response: Any) -> Any:
+    """The JSON of a raw SDK response; ``None`` when it is not JSON (an HTML error page)."""
+    try:
+        return json.loads(response.content)
+    except (AttributeError, TypeError, ValueError):
+        return None
 
 
 def _sdk(role: str) -> Any:
@@ -132,14 +190,21 @@ def _sdk_client(
     settings: GenerationConfig | EmbeddingConfig,
     base_url: str | None,
     api_key: str | None,
-    timeout_s: float,
+    config: LLMConfig,
     transport: httpx2.AsyncBaseTransport | None = None,
 ) -> Any:
-    """The OpenAI SDK's async client for the endpoint (retries are the engine's own);
-    ``transport``: send through it instead of the network."""
-    options: dict[str, Any] = {"max_retries": 0, "timeout": timeout_s}
+    """The OpenAI SDK's async client for the endpoint (retries are the engine's own), with
+    the connect timeout apart from the others; ``transport``: send through it instead of the
+    network."""
+    timeout = openai.Timeout(config.timeout_s, connect=config.connect_timeout_s)
+    options: dict[str, Any] = {"max_retries": 0, "timeout": timeout}
     if transport is not None:
         options["http_client"] = openai.DefaultAsyncHttpxClient(transport=transport)
+    elif _aiohttp_installed():
+        # The SDK's aiohttp transport (the 'llm' extra installs it): about half the CPU per
+        # request of its default one, which bounds a run at high concurrency
+        # (docs/benchmarks.md, "Judge client under load").
+        options["http_client"] = openai.DefaultAioHttpClient(timeout=timeout)
     if settings.provider == "azure":
         return openai.AsyncAzureOpenAI(
             azure_endpoint=base_url or "",
@@ -148,6 +213,10 @@ def _sdk_client(
             **options,
         )
     return openai.AsyncOpenAI(api_key=api_key or "not-needed", base_url=base_url, **options)
+
+
+def _aiohttp_installed() -> bool:
+    return importlib.util.find_spec("aiohttp") is not None
 
 
 def _api_key(role: str, settings: GenerationConfig | EmbeddingConfig) -> str | None:

@@ -7,7 +7,9 @@ does with each call), each in its own module:
   in flight, and the optional requests- and tokens-per-minute limits, shared by every item
   and metric of the run.
 * **Retries** (:mod:`.retrying`) of rate limits (honouring ``Retry-After``), server errors,
-  timeouts and connection errors; a refused request stops further calls to that endpoint.
+  timeouts and connection errors; a refused request, or an endpoint that cannot be reached,
+  stops further calls to that endpoint (its breaker, :mod:`.client`); the concurrency limit
+  adapts to 429s (:mod:`.lane`).
 * **Validation and structured output** (:mod:`.judge`, :mod:`.chat`, :mod:`.structured`): a
   malformed reply gets one re-ask; a JSON schema goes as ``response_format``, or in the
   prompt for an endpoint that rejects it.
@@ -197,6 +199,22 @@ class LLMEngine:
         if self.bert_scorer is None:
             raise CallFailed("BERTScore is not set up for this run")
         return await self.bert_scorer.scores(pairs, metric=metric)
+
+    def incomplete_reasons(self) -> list[str]:
+        """Why calls the run planned were not made: each endpoint whose breaker opened (it
+        refused requests or could not be reached), and the cost limit when it stopped calls."""
+        endpoints = [self.generation]
+        if isinstance(self.embedding, RemoteEmbedder):
+            endpoints.append(self.embedding.endpoint)
+        reasons = [
+            endpoint.breaker.reason
+            for endpoint in endpoints
+            if endpoint is not None and endpoint.breaker.reason is not None
+        ]
+        budget = self._calls.budget
+        if self.stats.budget_reached and budget.max_cost_usd is not None:
+            reasons.append(f"the cost limit of ${budget.max_cost_usd:g} was reached")
+        return reasons
 
     def redact(self, text: str) -> str:
         """``text`` with every API key the engine knows (and anything shaped like one)

@@ -4,7 +4,12 @@ retried when the failure is worth retrying.
 * Retried: rate limits (429, honouring ``retry-after-ms``/``Retry-After``), 408, 409, server
   errors (5xx), timeouts and connection errors, with exponential backoff and jitter.
 * Not retried: everything else. A refused request (401, 403, 404) also stops every further
-  call to that endpoint.
+  call to that endpoint, and so do :data:`~.client.BREAKER_FAILURES` requests in a row that
+  could not reach it (its :class:`~.client.Breaker`).
+* A request never holds its slot past its time: the SDK's connect and read timeouts, and a
+  deadline of both around the whole request (a server that trickles its reply).
+* Each reply tells the lane's adaptive concurrency limit how the endpoint is coping (a 429
+  lowers it, a reply raises it; :mod:`.lane`).
 
 Failures become :class:`~graphrag_eval.errors.CallFailed` with a redacted message. See
 docs/llm.md (what the engine does with each call).
@@ -12,6 +17,7 @@ docs/llm.md (what the engine does with each call).
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import email.utils
 import random
@@ -27,7 +33,11 @@ from graphrag_eval.llm.budget import Budget
 from graphrag_eval.llm.client import Endpoint
 from graphrag_eval.llm.redaction import Redactor
 
-__all__ = ["Sender", "retry_after_s", "retryable", "status_text"]
+__all__ = ["DeadlineExceeded", "Sender", "retry_after_s", "retryable", "status_text"]
+
+
+class DeadlineExceeded(Exception):
+    """A request that was still going at its deadline (connect plus read timeout)."""
 
 
 class Sender:
@@ -43,52 +53,132 @@ class Sender:
         self, endpoint: Endpoint, tokens: int, request: Callable[[], Awaitable[Any]]
     ) -> Any:
         """Send one request of about ``tokens`` tokens, retrying transient failures."""
+        # Most requests succeed at once: tenacity (and its cost) only for those that do not.
+        try:
+            return await self._attempt(endpoint, tokens, request)
+        except Exception as exc:
+            if self.config.max_retries == 0 or not self._worth_retrying(endpoint, exc):
+                raise
+            first = exc
+        self.stats.retries += 1
+        await asyncio.sleep(self._wait_s(first, 1))
         async for attempt in self._retrying(endpoint):
             with attempt:
-                async with endpoint.lane.slot(tokens):
-                    # Calls queued for a slot see what happened while they waited.
-                    endpoint.ensure_usable()
-                    self.budget.check()
-                    self.stats.requests += 1
-                    return await request()
+                return await self._attempt(endpoint, tokens, request)
         raise AssertionError("unreachable: tenacity re-raises the last failure")
+
+    @staticmethod
+    def _worth_retrying(endpoint: Endpoint, exc: BaseException) -> bool:
+        return retryable(exc) and endpoint.breaker.reason is None
+
+    async def _attempt(
+        self, endpoint: Endpoint, tokens: int, request: Callable[[], Awaitable[Any]]
+    ) -> Any:
+        """One request, in a slot of the endpoint's lane; what came of it goes to the lane's
+        concurrency limit and to the endpoint's breaker."""
+        import openai
+
+        async with endpoint.lane.slot(tokens) as ticket:
+            # Calls queued for a slot see what happened while they waited.
+            endpoint.ensure_usable()
+            self.budget.check()
+            self.stats.requests += 1
+            try:
+                async with asyncio.timeout(self._deadline_s):
+                    response = await request()
+            except TimeoutError:
+                self._not_reached(endpoint, DeadlineExceeded())
+                raise DeadlineExceeded() from None
+            except openai.APIStatusError as exc:
+                endpoint.breaker.reached()
+                if exc.status_code == 429:
+                    endpoint.lane.rate_limited(ticket)
+                raise
+            except openai.APIConnectionError as exc:  # timeouts too
+                self._not_reached(endpoint, exc)
+                raise
+            endpoint.breaker.reached()
+            endpoint.lane.succeeded()
+            return response
+
+    @property
+    def _deadline_s(self) -> float:
+        return self.config.connect_timeout_s + self.config.timeout_s
+
+    def _not_reached(self, endpoint: Endpoint, exc: BaseException) -> None:
+        """Count a request that could not reach the endpoint towards its breaker."""
+        was_open = endpoint.breaker.reason is not None
+        endpoint.breaker.not_reached(self.redactor.redact(self._describe(exc)))
+        self._note_opened(endpoint, was_open)
+
+    def _note_opened(self, endpoint: Endpoint, was_open: bool) -> None:
+        """Record in the run's statistics a breaker that has just opened."""
+        if not was_open and endpoint.breaker.reason is not None:
+            self.stats.unusable_endpoints.append(endpoint.breaker.reason)
+
+    def _describe(self, exc: BaseException) -> str:
+        """What went wrong with a request, in a few words: from the error at the root of
+        the chain (an SDK transport may report a refused connection as a connect timeout)."""
+        import openai
+
+        if isinstance(exc, openai.APIStatusError):
+            return status_text(exc)
+        root = exc
+        while root.__cause__ is not None:
+            root = root.__cause__
+        timed_out = isinstance(root, TimeoutError) or (
+            root is exc and isinstance(exc, openai.APITimeoutError)
+        )
+        if timed_out or isinstance(exc, DeadlineExceeded):
+            return f"timed out after {self.config.timeout_s:g} s"
+        if isinstance(exc, openai.APIConnectionError):
+            detail = " ".join(str(root).split())[:200] or type(root).__name__
+            return f"connection failed: {detail}"
+        return repr(exc)
 
     def failure(self, endpoint: Endpoint, exc: BaseException) -> LLMError:
         """The error to raise for a request that failed with ``exc`` (after its retries); a
-        refusal also marks the endpoint refused."""
+        refusal also opens the endpoint's breaker. A call that could not reach an endpoint
+        whose breaker is open fails with the breaker's reason."""
         import openai
 
         if isinstance(exc, LLMError):
             return exc
         if isinstance(exc, openai.APIStatusError) and exc.status_code in (401, 403, 404):
-            endpoint.refused = self.redactor.redact(
-                f"the {endpoint.role} endpoint refused the request: {status_text(exc)}"
+            was_open = endpoint.breaker.reason is not None
+            endpoint.breaker.refuse(
+                self.redactor.redact(
+                    f"the {endpoint.role} endpoint refused the request: {status_text(exc)}"
+                )
             )
-            return CallFailed(endpoint.refused)
+            self._note_opened(endpoint, was_open)
+            return CallFailed(endpoint.breaker.reason or "")
+        if endpoint.breaker.unreachable and isinstance(
+            exc, openai.APIConnectionError | DeadlineExceeded
+        ):
+            return CallFailed(endpoint.breaker.reason or "")
         attempts = self.config.max_retries + 1
-        if isinstance(exc, openai.APITimeoutError):
-            what = f"timed out after {self.config.timeout_s:g} s"
-        elif isinstance(exc, openai.APIStatusError):
-            what = status_text(exc)
-        elif isinstance(exc, openai.APIConnectionError):
-            what = f"connection failed ({exc})"
-        else:
-            what = repr(exc)
+        what = self.redactor.redact(self._describe(exc))
         if retryable(exc):
             what += f" ({attempts} attempt{'s' if attempts != 1 else ''})"
         return CallFailed(self.redactor.redact(f"{endpoint.role} call failed: {what}"))
 
     def _retrying(self, endpoint: Endpoint) -> AsyncRetrying:
+        """The retries after a first failed attempt."""
         return AsyncRetrying(
-            stop=stop_after_attempt(self.config.max_retries + 1),
+            stop=stop_after_attempt(self.config.max_retries),
             wait=self._backoff,
-            retry=retry_if_exception(lambda exc: retryable(exc) and endpoint.refused is None),
+            retry=retry_if_exception(lambda exc: self._worth_retrying(endpoint, exc)),
             before_sleep=self._before_retry,
             reraise=True,
         )
 
     def _backoff(self, state: RetryCallState) -> float:
         exception = state.outcome.exception() if state.outcome is not None else None
+        return self._wait_s(exception, state.attempt_number + 1)  # after the first attempt
+
+    def _wait_s(self, exception: BaseException | None, attempt: int) -> float:
+        """How long to wait after the failed ``attempt`` (counted from 1)."""
         server_asked = retry_after_s(exception)
         if server_asked is not None:
             # A little jitter, so calls told the same delay do not return in one burst.
@@ -96,7 +186,7 @@ class Sender:
             return min(server_asked + random.uniform(0, spread), self.config.backoff_max_s)
         ceiling = min(
             self.config.backoff_max_s,
-            self.config.backoff_initial_s * 2 ** (state.attempt_number - 1),
+            self.config.backoff_initial_s * 2 ** (attempt - 1),
         )
         return random.uniform(ceiling / 2, ceiling)  # "equal jitter"
 
@@ -108,7 +198,7 @@ def retryable(exc: BaseException) -> bool:
     """Whether a failed request is worth sending again."""
     import openai
 
-    if isinstance(exc, openai.APITimeoutError | openai.APIConnectionError):
+    if isinstance(exc, openai.APITimeoutError | openai.APIConnectionError | DeadlineExceeded):
         return True
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in (408, 409, 429) or exc.status_code >= 500

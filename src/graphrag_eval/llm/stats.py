@@ -53,6 +53,9 @@ class CallStats(MetricCalls):
     """HTTP requests, retries included."""
     retries: int = 0
     budget_reached: bool = False
+    unusable_endpoints: list[str] = field(default_factory=list)
+    """Why each endpoint whose breaker opened got no more calls (docs/llm.md, endpoints that
+    fail)."""
     unpriced_models: set[str] = field(default_factory=set)
     by_metric: dict[str, MetricCalls] = field(default_factory=dict)
     planned: dict[str, MetricCalls] = field(default_factory=dict)
@@ -97,6 +100,7 @@ class CallStats(MetricCalls):
             "retries": self.retries,
             **totals,
             "budget_reached": self.budget_reached,
+            "unusable_endpoints": list(self.unusable_endpoints),
             "unpriced_models": sorted(self.unpriced_models),
             "by_metric": {name: calls.summary() for name, calls in sorted(self.by_metric.items())},
         }

@@ -52,6 +52,15 @@ def _metric_keys(micro: Mapping[str, Any]) -> list[str]:
         for key, value in micro.items()
         if isinstance(value, Mapping) and "mean" in value and not is_cost_key(key)
     ]
+    # A numeric metric attempted and failed on every question has no statistics: still a row.
+    numeric += [
+        key
+        for key, counts in micro.get("coverage", {}).items()
+        if key not in micro
+        and counts.get("failed")
+        and not is_cost_key(key)
+        and (key not in declared or declared[key][0].aggregation is Aggregation.NUMERIC)
+    ]
 
     def rank(key: str) -> int:
         if key in USAGE_KEYS:
@@ -91,7 +100,7 @@ def _print_overall(
     for column in columns:
         overall.add_column(column, justify="right")
     for key in keys:
-        stats = micro[key]
+        stats = micro.get(key) or dict.fromkeys(("mean", "median", "min", "max"), "-")
         counts = coverage.get(key, {})
         scored = f"{counts.get('scored', 0)}/{questions}"
         if counts.get("failed"):
@@ -106,6 +115,22 @@ def _print_overall(
         }
         overall.add_row(Text(visible_text(key)), *(cells[column] for column in columns))
     console.print(overall)
+    _print_failures(console, coverage, questions)
+
+
+def _print_failures(console: Console, coverage: Mapping[str, Any], questions: int) -> None:
+    """One line per failure: the keys that failed the same way, how often, and why
+    (``answer_f1 0/30, 30 failed: judge unreachable ...``)."""
+    failures: dict[tuple[int, int, str], list[str]] = {}
+    for key, counts in coverage.items():
+        if counts.get("failed") and not is_cost_key(key):
+            reason = str(counts.get("failed_reason", ""))
+            failures.setdefault((counts.get("scored", 0), counts["failed"], reason), []).append(key)
+    for (scored, failed, reason), keys in failures.items():
+        line = f"{', '.join(keys)} {scored:,}/{questions:,}, {failed:,} failed" + (
+            f": {reason}" if reason else ""
+        )
+        console.print(Text(visible_text(line), style="yellow"), soft_wrap=True)
 
 
 def _print_label_counts(console: Console, micro: Mapping[str, Any]) -> None:

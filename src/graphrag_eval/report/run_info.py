@@ -81,6 +81,8 @@ def judge_summary(info: Mapping[str, Any], micro: Mapping[str, Any]) -> dict[str
         totals.append(("texts encoded by local models", format_number(llm["local_texts"])))
     if llm.get("budget_reached"):
         totals.append(("cost limit", "reached: later calls were not made"))
+    for reason in llm.get("unusable_endpoints") or ():
+        totals.append(("endpoint not usable", str(reason)))
     by_metric = [
         {"name": name, **values}
         for name, values in (llm.get("by_metric") or {}).items()
