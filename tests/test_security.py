@@ -65,15 +65,19 @@ def write_responses(folder: Path, records: list[dict[str, Any]]) -> Path:
 
 
 # Runs the command as ``python -m graphrag_eval.cli`` does, then writes the process's peak
-# resident memory (KiB) to the file named by its first argument, however the command ended.
+# resident memory (KiB) to the file named by its first argument, however the command ended:
+# the high-water mark of its own memory map (VmHWM), which starts anew at exec (ru_maxrss
+# would count the test process it was forked from).
 _MEASURED = """\
-import resource, runpy, sys
+import runpy, sys
 peak_file = sys.argv.pop(1)
 try:
     runpy.run_module("graphrag_eval.cli", run_name="__main__", alter_sys=True)
 finally:
+    with open("/proc/self/status") as status:
+        peak = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
     with open(peak_file, "w") as stream:
-        stream.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
+        stream.write(peak)
 """
 
 
