@@ -1,0 +1,232 @@
+"""Providers that are not OpenAI-compatible (``anthropic``, ``bedrock``, ``vertex_ai``,
+``gemini``, ``mistral``, ...), through LiteLLM: the ``litellm`` extra (docs/llm.md, other
+providers).
+
+A :class:`LiteLLMClient` stands where an OpenAI-compatible endpoint has the ``openai`` SDK's
+client. It takes the same two requests (``chat.completions.create``, ``embeddings.create``)
+and gives back replies of the same shape (LiteLLM's ``ModelResponse``: ``choices``,
+``finish_reason``, ``usage``) and errors of the same classes (LiteLLM's exceptions subclass
+the ``openai`` package's: ``RateLimitError``, ``APITimeoutError``, ``AuthenticationError``,
+...). So the engine's limits, retries, refusals, cache, cost accounting, structured output
+(LiteLLM turns ``response_format`` into the provider's own form, a forced tool call for
+Anthropic) and redaction apply to these providers unchanged; only the client differs.
+
+LiteLLM is imported only when such a provider is configured (it takes seconds to import),
+and never reaches the network on its own: it would fetch its model price map, Anthropic's
+beta headers and its blog feed from the web unless told to use its bundled copies, which
+:func:`import_litellm` does before importing it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from graphrag_eval.config.llm import (
+    OPENAI_COMPATIBLE_PROVIDERS,
+    EmbeddingConfig,
+    GenerationConfig,
+)
+from graphrag_eval.errors import ConfigError
+from graphrag_eval.llm.redaction import Redactor
+
+__all__ = ["LiteLLMClient", "import_litellm", "uses_litellm"]
+
+EXTRA_HINT = "pip install 'graphrag-eval[litellm]'"
+
+_OFFLINE = {
+    "LITELLM_OFFLINE_MODE": "true",
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    "LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS": "True",
+    "LITELLM_LOCAL_BLOG_POSTS": "True",
+}
+"""Set before LiteLLM is imported: its bundled price map, headers and feed, never the web's."""
+
+_PROVIDER_SECRETS = {
+    "bedrock": ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK"),
+    "sagemaker": ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    "vertex_ai": ("VERTEXAI_CREDENTIALS",),
+    "together_ai": ("TOGETHERAI_API_KEY", "TOGETHER_API_KEY"),
+    "watsonx": ("WATSONX_APIKEY", "WATSONX_TOKEN"),
+}
+"""Environment variables LiteLLM reads credentials from, besides ``<PROVIDER>_API_KEY``:
+their values are scrubbed from every message like a configured key."""
+
+
+_open_clients = 0
+"""LiteLLM clients open in this process; LiteLLM's HTTP clients are closed with the last."""
+
+
+def uses_litellm(provider: str) -> bool:
+    """Whether an endpoint of ``provider`` goes through LiteLLM (it is not OpenAI-compatible)."""
+    return provider not in OPENAI_COMPATIBLE_PROVIDERS
+
+
+def import_litellm(role: str, provider: str) -> Any:
+    """The ``litellm`` module, set up to stay off the network and quiet; a
+    :class:`ConfigError` naming the extra when it is not installed, or when it does not know
+    ``provider``."""
+    os.environ.update(_OFFLINE)
+    try:
+        import litellm
+    except ImportError:
+        raise ConfigError(
+            f"provider '{provider}' needs the 'litellm' extra: {EXTRA_HINT}",
+            field=f"llm.{role}.provider",
+        ) from None
+    litellm.suppress_debug_info = True  # no "Provider List: <url>" banners on stderr
+    litellm.disable_hf_tokenizer_download = True
+    litellm.telemetry = False  # older versions' usage pings
+    known = {str(getattr(name, "value", name)) for name in litellm.provider_list}
+    if provider not in known:
+        raise ConfigError(
+            f"unknown provider '{provider}' (neither OpenAI-compatible nor a LiteLLM provider)",
+            field=f"llm.{role}.provider",
+        )
+    return litellm
+
+
+@dataclass(frozen=True, slots=True)
+class _Namespace:
+    """``client.chat.completions.create`` and ``client.embeddings.create``, as the SDK has them."""
+
+    create: Any = None
+    completions: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Embedding:
+    index: int
+    embedding: list[float]
+
+
+@dataclass(frozen=True, slots=True)
+class _Embeddings:
+    """An embeddings reply with the attributes the SDK's has (``data``, ``usage``)."""
+
+    data: list[_Embedding]
+    usage: Any
+
+
+class LiteLLMClient:
+    """One model of a LiteLLM provider, with the interface the engine uses of the SDK's
+    client (see the module docstring). Retries are the engine's own: LiteLLM makes none."""
+
+    def __init__(
+        self,
+        role: str,
+        settings: GenerationConfig | EmbeddingConfig,
+        timeout_s: float,
+        redactor: Redactor,
+    ) -> None:
+        self._litellm = import_litellm(role, settings.provider)
+        self.provider = settings.provider
+        api_key = _api_key(role, settings)
+        redactor.add(api_key, *_provider_secrets(settings.provider))
+        self.base_url = settings.base_url or "default"
+        """The ``api_base`` given to LiteLLM (``default``: the provider's own)."""
+        options: dict[str, Any] = {"timeout": timeout_s, "max_retries": 0, "num_retries": 0}
+        if settings.base_url:
+            options["api_base"] = settings.base_url
+        if api_key is not None:
+            options["api_key"] = api_key
+        self._options = options
+        if api_key is None:
+            self._check_environment(role, settings)
+        self.chat = _Namespace(completions=_Namespace(create=self.complete))
+        self.embeddings = _Namespace(create=self.embed)
+        global _open_clients
+        _open_clients += 1
+        self._closed = False
+
+    def model_name(self, model: str) -> str:
+        """LiteLLM's name of ``model``: prefixed with the provider, as 6.4 configs name it."""
+        prefix = f"{self.provider}/"
+        return model if model.startswith(prefix) else prefix + model
+
+    async def complete(self, *, model: str, messages: list[dict[str, str]], **params: Any) -> Any:
+        """A chat completion (``litellm.acompletion``), shaped as the SDK's."""
+        return await self._litellm.acompletion(
+            model=self.model_name(model), messages=messages, **self._options, **_flat(params)
+        )
+
+    async def embed(self, *, model: str, input: list[str], **params: Any) -> _Embeddings:
+        """Embeddings (``litellm.aembedding``), shaped as the SDK's."""
+        response = await self._litellm.aembedding(
+            model=self.model_name(model), input=input, **self._options, **_flat(params)
+        )
+        data = [
+            _Embedding(int(_field(item, "index")), list(_field(item, "embedding")))
+            for item in response.data
+        ]
+        return _Embeddings(data, getattr(response, "usage", None))
+
+    async def close(self) -> None:
+        """Close LiteLLM's HTTP clients when no other client of this process is open: it
+        keeps them itself, shared by every caller (per event loop)."""
+        global _open_clients
+        if self._closed:
+            return
+        self._closed = True
+        _open_clients -= 1
+        if _open_clients == 0:
+            from litellm.llms.custom_httpx.async_client_cleanup import (
+                close_litellm_async_clients,
+            )
+
+            await close_litellm_async_clients()  # type: ignore[no-untyped-call]
+            self._litellm.in_memory_llm_clients_cache.flush_cache()
+
+    def _check_environment(self, role: str, settings: GenerationConfig | EmbeddingConfig) -> None:
+        """A :class:`ConfigError` now, not a refused call later, when the provider's key
+        variable is not set (other credentials, AWS's or Google's, are left to LiteLLM)."""
+        found = self._litellm.validate_environment(model=self.model_name(settings.model))
+        missing = [str(name) for name in found.get("missing_keys") or []]
+        keys_only = all(name.endswith("_API_KEY") for name in missing)
+        if not found.get("keys_in_environment") and missing and keys_only:
+            raise ConfigError(
+                f"no API key: set the environment variable {' or '.join(missing)} "
+                f"(or llm.{role}.api_key)",
+                field=f"llm.{role}",
+            )
+
+
+def _api_key(role: str, settings: GenerationConfig | EmbeddingConfig) -> str | None:
+    """The configured key (``api_key``, or the variable ``api_key_env`` names); ``None``:
+    LiteLLM reads the provider's own variable (``ANTHROPIC_API_KEY``, ...)."""
+    if settings.api_key is not None:
+        return settings.api_key.get_secret_value()
+    if settings.api_key_env is None:
+        return None
+    value = os.environ.get(settings.api_key_env)
+    if not value:
+        raise ConfigError(
+            f"no API key: set the environment variable {settings.api_key_env} "
+            f"(or llm.{role}.api_key)",
+            field=f"llm.{role}",
+        )
+    return value
+
+
+def _provider_secrets(provider: str) -> list[str]:
+    """The values of the variables LiteLLM may take ``provider``'s credentials from."""
+    own = re.sub(r"[^A-Z0-9]", "_", provider.upper()) + "_API_KEY"
+    names = (own, *_PROVIDER_SECRETS.get(provider, ()))
+    return [os.environ[name] for name in names if os.environ.get(name)]
+
+
+def _flat(params: dict[str, Any]) -> dict[str, Any]:
+    """The request parameters with ``extra_body`` (where the endpoint puts the ones the SDK
+    does not declare) spread out: LiteLLM takes them all as keywords."""
+    flat = dict(params)
+    extra = flat.pop("extra_body", None)
+    if isinstance(extra, dict):
+        flat.update(extra)
+    return flat
+
+
+def _field(item: Any, name: str) -> Any:
+    return item[name] if isinstance(item, dict) else getattr(item, name)

@@ -1,0 +1,240 @@
+"""Providers that are not OpenAI-compatible, through LiteLLM (the ``litellm`` extra,
+docs/llm.md): a 6.4 config naming ``provider: anthropic`` runs end to end against the local
+Anthropic Messages API server (tests/anthropic_server.py), through litellm and the network
+stack, with the engine's retries, refusals, cache, cost, structured output and redaction."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from graphrag_eval import run_evaluation
+from graphrag_eval.cli import main
+from graphrag_eval.config import load_config
+from graphrag_eval.config.llm import OPENAI_COMPATIBLE_PROVIDERS
+from graphrag_eval.errors import ConfigError
+
+from anthropic_server import AnthropicServer, message
+from builders import dataset, question, response
+from judge_server import JudgeServer
+
+pytest.importorskip("litellm")
+
+KEY = "sk-ant-test-PLANTED-0123456789abcdef"
+MODEL = "claude-3-5-haiku-20241022"
+JUDGED = [
+    "answer_correctness",
+    "ragas_faithfulness",
+    "ragas_context_precision",
+    "ragas_context_recall",
+    "retrieval_answer",
+    "factual_accuracy",
+    "answer_classification",
+]
+CONTEXTS = ["Transformer OSLO T1 is in substation Oslo.", "The weather is sunny."]
+
+
+@pytest.fixture(autouse=True)
+def _no_ambient_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+
+
+def anthropic_config(server: AnthropicServer, tmp_path: Path, **generation: Any) -> dict[str, Any]:
+    """A graphrag-eval 6.4 config naming Anthropic (with ``base_url`` at the local server)."""
+    settings = {"provider": "anthropic", "model": MODEL, "api_key": KEY, "base_url": server.url}
+    return {
+        "llm": {
+            "generation": {**settings, **generation},
+            "cache": {"path": str(tmp_path / "cache.sqlite3")},
+            "backoff_initial_s": 0.001,
+        },
+        "metrics": JUDGED,
+    }
+
+
+def run_oslo(config: dict[str, Any]) -> dict[str, Any]:
+    reference = dataset(
+        question("q1", answer="OSLO T1, OSLO T2", text="Which transformers are in Oslo?")
+    )
+    responses = [response("q1", actual_answer="OSLO T1 and OSLO T2", retrieved_contexts=CONTEXTS)]
+    [result] = run_evaluation(reference, responses, config)
+    return result
+
+
+def scores(result: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in result.items() if not k.endswith("_cost")}
+
+
+def test_a_6_4_anthropic_config_scores_as_the_openai_path_does(tmp_path: Path) -> None:
+    """Every judged metric, structured replies included (LiteLLM asks Anthropic with a
+    forced tool), gives the values the same judge gives through the OpenAI client."""
+    with AnthropicServer(api_key=KEY) as server, JudgeServer() as openai_server:
+        through_litellm = run_oslo(anthropic_config(server, tmp_path))
+        openai_config = {
+            "llm": {
+                "generation": {"provider": "openai-compatible", "base_url": openai_server.url},
+                "cache": {"enabled": False},
+            },
+            "metrics": JUDGED,
+        }
+        through_openai = run_oslo(openai_config)
+        requests = server.requests
+    assert {k: v for k, v in through_litellm.items() if k.endswith("_error")} == {}
+    assert scores(through_litellm) == scores(through_openai)
+    assert through_litellm["answer_f1"] == pytest.approx(1.0)
+    assert {r.path for r in requests} == {"/v1/messages"}
+    assert all(r.headers["x-api-key"] == KEY for r in requests)
+    structured = [r.body for r in requests if r.body.get("tool_choice")]
+    assert len(structured) == len(requests) - 1  # all but answer correctness's TSV line
+
+
+def test_a_second_run_is_served_from_the_cache(tmp_path: Path) -> None:
+    with AnthropicServer(api_key=KEY) as server:
+        first = run_oslo(anthropic_config(server, tmp_path))
+        made = server.count()
+        second = run_oslo(anthropic_config(server, tmp_path))
+        assert server.count() == made
+    assert first == second
+
+
+def test_costs_come_from_the_price_table(tmp_path: Path) -> None:
+    config = anthropic_config(server := AnthropicServer(api_key=KEY), tmp_path)
+    config["llm"]["prices"] = {MODEL: {"input_per_million": 1.0, "output_per_million": 5.0}}
+    config["metrics"] = ["answer_correctness"]
+    with server:
+        result = run_oslo(config)
+        [request] = server.requests
+    # the tokens the server reported (about four characters a token), at the table's prices
+    usage = message(request.body)["usage"]
+    expected = (usage["input_tokens"] * 1.0 + usage["output_tokens"] * 5.0) / 1e6
+    assert result["answer_correctness_cost"] == pytest.approx(expected)
+
+
+def test_rate_limits_are_retried(tmp_path: Path) -> None:
+    with AnthropicServer(api_key=KEY, rate_limit_first=2) as server:
+        result = run_oslo({**anthropic_config(server, tmp_path), "metrics": ["answer_correctness"]})
+        assert server.count("rate_limit") == 2
+    assert result["answer_f1"] == pytest.approx(1.0)
+
+
+def test_a_reply_cut_off_by_max_tokens_is_reported_as_such(tmp_path: Path) -> None:
+    with AnthropicServer(api_key=KEY, max_tokens_first=10) as server:
+        result = run_oslo({**anthropic_config(server, tmp_path), "metrics": ["answer_correctness"]})
+    assert "cut off by the token limit" in result["answer_eval_error"]
+
+
+def test_a_refused_key_stops_calls_and_is_never_shown(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The server echoes the wrong key in its 401: the run makes one call, every judged
+    metric fails with the refusal, and the key is nowhere in the results or the logs."""
+    wrong = "sk-ant-WRONG-9876543210fedcba"
+    with AnthropicServer(api_key=KEY) as server:
+        config = anthropic_config(server, tmp_path, api_key=wrong)
+        config["llm"]["max_concurrency"] = 1  # no call in flight when the refusal comes
+        result = run_oslo(config)
+        assert server.count("unauthorized") == 1
+    errors = [value for key, value in result.items() if key.endswith("_error")]
+    assert errors and all("refused" in error for error in errors)
+    assert wrong not in json.dumps(result) + caplog.text
+    assert wrong not in (tmp_path / "cache.sqlite3").read_bytes().decode("latin-1")
+
+
+def test_the_key_may_come_from_the_providers_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    with AnthropicServer(api_key=KEY) as server:
+        config = anthropic_config(server, tmp_path, api_key=None)
+        del config["llm"]["generation"]["api_key"]
+        result = run_oslo({**config, "metrics": ["answer_correctness"]})
+    assert result["answer_f1"] == pytest.approx(1.0)
+
+
+def test_without_a_key_the_run_stops_at_the_start(tmp_path: Path, capsys: Any) -> None:
+    with AnthropicServer() as server:
+        config = anthropic_config(server, tmp_path)
+        del config["llm"]["generation"]["api_key"]
+        with pytest.raises(ConfigError, match="set the environment variable ANTHROPIC_API_KEY"):
+            run_oslo(config)
+        assert server.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("provider", "message"),
+    [
+        ("antropic", "unknown provider 'antropic': did you mean 'anthropic'?"),
+        ("vertex", "did you mean 'vertex_ai'?"),
+        ("Anthropic AI", "unknown provider 'Anthropic AI'"),
+    ],
+)
+def test_a_misspelt_provider_is_a_config_error(provider: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_config({"llm": {"generation": {"provider": provider, "model": MODEL}}})
+
+
+def test_every_litellm_provider_is_accepted() -> None:
+    import litellm
+
+    names = {str(getattr(name, "value", name)) for name in litellm.provider_list}
+    for name in names - OPENAI_COMPATIBLE_PROVIDERS:
+        load_config({"llm": {"generation": {"provider": name}}})
+
+
+def write_run(tmp_path: Path, config: dict[str, Any]) -> list[str]:
+    reference = tmp_path / "reference.yaml"
+    questions = [{"id": "q1", "question_text": "Which?", "reference_answer": "OSLO T1"}]
+    reference.write_text(yaml.safe_dump([{"template_id": "t", "questions": questions}]))
+    responses = tmp_path / "responses.jsonl"
+    responses.write_text(json.dumps({"question_id": "q1", "actual_answer": "OSLO T1"}) + "\n")
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return [str(reference), str(responses), "-c", str(path), "-o", str(tmp_path / "out")]
+
+
+def test_without_the_extra_the_config_error_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``litellm`` not importable: exit 2, one line that says what to install."""
+    monkeypatch.setitem(sys.modules, "litellm", None)  # what Python does for a missing module
+    config = {"llm": {"generation": {"provider": "anthropic", "model": MODEL, "api_key": KEY}}}
+    assert main(["evaluate", *write_run(tmp_path, config), "-q"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "pip install 'graphrag-eval[litellm]'" in err
+    assert "llm.generation.provider" in err
+
+
+def test_an_unknown_litellm_provider_is_a_config_error(tmp_path: Path) -> None:
+    config = {"llm": {"generation": {"provider": "no_such_provider", "model": "m"}}}
+    with pytest.raises(ConfigError, match="unknown provider 'no_such_provider'"):
+        run_oslo(config)
+
+
+def test_litellm_is_imported_only_for_such_a_provider(tmp_path: Path) -> None:
+    script = (
+        "import sys\n"
+        "from graphrag_eval import run_evaluation\n"
+        "run_evaluation(sys.argv[1], sys.argv[2], sys.argv[3])\n"
+        "print('litellm' in sys.modules)\n"
+    )
+    with JudgeServer() as server:
+        config = {"llm": {"generation": {"provider": "openai-compatible", "base_url": server.url}}}
+        args = write_run(tmp_path, {**config, "metrics": ["answer_correctness"]})
+        done = subprocess.run(
+            [sys.executable, "-c", script, args[0], args[1], args[3]],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")},
+        )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
