@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +24,7 @@ from graphrag_eval.config import load_config
 from graphrag_eval.config.llm import OPENAI_COMPATIBLE_PROVIDERS
 from graphrag_eval.errors import ConfigError
 
-from anthropic_server import AnthropicServer, message
+from anthropic_server import AnthropicServer, message, openai_body
 from builders import dataset, question, response
 from judge_server import JudgeServer
 
@@ -72,11 +75,13 @@ def scores(result: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in result.items() if not k.endswith("_cost")}
 
 
-def test_a_6_4_anthropic_config_scores_as_the_openai_path_does(tmp_path: Path) -> None:
+@pytest.mark.parametrize("model", [MODEL, "claude-haiku-4-5"])
+def test_a_6_4_anthropic_config_scores_as_the_openai_path_does(tmp_path: Path, model: str) -> None:
     """Every judged metric, structured replies included (LiteLLM asks Anthropic with a
-    forced tool), gives the values the same judge gives through the OpenAI client."""
+    forced tool, or its native output format for newer models), gives the values the same
+    judge gives through the OpenAI client."""
     with AnthropicServer(api_key=KEY) as server, JudgeServer() as openai_server:
-        through_litellm = run_oslo(anthropic_config(server, tmp_path))
+        through_litellm = run_oslo(anthropic_config(server, tmp_path, model=model))
         openai_config = {
             "llm": {
                 "generation": {"provider": "openai-compatible", "base_url": openai_server.url},
@@ -91,8 +96,40 @@ def test_a_6_4_anthropic_config_scores_as_the_openai_path_does(tmp_path: Path) -
     assert through_litellm["answer_f1"] == pytest.approx(1.0)
     assert {r.path for r in requests} == {"/v1/messages"}
     assert all(r.headers["x-api-key"] == KEY for r in requests)
-    structured = [r.body for r in requests if r.body.get("tool_choice")]
+    assert {r.body["model"] for r in requests} == {model}
+    structured = [r.body for r in requests if openai_body(r.body).get("response_format")]
     assert len(structured) == len(requests) - 1  # all but answer correctness's TSV line
+
+
+def test_embeddings_of_a_litellm_provider(tmp_path: Path) -> None:
+    """``provider: mistral`` embeddings (LiteLLM, at the OpenAI-compatible test server's
+    ``/embeddings``) give what the OpenAI client gets from the same server."""
+    metrics = ["answer_relevance", "semantic_similarity"]
+    with AnthropicServer(api_key=KEY) as server, JudgeServer() as openai_server:
+        config = anthropic_config(server, tmp_path)
+        config["llm"]["embedding"] = {
+            "provider": "mistral",
+            "model": "mistral-embed",
+            "api_key": "mistral-test-key",
+            "base_url": openai_server.url,
+        }
+        through_litellm = run_oslo({**config, "metrics": metrics})
+        embedded = [r for r in openai_server.requests if r.path.endswith("/embeddings")]
+        openai_config = {
+            "llm": {
+                "generation": {"provider": "openai-compatible", "base_url": openai_server.url},
+                "embedding": {"provider": "openai-compatible", "base_url": openai_server.url},
+                "cache": {"enabled": False},
+            },
+            "metrics": metrics,
+        }
+        through_openai = run_oslo(openai_config)
+    assert embedded and all(r.body["model"] == "mistral-embed" for r in embedded)
+    assert all(r.headers["authorization"] == "Bearer mistral-test-key" for r in embedded)
+    assert through_litellm["answer_relevance"] == pytest.approx(through_openai["answer_relevance"])
+    assert through_litellm["semantic_similarity_percentage"] == pytest.approx(
+        through_openai["semantic_similarity_percentage"]
+    )
 
 
 def test_a_second_run_is_served_from_the_cache(tmp_path: Path) -> None:
@@ -104,17 +141,29 @@ def test_a_second_run_is_served_from_the_cache(tmp_path: Path) -> None:
     assert first == second
 
 
-def test_costs_come_from_the_price_table(tmp_path: Path) -> None:
-    config = anthropic_config(server := AnthropicServer(api_key=KEY), tmp_path)
-    config["llm"]["prices"] = {MODEL: {"input_per_million": 1.0, "output_per_million": 5.0}}
+@pytest.mark.parametrize(
+    ("prices", "per_million"),
+    [
+        (None, (1.0, 5.0)),  # LiteLLM's bundled price of claude-haiku-4-5
+        ({"claude-haiku-4-5": {"input_per_million": 2.0, "output_per_million": 3.0}}, (2.0, 3.0)),
+    ],
+)
+def test_costs_come_from_the_price_table(
+    tmp_path: Path, prices: dict[str, Any] | None, per_million: tuple[float, float]
+) -> None:
+    """Priced from ``llm.prices``, else from LiteLLM's bundled price map."""
+    server = AnthropicServer(api_key=KEY)
+    config = anthropic_config(server, tmp_path, model="claude-haiku-4-5")
+    if prices is not None:
+        config["llm"]["prices"] = prices
     config["metrics"] = ["answer_correctness"]
     with server:
         result = run_oslo(config)
         [request] = server.requests
-    # the tokens the server reported (about four characters a token), at the table's prices
+    # the tokens the server reported (about four characters a token), at that price
     usage = message(request.body)["usage"]
-    expected = (usage["input_tokens"] * 1.0 + usage["output_tokens"] * 5.0) / 1e6
-    assert result["answer_correctness_cost"] == pytest.approx(expected)
+    spent = usage["input_tokens"] * per_million[0] + usage["output_tokens"] * per_million[1]
+    assert result["answer_correctness_cost"] == pytest.approx(spent / 1e6)
 
 
 def test_rate_limits_are_retried(tmp_path: Path) -> None:
@@ -238,3 +287,71 @@ def test_litellm_is_imported_only_for_such_a_provider(tmp_path: Path) -> None:
         )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+@pytest.fixture
+def dead_proxy() -> Iterator[tuple[str, list[int]]]:
+    """A proxy URL at a local port that accepts connections and closes them at once, and the
+    connections it received: every request to anywhere but 127.0.0.1 goes there."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.1)
+    connections: list[int] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+            except TimeoutError:
+                continue
+            connections.append(1)
+            connection.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}", connections
+    stop.set()
+    thread.join()
+    listener.close()
+
+
+def test_litellm_never_reaches_the_internet(
+    tmp_path: Path, dead_proxy: tuple[str, list[int]]
+) -> None:
+    """In a fresh process, with LiteLLM's own offline switches unset and every HTTP(S)
+    request but the judge's sent to a dead proxy, a run through LiteLLM connects to nothing
+    else (LiteLLM fetches its price map from the web unless told not to)."""
+    proxy, connections = dead_proxy
+    script = (
+        "import json, sys\n"
+        "from graphrag_eval import run_evaluation\n"
+        "print(json.dumps(run_evaluation(sys.argv[1], sys.argv[2], sys.argv[3])))\n"
+    )
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LITELLM_")}
+    env = {key: value for key, value in env.items() if key.upper() != "NO_PROXY"}
+    env.update(
+        HTTP_PROXY=proxy,
+        HTTPS_PROXY=proxy,
+        http_proxy=proxy,
+        https_proxy=proxy,
+        ALL_PROXY=proxy,
+        NO_PROXY="127.0.0.1",
+        no_proxy="127.0.0.1",
+        XDG_CACHE_HOME=str(tmp_path / "xdg-cache"),
+    )
+    with AnthropicServer(api_key=KEY) as server:
+        config = anthropic_config(server, tmp_path)
+        args = write_run(tmp_path, {**config, "metrics": ["answer_correctness"]})
+        done = subprocess.run(
+            [sys.executable, "-c", script, args[0], args[1], args[3]],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+            check=False,
+        )
+        assert server.count() == 1
+    assert done.returncode == 0, done.stderr
+    [result] = json.loads(done.stdout)
+    assert result["answer_f1"] == pytest.approx(1.0)
+    assert connections == []

@@ -147,6 +147,19 @@ class LiteLLMClient:
         prefix = f"{self.provider}/"
         return model if model.startswith(prefix) else prefix + model
 
+    def price(self, model: str) -> tuple[float, float] | None:
+        """What ``model`` costs in LiteLLM's bundled price map (dollars per million input
+        and output tokens), the price of a model the built-in table does not know."""
+        costs = self._litellm.model_cost
+        info = costs.get(self.model_name(model)) or costs.get(model)
+        if not isinstance(info, dict):
+            return None
+        per_input, per_output = info.get("input_cost_per_token"), info.get("output_cost_per_token")
+        if not isinstance(per_input, int | float):
+            return None
+        output = per_output if isinstance(per_output, int | float) else 0.0
+        return per_input * 1_000_000, output * 1_000_000
+
     async def complete(self, *, model: str, messages: list[dict[str, str]], **params: Any) -> Any:
         """A chat completion (``litellm.acompletion``), shaped as the SDK's."""
         return await self._litellm.acompletion(
