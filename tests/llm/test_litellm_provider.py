@@ -5,6 +5,7 @@ stack, with the engine's retries, refusals, cache, cost, structured output and r
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import socket
@@ -23,12 +24,14 @@ from graphrag_eval.cli import main
 from graphrag_eval.config import load_config
 from graphrag_eval.config.llm import OPENAI_COMPATIBLE_PROVIDERS
 from graphrag_eval.errors import ConfigError
+from graphrag_eval.llm.litellm_client import import_litellm
 
 from anthropic_server import AnthropicServer, message, openai_body
 from builders import dataset, question, response
 from judge_server import JudgeServer
 
-pytest.importorskip("litellm")
+if importlib.util.find_spec("litellm") is None:  # not imported here: it must be set up first
+    pytest.skip("the litellm extra is not installed", allow_module_level=True)
 
 KEY = "sk-ant-test-PLANTED-0123456789abcdef"
 MODEL = "claude-3-5-haiku-20241022"
@@ -180,7 +183,7 @@ def test_a_reply_cut_off_by_max_tokens_is_reported_as_such(tmp_path: Path) -> No
 
 
 def test_a_refused_key_stops_calls_and_is_never_shown(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
 ) -> None:
     """The server echoes the wrong key in its 401: the run makes one call, every judged
     metric fails with the refusal, and the key is nowhere in the results or the logs."""
@@ -192,7 +195,8 @@ def test_a_refused_key_stops_calls_and_is_never_shown(
         assert server.count("unauthorized") == 1
     errors = [value for key, value in result.items() if key.endswith("_error")]
     assert errors and all("refused" in error for error in errors)
-    assert wrong not in json.dumps(result) + caplog.text
+    printed = capfd.readouterr()
+    assert wrong not in json.dumps(result) + caplog.text + printed.out + printed.err
     assert wrong not in (tmp_path / "cache.sqlite3").read_bytes().decode("latin-1")
 
 
@@ -230,8 +234,7 @@ def test_a_misspelt_provider_is_a_config_error(provider: str, message: str) -> N
 
 
 def test_every_litellm_provider_is_accepted() -> None:
-    import litellm
-
+    litellm = import_litellm("generation", "anthropic")
     names = {str(getattr(name, "value", name)) for name in litellm.provider_list}
     for name in names - OPENAI_COMPATIBLE_PROVIDERS:
         load_config({"llm": {"generation": {"provider": name}}})
@@ -355,3 +358,15 @@ def test_litellm_never_reaches_the_internet(
     [result] = json.loads(done.stdout)
     assert result["answer_f1"] == pytest.approx(1.0)
     assert connections == []
+
+
+def test_a_refused_connection_is_retried_then_the_metrics_error(tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as spare:
+        closed_port = spare.getsockname()[1]  # nothing listens there once it is closed
+    with AnthropicServer() as server:
+        config = anthropic_config(server, tmp_path, base_url=f"http://127.0.0.1:{closed_port}")
+    config["llm"]["max_retries"] = 2
+    result = run_oslo({**config, "metrics": ["answer_correctness"]})
+    assert "answer_f1" not in result
+    assert "connection failed" in result["answer_eval_error"], result["answer_eval_error"]
+    assert "(3 attempts)" in result["answer_eval_error"]

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -162,15 +164,17 @@ class LiteLLMClient:
 
     async def complete(self, *, model: str, messages: list[dict[str, str]], **params: Any) -> Any:
         """A chat completion (``litellm.acompletion``), shaped as the SDK's."""
-        return await self._litellm.acompletion(
-            model=self.model_name(model), messages=messages, **self._options, **_flat(params)
-        )
+        with _transport_errors():
+            return await self._litellm.acompletion(
+                model=self.model_name(model), messages=messages, **self._options, **_flat(params)
+            )
 
     async def embed(self, *, model: str, input: list[str], **params: Any) -> _Embeddings:
         """Embeddings (``litellm.aembedding``), shaped as the SDK's."""
-        response = await self._litellm.aembedding(
-            model=self.model_name(model), input=input, **self._options, **_flat(params)
-        )
+        with _transport_errors():
+            response = await self._litellm.aembedding(
+                model=self.model_name(model), input=input, **self._options, **_flat(params)
+            )
         data = [
             _Embedding(int(_field(item, "index")), list(_field(item, "embedding")))
             for item in response.data
@@ -205,6 +209,28 @@ class LiteLLMClient:
                 f"(or llm.{role}.api_key)",
                 field=f"llm.{role}",
             )
+
+
+@contextmanager
+def _transport_errors() -> Iterator[None]:
+    """LiteLLM reports a connection that failed or timed out (refused, DNS, TLS) as a 500
+    from the server; raise it as the SDK does, an ``APIConnectionError`` or
+    ``APITimeoutError``, so the engine tells it from a server's error."""
+    import httpx
+    import openai
+
+    try:
+        yield
+    except openai.APIStatusError as exc:
+        request: Any = getattr(exc, "request", None)
+        cause: BaseException | None = exc
+        for _ in range(10):  # the exceptions it was raised from, not an unbounded walk
+            cause = (cause.__cause__ or cause.__context__) if cause is not None else None
+            if isinstance(cause, httpx.TimeoutException | TimeoutError):
+                raise openai.APITimeoutError(request=request) from None
+            if isinstance(cause, httpx.TransportError | OSError):
+                raise openai.APIConnectionError(message=str(cause), request=request) from None
+        raise
 
 
 def _api_key(role: str, settings: GenerationConfig | EmbeddingConfig) -> str | None:
