@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -13,6 +14,7 @@ from graphrag_eval.config.base import Section
 
 __all__ = [
     "BUNDLED_MODEL",
+    "OPENAI_COMPATIBLE_PROVIDERS",
     "CacheConfig",
     "EmbeddingConfig",
     "GenerationConfig",
@@ -22,7 +24,28 @@ __all__ = [
 ]
 
 
-Provider = Literal["openai", "openai-compatible", "ollama", "vllm", "azure", "local"]
+Provider = str
+"""An OpenAI-compatible provider (:data:`OPENAI_COMPATIBLE_PROVIDERS`, the official ``openai``
+client) or any other LiteLLM provider name (``anthropic``, ``bedrock``, ``gemini``, ...:
+the ``litellm`` extra, docs/llm.md)."""
+
+OPENAI_COMPATIBLE_PROVIDERS = frozenset(
+    {"openai", "openai-compatible", "ollama", "vllm", "azure", "local"}
+)
+
+_LITELLM_PROVIDERS = frozenset(
+    {
+        "anthropic", "bedrock", "vertex_ai", "gemini", "mistral", "cohere", "cohere_chat",
+        "groq", "deepseek", "xai", "together_ai", "fireworks_ai", "openrouter", "perplexity",
+        "huggingface", "replicate", "sagemaker", "watsonx", "databricks", "cerebras",
+        "deepinfra", "voyage", "azure_ai", "nvidia_nim", "ai21", "cloudflare", "anyscale",
+        # names close to one above, so not typos of it
+        "anthropic_text", "databricks_agent", "nscale", "nvidia_riva", "sagemaker_chat",
+        "sagemaker_nova", "vertex_ai_beta",
+    }
+)  # fmt: skip
+"""Common LiteLLM providers, so that a near miss of one (``antropic``) is caught as a typo;
+any other name is taken for a LiteLLM provider and checked when the run starts."""
 
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
 """The local sentence-embedding model the ``embeddings`` extra installs (the
@@ -38,7 +61,8 @@ class _Endpoint(BaseModel):
     provider: Provider = "openai"
     """``openai``; ``openai-compatible``, ``ollama`` and ``vllm`` (any OpenAI-compatible server
     at ``base_url``); ``azure`` (Azure OpenAI: ``base_url`` is the resource endpoint, ``model``
-    the deployment)."""
+    the deployment); any other LiteLLM provider (``anthropic``, ``bedrock``, ``vertex_ai``,
+    ``gemini``, ``mistral``, ...) through the ``litellm`` extra."""
 
     base_url: str | None = Field(
         default=None, validation_alias=AliasChoices("base_url", "api_base")
@@ -60,6 +84,7 @@ class _Endpoint(BaseModel):
 
     @model_validator(mode="after")
     def _check_endpoint(self) -> _Endpoint:
+        _check_provider(self.provider)
         if self.provider == "local" and (self.base_url or self.model_extra):
             extra = "base_url" if self.base_url else next(iter(self.model_extra or {}))
             raise ValueError(f"provider 'local' runs the model in-process; '{extra}' is not used")
@@ -91,6 +116,17 @@ KNOWN_REQUEST_PARAMETERS = frozenset(
     }
 )  # fmt: skip
 """Request parameters that are known, so that a near miss of one is caught as a typo."""
+
+
+def _check_provider(provider: str) -> None:
+    """A ``ValueError`` for a provider name that cannot be one, or is a near miss of one."""
+    known = OPENAI_COMPATIBLE_PROVIDERS | _LITELLM_PROVIDERS
+    if provider in known:
+        return
+    close = difflib.get_close_matches(provider.lower(), sorted(known), n=1, cutoff=0.75)
+    if close or not re.fullmatch(r"[a-z][a-z0-9_\-]*", provider):
+        hint = f": did you mean '{close[0]}'?" if close else ""
+        raise ValueError(f"unknown provider '{provider}'{hint}")
 
 
 def _check_not_misspelt(key: str, section: type[BaseModel]) -> None:

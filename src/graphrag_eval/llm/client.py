@@ -20,6 +20,7 @@ from graphrag_eval.config.llm import EmbeddingConfig, GenerationConfig, LLMConfi
 from graphrag_eval.config.secrets import mask_url_credentials, secret_values, url_credentials
 from graphrag_eval.errors import CallFailed, ConfigError
 from graphrag_eval.llm.lane import Lane
+from graphrag_eval.llm.litellm_client import LiteLLMClient, uses_litellm
 from graphrag_eval.llm.redaction import Redactor
 
 if TYPE_CHECKING:
@@ -92,15 +93,20 @@ class Endpoint:
     ) -> None:
         """``transport``: an httpx transport the SDK client sends through instead of the
         network (a testing/embedding hook, see :func:`~graphrag_eval.llm.engine.build_engine`)."""
-        openai = _sdk(role)
         self.role = role
         self.settings = settings
         self.model = settings.model
-        self.base_url = settings.base_url or _DEFAULT_BASE_URLS.get(settings.provider)
-        api_key = _api_key(role, settings)
-        redactor.add(api_key, *secret_values(settings.request_parameters))
-        redactor.add(*url_credentials(self.base_url))
-        self.client: Any = _sdk_client(openai, settings, self.base_url, api_key, config, transport)
+        redactor.add(*secret_values(settings.request_parameters))
+        redactor.add(*url_credentials(settings.base_url))
+        if uses_litellm(settings.provider):  # not OpenAI-compatible: the 'litellm' extra
+            self.client: Any = _litellm_client(role, settings, config, redactor, transport)
+            self.base_url: str | None = self.client.base_url
+        else:
+            openai = _sdk(role)
+            self.base_url = settings.base_url or _DEFAULT_BASE_URLS.get(settings.provider)
+            api_key = _api_key(role, settings)
+            redactor.add(api_key)
+            self.client = _sdk_client(openai, settings, self.base_url, api_key, config, transport)
         # What identifies the endpoint in cache keys (never the key itself).
         base = mask_url_credentials(str(self.client.base_url).rstrip("/"))
         self.identity = f"{settings.provider}:{base}"
@@ -183,6 +189,22 @@ def _sdk(role: str) -> Any:
             field=f"llm.{role}",
         ) from None
     return openai
+
+
+def _litellm_client(
+    role: str,
+    settings: GenerationConfig | EmbeddingConfig,
+    config: LLMConfig,
+    redactor: Redactor,
+    transport: httpx2.AsyncBaseTransport | None,
+) -> LiteLLMClient:
+    """The client of a provider that is not OpenAI-compatible (``llm/litellm_client.py``)."""
+    if transport is not None:
+        raise ConfigError(
+            f"the transport hook is for OpenAI-compatible endpoints, not '{settings.provider}'",
+            field=f"llm.{role}.provider",
+        )
+    return LiteLLMClient(role, settings, config.timeout_s, redactor)
 
 
 def _sdk_client(

@@ -44,6 +44,7 @@ from graphrag_eval.llm.cache import CallCache
 from graphrag_eval.llm.client import Endpoint
 from graphrag_eval.llm.context import CallContext
 from graphrag_eval.llm.judge import Judge, Judged
+from graphrag_eval.llm.litellm_client import LiteLLMClient
 from graphrag_eval.llm.pricing import TokenUsage, estimate_tokens
 from graphrag_eval.llm.replies import ReplyError
 from graphrag_eval.llm.stats import CallStats, MetricCalls
@@ -102,6 +103,9 @@ class LLMEngine:
         if remote and self.generation and remote.endpoint.shares_model_with(self.generation):
             remote.endpoint.lane = self.generation.lane  # one model, one set of limits
         calls.open_cache(use_cache)
+        for endpoint in (self.generation, remote.endpoint if remote else None):
+            if endpoint is not None and isinstance(endpoint.client, LiteLLMClient):
+                calls.prices.add_default(endpoint.model, endpoint.client.price(endpoint.model))
         priced = (self.generation, remote)
         calls.stats.unpriced_models.update(
             model.model for model in priced if model and calls.prices.price(model.model) is None

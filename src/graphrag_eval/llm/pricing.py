@@ -151,6 +151,12 @@ class PriceTable:
                 return self._prices[candidate]
         return None
 
+    def add_default(self, model: str, price: tuple[float, float] | None) -> None:
+        """Price ``model`` at ``price`` (dollars per million input and output tokens) when
+        neither the built-in table nor ``llm.prices`` does."""
+        if price is not None and self.price(model) is None:
+            self._prices[model] = price
+
     def cost_usd(self, model: str, usage: TokenUsage) -> float:
         """The dollars ``usage`` costs on ``model`` (0 for an unknown model)."""
         price = self.price(model)
