@@ -26,6 +26,7 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any, Final
 
 from graphrag_eval.steps.sparql_values import (
@@ -173,27 +174,7 @@ def _reference_side(
         return cached
     numbers = frozenset().union(*(ref.numbers.get(name, frozenset()) for name in required))
     sorted_numbers = sorted(numbers)
-    representatives: list[int | float] = []
-    mapping: dict[int | float, int | float] = {}
-    if sorted_numbers:
-        representative = previous = sorted_numbers[0]
-        representatives.append(representative)
-        for number in sorted_numbers[1:]:
-            # Most neighbours are far apart: tell so without the full check (and without
-            # function calls: this runs once per reference number). As previous <= number,
-            # max(|previous|, |number|) is max(number, -previous).
-            try:
-                gap = number - previous
-                larger = number if number > -previous else -previous
-                far = gap > ABS_TOLERANCE and gap > REL_TOLERANCE * larger
-            except OverflowError:
-                far = False
-            if far or not close(previous, number):
-                representative = number
-            else:
-                mapping[number] = representative
-            representatives.append(representative)
-            previous = number
+    representatives, mapping = _number_groups(sorted_numbers)
     columns = [_remap(ref.columns[name], ref.numbers.get(name), mapping) for name in required]
     side = _ReferenceSide(
         columns=columns,
@@ -206,6 +187,44 @@ def _reference_side(
     )
     ref.memo[key] = side
     return side
+
+
+def _number_groups(
+    sorted_numbers: list[int | float],
+) -> tuple[list[int | float], dict[int | float, int | float]]:
+    """Each sorted reference number's representative (consecutive numbers within tolerance
+    are one group, represented by its first) and the numbers that are not their own."""
+    try:
+        # Most neighbours are far apart: tell so in one pass of builtins. As previous <=
+        # number, max(|previous|, |number|) is max(number, -previous).
+        near = any(
+            number - previous <= ABS_TOLERANCE
+            or number - previous <= REL_TOLERANCE * (number if number > -previous else -previous)
+            for previous, number in pairwise(sorted_numbers)
+        )
+    except OverflowError:  # an integer beyond the float range: the exact path below
+        near = True
+    if not near:
+        return sorted_numbers, {}
+    representatives: list[int | float] = []
+    mapping: dict[int | float, int | float] = {}
+    if sorted_numbers:
+        representative = previous = sorted_numbers[0]
+        representatives.append(representative)
+        for number in sorted_numbers[1:]:
+            try:
+                gap = number - previous
+                larger = number if number > -previous else -previous
+                far = gap > ABS_TOLERANCE and gap > REL_TOLERANCE * larger
+            except OverflowError:
+                far = False
+            if far or not close(previous, number):
+                representative = number
+            else:
+                mapping[number] = representative
+            representatives.append(representative)
+            previous = number
+    return representatives, mapping
 
 
 def _actual_columns(act: SparqlResults, ref: _ReferenceSide) -> list[tuple[Cell, ...]]:

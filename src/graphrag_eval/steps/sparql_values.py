@@ -54,6 +54,7 @@ _INTEGER_TYPES = frozenset(
 )
 _REAL_TYPES = frozenset(_XSD + name for name in ("decimal", "float", "double"))
 _BOOLEAN_TYPE = _XSD + "boolean"
+_UNBOUND = object()  # the "datatype" of an unbound cell, when telling a column's kinds
 
 Cell = Hashable
 """A normalised cell: ``None`` (unbound), ``str`` (URI, blank node, literal by its value),
@@ -154,26 +155,11 @@ def _from_document(document: _Document) -> SparqlResults:
     numbers: dict[str, frozenset[int | float]] = {}
     real_columns: set[str] = set()
     for var in variables:
-        # This loop runs once per cell: keep the common path (no datatype) inline.
-        column: list[Cell] = []
-        append = column.append
-        found: set[int | float] = set()
-        for binding in bindings:
-            term = binding.get(var)
-            if term is None:
-                append(None)
-            elif term.datatype is None:
-                append(term.value)
-            else:
-                cell = _typed(term.value, term.datatype)
-                append(cell)
-                if type(cell) is int:
-                    found.add(cell)
-                elif type(cell) is float:
-                    found.add(cell)
-                    real_columns.add(var)
-        columns[var] = tuple(column)
-        numbers[var] = frozenset(found)
+        column, found, real = _column([binding.get(var) for binding in bindings])
+        columns[var] = column
+        numbers[var] = found
+        if real:
+            real_columns.add(var)
     return SparqlResults(
         vars=variables,
         columns=columns,
@@ -181,6 +167,47 @@ def _from_document(document: _Document) -> SparqlResults:
         numbers=numbers,
         real_columns=frozenset(real_columns),
     )
+
+
+def _column(terms: list[_Term | None]) -> tuple[tuple[Cell, ...], frozenset[int | float], bool]:
+    """One column's cells, its numbers and whether one is not an integer. A column of one
+    kind (every term bound and of one datatype, the common case) is converted in one pass of
+    a builtin; others cell by cell."""
+    datatypes = {term.datatype if term is not None else _UNBOUND for term in terms}
+    if len(datatypes) == 1:
+        (datatype,) = datatypes
+        values = [term.value for term in terms if term is not None]
+        if datatype is None:
+            return tuple(values), frozenset(), False
+        converter = (
+            int if datatype in _INTEGER_TYPES else float if datatype in _REAL_TYPES else None
+        )
+        if converter is not None:
+            try:
+                converted: list[int | float] = list(map(converter, values))
+            except ValueError:
+                pass  # a malformed number stays text: cell by cell below
+            else:
+                if converter is int or not any(x != x for x in converted):  # no NaN
+                    return tuple(converted), frozenset(converted), converter is float
+    cells: list[Cell] = []
+    append = cells.append
+    found: set[int | float] = set()
+    real = False
+    for term in terms:
+        if term is None:
+            append(None)
+        elif term.datatype is None:
+            append(term.value)
+        else:
+            cell = _typed(term.value, term.datatype)
+            append(cell)
+            if type(cell) is int:
+                found.add(cell)
+            elif type(cell) is float:
+                found.add(cell)
+                real = True
+    return tuple(cells), frozenset(found), real
 
 
 def _typed(value: str, datatype: str) -> Cell:
