@@ -75,7 +75,7 @@ def explain_recall(relevant: Sequence[str], retrieved: Sequence[str], k: int) ->
     if not missed:
         return Mismatch(head, hits / denominator)
     more = f" (and {len(missed) - 1} more)" if len(missed) > 1 else ""
-    where = f"the first {k}" if k < len(retrieved) else f"the {len(retrieved)} retrieved"
+    where = f"the first {k}" if k <= len(retrieved) else f"the {len(retrieved)} retrieved"
     return Mismatch(
         f"{head}: reference context {_context(missed[0])} not retrieved in {where}{more}",
         hits / denominator if denominator else 0.0,

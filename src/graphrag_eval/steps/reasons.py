@@ -60,7 +60,7 @@ def explain_steps(
                 found[(g, i)] = StepExplanation(why.reason, actual.index)
             else:
                 found[(g, i)] = _unmatched(reference, actual_steps, outcome, known, rules)
-    for g in range(first):  # all_groups: matching stopped before these
+    for g in range(first if all_groups else 0):  # matching stopped before these
         for i, reference in enumerate(groups[g]):
             if reference.problem is None:
                 found[(g, i)] = StepExplanation(

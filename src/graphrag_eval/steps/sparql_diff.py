@@ -133,7 +133,11 @@ def diff_sparql(
         zip(*(act_columns[a] if a is not None else filler for a in chosen), strict=True)
     )
     rows_reason = _rows_reason(diff, ordered=ordered, ignore_duplicates=ignore_duplicates)
-    diff.reason = column_reason or rows_reason
+    # Rows only missing, or only extra, say more than the column whose values they took
+    # away; values changed in place (rows both missing and extra) are the column's doing.
+    in_place = bool(diff.missing and diff.extra)
+    reason, kind_clash = column_reason
+    diff.reason = reason if reason and (in_place or kind_clash) else rows_reason
     return diff
 
 
@@ -144,7 +148,7 @@ def _correspondence(
     act_columns: Sequence[tuple[Cell, ...]],
     normalize: Normalizer,
     ordered: bool,
-) -> tuple[list[int | None], str]:
+) -> tuple[list[int | None], tuple[str, bool]]:
     """The actual column each required column is compared with (same signature first,
     preferring the same name; else the unused one with the most values in common), and the
     reason about the first column that has no exact counterpart, if any."""
@@ -160,7 +164,7 @@ def _correspondence(
             pick = (same_name or found)[0]
             chosen[r] = pick
             used.add(pick)
-    reason = ""
+    reason: tuple[str, bool] = ("", False)
     for r, column in enumerate(ref_columns):
         if chosen[r] is not None:
             continue
@@ -177,7 +181,7 @@ def _correspondence(
         )
         chosen[r] = best
         used.add(best)
-        if not reason:
+        if not reason[0]:
             reason = _column_reason(
                 required[r], column, act_names[best], act_columns[best], ordered
             )
@@ -193,15 +197,18 @@ def _agreement(reference: Sequence[Cell], actual: Sequence[Cell], ordered: bool)
 
 def _column_reason(
     name: str, reference: Sequence[Cell], act_name: str, actual: Sequence[Cell], ordered: bool
-) -> str:
+) -> tuple[str, bool]:
+    """Why a required column has no exact counterpart, and whether it is a clash of literal
+    kinds (``'1'`` against ``1``)."""
     kind_clash = _kind_clash(reference, actual)
     if kind_clash:
-        return f"{kind_clash} in column {name!r}"
+        return f"{kind_clash} in column {name!r}", True
     differing = len(reference) - _agreement(reference, actual, ordered)
-    return (
+    reason = (
         f"required column {name!r} has no matching actual column (closest: {act_name!r}, "
         f"{differing:,} of {len(reference):,} values differ)"
     )
+    return reason, False
 
 
 def _loose(cell: Cell) -> Hashable:
