@@ -357,7 +357,7 @@ def test_validate_says_which_rule_scores_each_step_name(
     code, stdout, _ = run(capsys, "validate", str(reference), str(responses), "-c", str(config))
     assert code == 0
     lines = stdout.splitlines()
-    start = lines.index("step rules:")
+    start = lines.index("which rule scores each reference step:")
     assert [line.split() for line in lines[start + 1 : start + 5]] == [
         ["step", "name", "rule", "reference", "steps"],
         ["sparql_query", "sparql_results", "2"],

@@ -110,13 +110,13 @@ def _print_rules(questions: Sequence[ReferenceQuestion], config: EvaluationConfi
     if not uses:
         return
     console = stdout()
-    console.print("step rules:", markup=False)
+    console.print("which rule scores each reference step:", markup=False)
     headers = ("step name", "rule", "reference steps")
     rows = [headers, *((use.name, use.rule, f"{use.count:,}") for use in uses)]
     widths = [max(len(visible_text(row[i])) for row in rows) for i in range(3)]
     for row in rows:
         cells = [visible_text(cell).ljust(width) for cell, width in zip(row, widths, strict=True)]
-        console.print("  " + "  ".join(cells).rstrip(), markup=False, highlight=False)
+        console.print("  ".join(cells).rstrip(), markup=False, highlight=False)
     scored_otherwise = {use.name for use in uses if not use.fallback}
     for name in dict.fromkeys(use.name for use in uses if use.fallback):
         if name not in scored_otherwise:
