@@ -118,7 +118,7 @@ def diff_sparql(
     normalize = _normalizer(ordered, ignore_duplicates)
     side = _reference_side(reference, required, normalize)
     act_columns = _actual_columns(actual, side)
-    chosen, column_reason = _correspondence(
+    chosen, column_reason, unmatched = _correspondence(
         required, side.columns, actual.vars, act_columns, normalize, ordered
     )
     diff = SparqlDiff(
@@ -134,8 +134,10 @@ def diff_sparql(
     )
     rows_reason = _rows_reason(diff, ordered=ordered, ignore_duplicates=ignore_duplicates)
     # Rows only missing, or only extra, say more than the column whose values they took
-    # away; values changed in place (rows both missing and extra) are the column's doing.
-    in_place = bool(diff.missing and diff.extra)
+    # away; values changed in place (rows both missing and extra) are the column's doing
+    # when other columns do have their exact counterpart (so the blame is specific).
+    exact = len(required) - unmatched
+    in_place = bool(diff.missing and diff.extra) and exact > 0
     reason, kind_clash = column_reason
     diff.reason = reason if reason and (in_place or kind_clash) else rows_reason
     return diff
@@ -148,10 +150,11 @@ def _correspondence(
     act_columns: Sequence[tuple[Cell, ...]],
     normalize: Normalizer,
     ordered: bool,
-) -> tuple[list[int | None], tuple[str, bool]]:
+) -> tuple[list[int | None], tuple[str, bool], int]:
     """The actual column each required column is compared with (same signature first,
     preferring the same name; else the unused one with the most values in common), and the
-    reason about the first column that has no exact counterpart, if any."""
+    reason about the first column that has no exact counterpart, if any, and how many have
+    none."""
     signatures: dict[Hashable, list[int]] = {}
     for index, column in enumerate(act_columns):
         signatures.setdefault(normalize(column), []).append(index)
@@ -165,6 +168,7 @@ def _correspondence(
             chosen[r] = pick
             used.add(pick)
     reason: tuple[str, bool] = ("", False)
+    unmatched = sum(1 for pick in chosen if pick is None)
     for r, column in enumerate(ref_columns):
         if chosen[r] is not None:
             continue
@@ -185,7 +189,7 @@ def _correspondence(
             reason = _column_reason(
                 required[r], column, act_names[best], act_columns[best], ordered
             )
-    return chosen, reason
+    return chosen, reason, unmatched
 
 
 def _agreement(reference: Sequence[Cell], actual: Sequence[Cell], ordered: bool) -> int:
