@@ -26,7 +26,7 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import pairwise
+from operator import sub
 from typing import Any, Final
 
 from graphrag_eval.steps.sparql_values import (
@@ -195,17 +195,14 @@ def _number_groups(
     """Each sorted reference number's representative (consecutive numbers within tolerance
     are one group, represented by its first) and the numbers that are not their own."""
     try:
-        # Most neighbours are far apart: tell so in one pass of builtins. As previous <=
-        # number, max(|previous|, |number|) is max(number, -previous).
-        near = any(
-            number - previous <= ABS_TOLERANCE
-            or number - previous <= REL_TOLERANCE * (number if number > -previous else -previous)
-            for previous, number in pairwise(sorted_numbers)
-        )
+        # Most neighbours are far apart: tell so in passes of builtins. Every gap above the
+        # absolute tolerance and the relative one of the largest magnitude is far enough.
+        gaps = list(map(sub, sorted_numbers[1:], sorted_numbers[:-1]))
+        largest = max(abs(sorted_numbers[0]), abs(sorted_numbers[-1])) if sorted_numbers else 0
+        if not gaps or min(gaps) > max(ABS_TOLERANCE, REL_TOLERANCE * largest):
+            return sorted_numbers, {}
     except OverflowError:  # an integer beyond the float range: the exact path below
-        near = True
-    if not near:
-        return sorted_numbers, {}
+        pass
     representatives: list[int | float] = []
     mapping: dict[int | float, int | float] = {}
     if sorted_numbers:
