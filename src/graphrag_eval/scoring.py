@@ -126,19 +126,24 @@ def _match_steps(
 
     groups, actual_steps = question.reference_steps, response.actual_steps or ()
     try:
-        steps = evaluate_steps(groups, actual_steps, scorer, config.steps.score_mode)
+        matching.steps = evaluate_steps(groups, actual_steps, scorer, config.steps.score_mode)
+    except Exception as exc:  # a bug must cost one metric, not the item
+        logger.exception("step matching failed for question %r", question.id)
+        matching.error = f"internal error while matching steps: {exc!r}"
+        return matching
+    try:
         explanations = explain_steps(
             groups,
             actual_steps,
-            steps,
+            matching.steps,
             all_groups=config.steps.score_mode == "all_groups",
             known=lambda reference, actual: pairs.get((id(reference), actual.index)),
             rules=rules,
         )
-        matching.steps = dataclasses.replace(steps, explanations=explanations)
-    except Exception as exc:  # a bug must cost one metric, not the item
-        logger.exception("step matching failed for question %r", question.id)
-        matching.error = f"internal error while matching steps: {exc!r}"
+    except Exception:  # a bug in an explanation must not cost the score
+        logger.exception("explaining the step mismatches failed for question %r", question.id)
+    else:
+        matching.steps = dataclasses.replace(matching.steps, explanations=explanations)
     return matching
 
 

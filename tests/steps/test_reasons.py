@@ -11,6 +11,7 @@ import pytest
 
 from graphrag_eval import run_evaluation
 from graphrag_eval.steps import StepRule, register_step_rule, unregister_step_rule
+from graphrag_eval.steps.reasons import REASON_CHARACTERS
 
 from builders import (
     ask,
@@ -307,3 +308,12 @@ def test_a_registered_rule_explains_with_its_own_line_or_a_generic_one() -> None
     finally:
         unregister_step_rule("halves")
         unregister_step_rule("zero")
+
+
+def test_a_reason_quoting_long_values_is_cut() -> None:
+    why = reason(
+        ref_step("retrieve_time_series", args={"mrid": [f"m{n}" for n in range(1000)]}),
+        step("retrieve_time_series", "[]", "t1", args={"mrid": "A"}),
+    )
+    assert why.startswith("mrid differs: A vs m0, m1")
+    assert len(why) == REASON_CHARACTERS and why.endswith("...")

@@ -18,13 +18,17 @@ from graphrag_eval.steps.explain import Mismatch
 from graphrag_eval.steps.matching import StepMatch, StepsOutcome
 from graphrag_eval.steps.rules import Overrides, PairScore, explain_pair, rule_for, step_rules
 
-__all__ = ["MAX_CANDIDATES", "StepExplanation", "explain_steps"]
+__all__ = ["MAX_CANDIDATES", "REASON_CHARACTERS", "StepExplanation", "explain_steps"]
 
 MAX_CANDIDATES: Final = 5
 """Actual steps explained per reference step at most (the latest candidates)."""
 
 Known = Callable[[ReferenceStep, ActualStep], PairScore | None]
 """A pair's score when matching already computed it."""
+
+
+REASON_CHARACTERS: Final = 500
+"""A reason is cut to this length (it may quote values from the outputs)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +38,10 @@ class StepExplanation:
 
     reason: str
     nearest: int | None = None
+
+    def __post_init__(self) -> None:
+        if len(self.reason) > REASON_CHARACTERS:
+            object.__setattr__(self, "reason", self.reason[: REASON_CHARACTERS - 3] + "...")
 
 
 def explain_steps(
