@@ -1,7 +1,8 @@
 """Why an actual SPARQL result does not match the reference one (docs/steps.md, "Why a step
 did not match").
 
-Computed only for a pair that scored below a full match, and bounded: the column
+Computed only for a pair that scored below a full match, and bounded: results of more than
+:data:`EXPLAIN_BUDGET_CELLS` cells get a reason from their sizes only; otherwise the column
 correspondence is chosen greedily (same signature first, then the most values in common,
 measured on at most :data:`OVERLAP_BUDGET_CELLS` cells), and rows are compared once on that
 correspondence. The result (:class:`SparqlDiff`) gives the one-line reason, how close the
@@ -15,6 +16,7 @@ import re
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
+from operator import eq
 from typing import Final
 
 from graphrag_eval.steps.sparql import (
@@ -25,7 +27,18 @@ from graphrag_eval.steps.sparql import (
 )
 from graphrag_eval.steps.sparql_values import Cell, SparqlResults
 
-__all__ = ["OVERLAP_BUDGET_CELLS", "SparqlDiff", "describe_cell", "diff_sparql", "not_sparql"]
+__all__ = [
+    "EXPLAIN_BUDGET_CELLS",
+    "OVERLAP_BUDGET_CELLS",
+    "SparqlDiff",
+    "describe_cell",
+    "diff_sparql",
+    "not_sparql",
+]
+
+EXPLAIN_BUDGET_CELLS: Final = 250_000
+"""Results with more cells than this (reference and actual, on the required columns) get a
+short reason from their sizes only: the explanation stays bounded, whatever the results."""
 
 OVERLAP_BUDGET_CELLS: Final = 1_000_000
 """At most this many cells are compared to find the closest actual column of a required
@@ -115,11 +128,17 @@ def diff_sparql(
         return SparqlDiff(
             f"{actual.row_count:,} actual rows vs {reference.row_count:,} reference rows"
         )
+    cells = (reference.row_count + actual.row_count) * len(required)
+    if cells > EXPLAIN_BUDGET_CELLS:
+        return SparqlDiff(
+            f"rows differ: {actual.row_count:,} actual rows vs {reference.row_count:,} reference "
+            f"rows (too large to say more: over {EXPLAIN_BUDGET_CELLS:,} cells)"
+        )
     normalize = _normalizer(ordered, ignore_duplicates)
     side = _reference_side(reference, required, normalize)
     act_columns = _actual_columns(actual, side)
     chosen, column_reason, unmatched = _correspondence(
-        required, side.columns, actual.vars, act_columns, normalize, ordered
+        required, side.columns, side.signatures, actual.vars, act_columns, normalize, ordered
     )
     diff = SparqlDiff(
         "",
@@ -146,6 +165,7 @@ def diff_sparql(
 def _correspondence(
     required: Sequence[str],
     ref_columns: Sequence[tuple[Cell, ...]],
+    ref_signatures: Sequence[Hashable],
     act_names: Sequence[str],
     act_columns: Sequence[tuple[Cell, ...]],
     normalize: Normalizer,
@@ -160,8 +180,8 @@ def _correspondence(
         signatures.setdefault(normalize(column), []).append(index)
     chosen: list[int | None] = [None] * len(required)
     used: set[int] = set()
-    for r, column in enumerate(ref_columns):
-        found = [a for a in signatures.get(normalize(column), ()) if a not in used]
+    for r, signature in enumerate(ref_signatures):
+        found = [a for a in signatures.get(signature, ()) if a not in used]
         if found:
             same_name = [a for a in found if act_names[a] == required[r]]
             pick = (same_name or found)[0]
@@ -194,9 +214,8 @@ def _correspondence(
 
 def _agreement(reference: Sequence[Cell], actual: Sequence[Cell], ordered: bool) -> int:
     if ordered:
-        return sum(1 for a, b in zip(reference, actual, strict=False) if a == b)
-    present = set(actual)
-    return sum(1 for cell in reference if cell in present)
+        return sum(map(eq, reference, actual))
+    return sum(map(set(actual).__contains__, reference))
 
 
 def _column_reason(
@@ -241,16 +260,15 @@ def _kind_of(cell: Cell) -> str:
 
 def _kind_clash(reference: Sequence[Cell], actual: Sequence[Cell]) -> str:
     """``'1' (plain literal) vs 1 (xsd:integer)``: the first reference cell whose value the
-    actual column has as another kind of literal (looked at in the first rows only)."""
+    actual column has as another kind of literal (among the first differing cells only)."""
     limit = OVERLAP_BUDGET_CELLS // 4
-    present = set(actual[:limit])
+    in_actual, in_reference = set(actual), set(reference)
+    differing = [cell for cell in reference if cell is not None and cell not in in_actual]
+    others = [cell for cell in actual if cell is not None and cell not in in_reference]
     loose: dict[Hashable, Cell] = {}
-    for cell in actual[:limit]:
-        if cell is not None:
-            loose.setdefault(_loose(cell), cell)
-    for cell in reference[:limit]:
-        if cell is None or cell in present:
-            continue
+    for cell in others[:limit]:
+        loose.setdefault(_loose(cell), cell)
+    for cell in differing[:limit]:
         other = loose.get(_loose(cell))
         if other is not None and _kind_of(other) != _kind_of(cell):
             return (
@@ -263,24 +281,26 @@ def _kind_clash(reference: Sequence[Cell], actual: Sequence[Cell]) -> str:
 def _rows_reason(diff: SparqlDiff, *, ordered: bool, ignore_duplicates: bool) -> str:
     ref_rows, act_rows = diff.reference_rows, diff.actual_rows
     if ignore_duplicates:
-        ref_count: Counter[tuple[Cell, ...]] = Counter(dict.fromkeys(ref_rows, 1))
-        act_count: Counter[tuple[Cell, ...]] = Counter(dict.fromkeys(act_rows, 1))
+        ref_set, act_set = set(ref_rows), set(act_rows)
+        diff.missing, diff.extra = ref_set - act_set, act_set - ref_set
+        total, missing_count, extra_count = len(ref_set), len(diff.missing), len(diff.extra)
     else:
         ref_count, act_count = Counter(ref_rows), Counter(act_rows)
-    missing = ref_count - act_count
-    extra = act_count - ref_count
-    diff.missing, diff.extra = set(missing), set(extra)
-    total = sum(ref_count.values())
-    diff.closeness = 1 - sum(missing.values()) / total if total else 0.0
+        missing, extra = ref_count - act_count, act_count - ref_count
+        diff.missing, diff.extra = set(missing), set(extra)
+        total = len(ref_rows)
+        missing_count, extra_count = sum(missing.values()), sum(extra.values())
+    diff.closeness = 1 - missing_count / total if total else 0.0
     parts = []
-    if missing:
-        first = next(row for row in ref_rows if row in missing)
-        count = sum(missing.values())
-        parts.append(f"{count:,} of {total:,} reference rows missing (first: {_row_text(first)})")
-    if extra:
-        first = next(row for row in act_rows if row in extra)
-        count = sum(extra.values())
-        parts.append(f"{count:,} extra row{'s' if count != 1 else ''} (first: {_row_text(first)})")
+    if missing_count:
+        first = next(row for row in ref_rows if row in diff.missing)
+        parts.append(
+            f"{missing_count:,} of {total:,} reference rows missing (first: {_row_text(first)})"
+        )
+    if extra_count:
+        first = next(row for row in act_rows if row in diff.extra)
+        plural = "s" if extra_count != 1 else ""
+        parts.append(f"{extra_count:,} extra row{plural} (first: {_row_text(first)})")
     if parts:
         return "; ".join(parts)
     if ordered:
