@@ -130,3 +130,14 @@ def test_argument_equality() -> None:
     assert not values_equal(1, 1.001)
     assert not values_equal(True, 1)
     assert values_equal({"k": ["y", "x"]}, {"k": ["x", "y"]})
+
+
+def test_the_built_in_reference_checks_do_not_apply_to_a_name_the_config_scores() -> None:
+    reference = sparql_ref("<urn:a> <urn:b> <urn:c> .")  # Turtle: not SPARQL results JSON
+    actual = [step("sparql_query", "<urn:a> <urn:b> <urn:c> .", "s1")]
+    score, found = run(reference, actual, {})
+    assert score == pytest.approx(0.0)
+    assert found["input_error"].startswith("output is not SPARQL results JSON")
+    score, found = run(reference, actual, {"sparql_query": {"args": "ignore", "output": "exact"}})
+    assert score == pytest.approx(1.0)
+    assert "input_error" not in found

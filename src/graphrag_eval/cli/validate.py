@@ -61,7 +61,7 @@ def validate(reference: Path, responses: Path, config_path: Path | None, strict:
     config = load_config(config_path)
     check_selection(config)
     diagnostics = Diagnostics()
-    questions = prepare_reference(reference, diagnostics)
+    questions = prepare_reference(reference, diagnostics, config.steps.rules.keys())
     response_set = prepare_responses(responses)
     check_evaluable(questions, response_set)
     # The same code as evaluate finds the same problems: the run's deterministic part.

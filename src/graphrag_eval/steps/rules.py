@@ -283,9 +283,19 @@ class _ReferenceStepCheck:
     """:func:`check_reference_step`: a check for :func:`graphrag_eval.inputs.parse_reference`
     that also tells it which reference options the rules read."""
 
+    def __init__(self, skipped: frozenset[str] = frozenset()) -> None:
+        self._skipped = skipped
+
     def __call__(self, step: ReferenceStep, /) -> str | None:
         """The first problem any rule finds in a reference step on its own, or ``None``."""
+        if step.name in self._skipped:
+            return None
         return _REGISTRY.check_reference(step)
+
+    def skipping(self, names: Iterable[str]) -> _ReferenceStepCheck:
+        """The same check, except for the reference steps of these names (the config's rules
+        score them, and the registered rules' checks do not apply)."""
+        return _ReferenceStepCheck(frozenset(names))
 
     @property
     def reference_options(self) -> frozenset[str]:
