@@ -42,11 +42,16 @@ from graphrag_eval.steps.sparql_values import (
 __all__ = [
     "ABS_TOLERANCE",
     "SEARCH_BUDGET_CELLS",
+    "Normalizer",
+    "ReferenceSide",
     "SearchBudgetExceeded",
     "SparqlResults",
+    "actual_columns",
     "compare_sparql_results",
+    "normalizer",
     "parse_sparql_results",
     "prepare_reference",
+    "reference_side",
 ]
 
 SEARCH_BUDGET_CELLS: Final = 50_000_000
@@ -75,7 +80,7 @@ def _as_multiset(rows: Iterable[Any]) -> Hashable:
     return frozenset(Counter(rows).items())
 
 
-def _normalizer(ordered: bool, ignore_duplicates: bool) -> Normalizer:
+def normalizer(ordered: bool, ignore_duplicates: bool) -> Normalizer:
     if ordered:
         return _as_sequence_without_repeats if ignore_duplicates else tuple
     return frozenset if ignore_duplicates else _as_multiset
@@ -117,9 +122,9 @@ def compare_sparql_results(
     if not required:
         return 1
 
-    normalize = _normalizer(ordered, ignore_duplicates)
-    ref_side = _reference_side(ref, required, normalize)
-    act_columns = _actual_columns(act, ref_side)
+    normalize = normalizer(ordered, ignore_duplicates)
+    ref_side = reference_side(ref, required, normalize)
+    act_columns = actual_columns(act, ref_side)
     return int(
         _assignment_exists(
             ref_side,
@@ -131,7 +136,7 @@ def compare_sparql_results(
 
 
 @dataclass(frozen=True, slots=True)
-class _ReferenceSide:
+class ReferenceSide:
     """What the comparison needs of the reference for one (required columns, mode): it does
     not depend on the actual result, so it is computed once per reference."""
 
@@ -162,21 +167,21 @@ def prepare_reference(
         tuple(dict.fromkeys(required_columns)) if required_columns is not None else reference.vars
     )
     if all(name in reference.columns for name in required):
-        _reference_side(reference, required, _normalizer(ordered, ignore_duplicates))
+        reference_side(reference, required, normalizer(ordered, ignore_duplicates))
 
 
-def _reference_side(
+def reference_side(
     ref: SparqlResults, required: tuple[str, ...], normalize: Normalizer
-) -> _ReferenceSide:
+) -> ReferenceSide:
     key = (required, normalize)
-    cached: _ReferenceSide | None = ref.memo.get(key)
+    cached: ReferenceSide | None = ref.memo.get(key)
     if cached is not None:
         return cached
     numbers = frozenset().union(*(ref.numbers.get(name, frozenset()) for name in required))
     sorted_numbers = sorted(numbers)
     representatives, mapping = _number_groups(sorted_numbers)
     columns = [_remap(ref.columns[name], ref.numbers.get(name), mapping) for name in required]
-    side = _ReferenceSide(
+    side = ReferenceSide(
         columns=columns,
         signatures=[normalize(column) for column in columns],
         numbers=numbers,
@@ -224,7 +229,7 @@ def _number_groups(
     return representatives, mapping
 
 
-def _actual_columns(act: SparqlResults, ref: _ReferenceSide) -> list[tuple[Cell, ...]]:
+def actual_columns(act: SparqlResults, ref: ReferenceSide) -> list[tuple[Cell, ...]]:
     """The actual columns with numbers replaced by the representative of the reference number
     they equal within tolerance.
 
@@ -272,7 +277,7 @@ def _remap(
 
 
 def _assignment_exists(
-    ref: _ReferenceSide,
+    ref: ReferenceSide,
     act_columns: list[tuple[Cell, ...]],
     normalize: Normalizer,
     *,
@@ -333,7 +338,7 @@ def _assignment_exists(
 
 
 def _candidates(
-    ref: _ReferenceSide, act_columns: list[tuple[Cell, ...]], normalize: Normalizer
+    ref: ReferenceSide, act_columns: list[tuple[Cell, ...]], normalize: Normalizer
 ) -> list[list[int]] | None:
     """For each reference column, the actual columns of the same signature; ``None`` when
     one has none (then no assignment exists)."""
@@ -350,7 +355,7 @@ def _candidates(
 
 
 def _reference_prefix_norm(
-    ref: _ReferenceSide, order: list[int], depth: int, normalize: Normalizer
+    ref: ReferenceSide, order: list[int], depth: int, normalize: Normalizer
 ) -> Hashable:
     """The reference rows projected on the first ``depth + 1`` columns of ``order``,
     normalised; kept on the reference side, as the same prefixes recur across actual results."""

@@ -21,9 +21,9 @@ from typing import Final
 
 from graphrag_eval.steps.sparql import (
     Normalizer,
-    _actual_columns,
-    _normalizer,
-    _reference_side,
+    actual_columns,
+    normalizer,
+    reference_side,
 )
 from graphrag_eval.steps.sparql_values import Cell, SparqlResults
 
@@ -134,9 +134,9 @@ def diff_sparql(
             f"rows differ: {actual.row_count:,} actual rows vs {reference.row_count:,} reference "
             f"rows (too large to say more: over {EXPLAIN_BUDGET_CELLS:,} cells)"
         )
-    normalize = _normalizer(ordered, ignore_duplicates)
-    side = _reference_side(reference, required, normalize)
-    act_columns = _actual_columns(actual, side)
+    normalize = normalizer(ordered, ignore_duplicates)
+    side = reference_side(reference, required, normalize)
+    act_columns = actual_columns(actual, side)
     chosen, column_reason, unmatched = _correspondence(
         required, side.columns, side.signatures, actual.vars, act_columns, normalize, ordered
     )
