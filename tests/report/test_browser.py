@@ -82,7 +82,9 @@ def planted_reference() -> list[dict[str, Any]]:
                     "id": qid,
                     "question_text": texts[qid],
                     "reference_answer": f"{qid.upper()} one, {qid.upper()} two",
-                    "reference_steps": [[sparql_ref(sparql(["a"], [[qid], ["shared"]]))]],
+                    "reference_steps": [
+                        [sparql_ref(sparql(["a", "city"], [[qid, "OSLO"], ["shared", "X"]]))]
+                    ],
                 }
                 for qid in ids
             ],
@@ -97,8 +99,8 @@ def planted_responses(correct: set[str]) -> list[dict[str, Any]]:
     responses: list[dict[str, Any]] = []
     for number in range(1, 9):
         qid = f"q{number}"
-        rows = [[qid], ["shared"]] if qid in correct else [["wrong " + PLANTED], ["shared"]]
-        output = sparql(["a"], rows)
+        first = qid if qid in correct else "wrong " + PLANTED
+        output = sparql(["a", "city"], [[first, "OSLO"], ["shared", "X"]])
         responses.append(
             {
                 "question_id": qid,
@@ -349,9 +351,7 @@ def test_worst_question_shows_why_its_step_did_not_match(
     assert mismatch.count() == 1
     assert "reference step 1.1 (sparql_query) · nearest actual step s1" in mismatch.inner_text()
     assert mismatch.locator(".reason").inner_text() == (
-        "1 of 2 reference rows missing (first: ('q3')); 1 extra row (first: ('wrong "
-        + PLANTED
-        + "'))"
+        "required column 'a' has no matching actual column (closest: 'a', 1 of 2 values differ)"
     )
 
 
@@ -368,15 +368,16 @@ def test_question_page_shows_the_sparql_side_by_side(
     table = page.locator(".mismatch table.side-by-side")
     assert table.is_visible()
     heads = table.locator("thead tr").nth(1).locator("th").all_inner_texts()
-    assert heads == ["a", "", "a"]
+    assert heads == ["a", "city", "", "a", "city"]
     first, second = table.locator("tbody tr").all()
-    # Row 1: the reference row q1 is missing, the actual row faces it as an extra one, and
-    # their cells differ; row 2 ("shared") is in both.
+    # Row 1, the one that differs, first: the reference row (q1, OSLO) is missing and faces
+    # the extra actual row that shares OSLO, the changed cell outlined; then the row in both.
     assert first.locator("td.missing.differs").inner_text() == "'q1'"
     assert first.locator("td.extra.differs").inner_text() == "'wrong " + PLANTED + "'"
+    assert first.locator("td.missing:not(.differs)").inner_text() == "'OSLO'"
     assert first.locator(".mark").all_inner_texts() == ["missing", "extra"]
     assert second.locator("td.missing, td.extra, td.differs, .mark").count() == 0
-    assert second.locator("td").all_inner_texts() == ["'shared'", "", "'shared'"]
+    assert second.locator("td").all_inner_texts() == ["'shared'", "'X'", "", "'shared'", "'X'"]
     missing = first.locator("td.missing").first
     colour = missing.evaluate("cell => getComputedStyle(cell).backgroundColor")
     assert colour == "rgb(251, 227, 224)"

@@ -37,20 +37,33 @@ def test_only_steps_with_a_reason_are_shown_with_the_first_rows_side_by_side() -
     )
     assert view.columns == [("t", "x")]
     assert len(view.rows) == SHOWN_ROWS
-    assert view.more_rows == "first 10 of 15 reference and 15 actual rows"
-    assert [cell.text for cell in view.rows[0].reference] == ["'r0'"]
-    assert not any(row.reference_mark or row.actual_mark for row in view.rows)
+    assert view.more_rows == "10 of 15 reference and 15 actual rows, those that differ first"
+    # The rows that differ come first: r14 is missing (nothing in common with the extra row
+    # "new", so they are not paired), "new" is extra; then rows in both, in order.
+    missing, extra, *same = view.rows
+    assert (missing.reference_mark, [c.text for c in missing.reference], missing.actual) == (
+        "missing",
+        ["'r14'"],
+        [],
+    )
+    assert (extra.actual_mark, [c.text for c in extra.actual], extra.reference) == (
+        "extra",
+        ["'new'"],
+        [],
+    )
+    assert [[c.text for c in row.reference] for row in same] == [[f"'r{n}'"] for n in range(8)]
+    assert not any(row.reference_mark or row.actual_mark for row in same)
 
 
 def test_changed_cells_are_marked_where_a_missing_row_faces_an_extra_one() -> None:
     reference = sparql(["t", "n"], [["a", "1"], ["b", "2"]])
     actual = sparql(["t", "n"], [["a", "1"], ["b", "3"]])
     [view] = mismatch_views(fields(reference, actual))
-    first, second = view.rows
-    assert (first.reference_mark, first.actual_mark) == ("", "")
-    assert (second.reference_mark, second.actual_mark) == ("missing", "extra")
-    assert [cell.differs for cell in second.reference] == [False, True]
-    assert [cell.text for cell in second.actual] == ["'b'", "'3'"]
+    changed, same = view.rows
+    assert (changed.reference_mark, changed.actual_mark) == ("missing", "extra")
+    assert [cell.differs for cell in changed.reference] == [False, True]
+    assert [cell.text for cell in changed.actual] == ["'b'", "'3'"]
+    assert (same.reference_mark, same.actual_mark) == ("", "")
 
 
 def test_no_table_for_ask_results_other_media_types_or_very_large_outputs() -> None:

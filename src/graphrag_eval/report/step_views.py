@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import eq
 from typing import Any, Final
 
-from graphrag_eval.steps.sparql_diff import describe_cell, diff_sparql
+from graphrag_eval.steps.sparql_diff import SparqlDiff, describe_cell, diff_sparql
 from graphrag_eval.steps.sparql_values import parse_sparql_results
 
 __all__ = ["PARSED_CHARACTERS", "SHOWN_ROWS", "MismatchView", "mismatch_views"]
@@ -24,6 +25,7 @@ PARSED_CHARACTERS: Final = 2_000_000
 """Outputs longer than this (as text) get the reason but no side-by-side."""
 
 _SPARQL_JSON = "application/sparql-results+json"
+_PAIRED = 50  # extra rows a missing row may be paired with
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,10 +115,13 @@ def _side_by_side(
     view.columns = [(name, other or "-") for name, other in diff.columns]
     if not view.columns:
         return
-    shown = max(min(len(diff.reference_rows), SHOWN_ROWS), min(len(diff.actual_rows), SHOWN_ROWS))
-    for index in range(shown):
-        ref_row = diff.reference_rows[index] if index < len(diff.reference_rows) else None
-        act_row = diff.actual_rows[index] if index < len(diff.actual_rows) else None
+    ordered = reference.get("ordered") is True
+    pairs = _by_position(diff) if ordered else _by_value(diff)
+    differs = [pair[0] in diff.missing or pair[1] in diff.extra for pair in pairs]
+    differing = [pair for pair, flag in zip(pairs, differs, strict=True) if flag]
+    same = [pair for pair, flag in zip(pairs, differs, strict=True) if not flag]
+    # The rows that differ first (they are why), then rows in both, up to SHOWN_ROWS.
+    for ref_row, act_row in (differing + same)[:SHOWN_ROWS]:
         missing = ref_row is not None and ref_row in diff.missing
         extra = act_row is not None and act_row in diff.extra
         # Cells are compared where a missing row faces an extra one: values changed in place.
@@ -128,12 +133,52 @@ def _side_by_side(
                 actual_mark="extra" if extra else "",
             )
         )
-    hidden = max(len(diff.reference_rows), len(diff.actual_rows)) - shown
-    if hidden > 0:
+    if len(pairs) > SHOWN_ROWS:
         view.more_rows = (
-            f"first {shown} of {len(diff.reference_rows):,} reference and "
-            f"{len(diff.actual_rows):,} actual rows"
+            f"{SHOWN_ROWS} of {len(diff.reference_rows):,} reference and "
+            f"{len(diff.actual_rows):,} actual rows, those that differ first"
         )
+
+
+Row = tuple[Any, ...] | None
+
+
+def _by_position(diff: SparqlDiff) -> list[tuple[Row, Row]]:
+    """Ordered results: row i beside row i."""
+    ref_rows, act_rows = diff.reference_rows, diff.actual_rows
+    return [
+        (
+            ref_rows[i] if i < len(ref_rows) else None,
+            act_rows[i] if i < len(act_rows) else None,
+        )
+        for i in range(max(len(ref_rows), len(act_rows)))
+    ]
+
+
+def _by_value(diff: SparqlDiff) -> list[tuple[Row, Row]]:
+    """Unordered results: each reference row beside the same actual row; a missing one beside
+    the extra row it shares most cells with (among the first extra rows), if any; the other
+    extra rows after them."""
+    extras = [row for row in dict.fromkeys(diff.actual_rows) if row in diff.extra][:_PAIRED]
+    pairs: list[tuple[Row, Row]] = []
+    paired = 0  # missing rows looked at for a partner: only those that can be shown
+    for ref_row in dict.fromkeys(diff.reference_rows):
+        if ref_row not in diff.missing:
+            pairs.append((ref_row, ref_row))
+            continue
+        if paired >= SHOWN_ROWS:
+            pairs.append((ref_row, None))
+            continue
+        paired += 1
+        shared = [(sum(map(eq, ref_row, row)), -n) for n, row in enumerate(extras)]
+        best = max(shared, default=(0, 0))
+        if best[0] > 0:
+            pairs.append((ref_row, extras.pop(-best[1])))
+        else:
+            pairs.append((ref_row, None))
+    placed = {act for _, act in pairs}
+    pairs.extend((None, row) for row in dict.fromkeys(diff.actual_rows) if row not in placed)
+    return pairs
 
 
 def _cells(row: Sequence[Any] | None, other: Sequence[Any] | None) -> list[CellView]:
