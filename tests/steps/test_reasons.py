@@ -317,3 +317,12 @@ def test_a_reason_quoting_long_values_is_cut() -> None:
     )
     assert why.startswith("mrid differs: A vs m0, m1")
     assert len(why) == REASON_CHARACTERS and why.endswith("...")
+
+
+def test_an_unreadable_actual_output_gives_the_reason_it_could_not_be_read() -> None:
+    found = reference_step(
+        ref_step("retrieval", contexts(("doc/1", None))),
+        [step("retrieval", "HTTP 500: upstream error", "r1")],
+    )
+    assert found["mismatch_reason"] == "output is not a JSON list of contexts"
+    assert found["nearest_match"] == "r1"
