@@ -50,6 +50,7 @@ from graphrag_eval.steps.sparql import (
     parse_sparql_results,
     prepare_reference,
 )
+from graphrag_eval.steps.sparql_diff import diff_sparql
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 TYPES = ("uri", "literal", "integer", "decimal")
@@ -269,6 +270,8 @@ class Row:
     cold_median_s: float
     parse_median_s: float
     search_median_s: float
+    explain_median_s: float | None
+    """The mismatch explanation (``diff_sparql``) once both are parsed; non-matching only."""
     under_target: bool
 
 
@@ -313,6 +316,13 @@ def run_case(case: Case, repeat: int, sample: int) -> tuple[list[Row], BruteRow]
             repeat,
             nothing,
         )
+        explain_times: list[float] = []
+        if expected == 0:  # a run explains only the steps below a full match
+            _, explain_times = timed(
+                lambda parsed=parsed, reference=reference: diff_sparql(reference, parsed),
+                repeat,
+                nothing,
+            )
         if score != expected or cold_score != expected:
             raise AssertionError(f"{case.label}, {variant}: score {score}, expected {expected}")
         median = statistics.median(totals)
@@ -331,6 +341,7 @@ def run_case(case: Case, repeat: int, sample: int) -> tuple[list[Row], BruteRow]
                 cold_median_s=statistics.median(cold),
                 parse_median_s=statistics.median(parse_times),
                 search_median_s=statistics.median(search_times),
+                explain_median_s=statistics.median(explain_times) if explain_times else None,
                 under_target=median < TARGET_S,
             )
         )
@@ -411,6 +422,7 @@ def render(rows: list[Row], brutes: list[BruteRow], repeat: int) -> str:
             "parse ms",
             "search ms",
             "cold ms",
+            "explain ms",
         ],
         [
             [
@@ -424,10 +436,11 @@ def render(rows: list[Row], brutes: list[BruteRow], repeat: int) -> str:
                 ms(r.parse_median_s),
                 ms(r.search_median_s),
                 ms(r.cold_median_s),
+                "-" if r.explain_median_s is None else ms(r.explain_median_s),
             ]
             for r in rows
         ],
-        right={3, 4, 5, 7, 8, 9},
+        right={3, 4, 5, 7, 8, 9, 10},
     )
     seed = table(
         [
@@ -458,7 +471,8 @@ def render(rows: list[Row], brutes: list[BruteRow], repeat: int) -> str:
         " on the actual output as JSON text against the reference parsed and prepared at load"
         " ('< 0.1 s' = median under 0.1 s). parse = the actual document alone; search = the"
         " comparison once both are parsed; cold = both documents parsed from text in the"
-        " call.\n\n"
+        " call; explain = why a non-matching actual differs (mismatch_reason), once both are"
+        " parsed.\n\n"
         f"{ours}\n\n"
         "Seed brute force on the 'hard' actual (no match: every permutation is tried);"
         " '~' = extrapolated from the timed sample\n\n"

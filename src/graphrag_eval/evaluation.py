@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -98,22 +98,25 @@ dropped after validation and parsed again as each item is scored, to bound memor
 
 
 def prepare_reference(
-    reference: ReferenceSource, diagnostics: Diagnostics | None = None
+    reference: ReferenceSource,
+    diagnostics: Diagnostics | None = None,
+    config_rules: Collection[str] = (),
 ) -> list[ReferenceQuestion]:
-    """Load (if a path) and validate a reference dataset; raises ``InputError``."""
+    """Load (if a path) and validate a reference dataset; raises ``InputError``.
+    ``config_rules`` are the step names the config's ``steps.rules`` score: the registered
+    rules do not check those reference steps."""
     if isinstance(reference, list) and reference and isinstance(reference[0], ReferenceQuestion):
         return reference
+    check = check_reference_step.skipping(config_rules) if config_rules else check_reference_step
     if isinstance(reference, str | Path):
         questions = parse_reference(
             load_reference(reference),
             source=str(reference),
-            check_step=check_reference_step,
+            check_step=check,
             diagnostics=diagnostics,
         )
     else:
-        questions = parse_reference(
-            reference, check_step=check_reference_step, diagnostics=diagnostics
-        )
+        questions = parse_reference(reference, check_step=check, diagnostics=diagnostics)
     _bound_prepared_outputs(questions)
     return questions
 
@@ -200,7 +203,7 @@ async def _evaluate(
     done: Mapping[str, dict[str, Any]] | None,
 ) -> EvaluationRun:
     diagnostics = Diagnostics()
-    questions = prepare_reference(reference, diagnostics)
+    questions = prepare_reference(reference, diagnostics, settings.steps.rules.keys())
     response_set = prepare_responses(responses)
     check_evaluable(questions, response_set)  # a run that would evaluate nothing is an error
     diagnostics.extend(response_set.notices)

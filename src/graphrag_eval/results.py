@@ -15,6 +15,8 @@ Keys added by graphrag-eval beyond the seed (never renamed, only added):
 * ``input_errors``: located messages about malformed response fields that were ignored;
 * ``input_error`` on a reference or actual step that is malformed (or whose data is broken)
   and therefore cannot match;
+* ``mismatch_reason`` on a reference step below a full match: why, in one line; and
+  ``nearest_match``: the actual step it came closest to (docs/steps.md);
 * ``output_error`` on an unmatched actual step whose output could not be read as the reference
   step it was compared with expects (not SPARQL results JSON, not a list of contexts, ...);
 * ``skipped``: ``{metric: reason}`` for the metrics that did not apply to the question.
@@ -101,10 +103,16 @@ def _reference_steps_copy(
         copies = []
         for i, step in enumerate(group):
             item = copy.deepcopy(dict(step.raw))
-            item.pop("matches", None)  # a stale value from an earlier run's output
+            for stale in ("matches", "mismatch_reason", "nearest_match"):
+                item.pop(stale, None)  # a stale value from an earlier run's output
             matched = steps.actual_for(g, i) if steps is not None else None
             if matched is not None and actual is not None:
                 item["matches"] = actual[matched].label
+            why = steps.explanations.get((g, i)) if steps is not None else None
+            if why is not None:
+                item["mismatch_reason"] = why.reason
+                if why.nearest is not None and actual is not None:
+                    item["nearest_match"] = actual[why.nearest].label
             if step.problem is not None:
                 item["input_error"] = step.problem
             copies.append(item)

@@ -36,8 +36,10 @@ from graphrag_eval.metrics.base import (
 from graphrag_eval.planning import ItemPlan, available_services, plan_item
 from graphrag_eval.result_types import OutcomeKey, QuestionResult
 from graphrag_eval.results import typed_error_result, typed_missing_result, typed_success_result
+from graphrag_eval.steps.config_rules import config_rules
 from graphrag_eval.steps.matching import StepsOutcome, evaluate_steps
-from graphrag_eval.steps.rules import score_pair
+from graphrag_eval.steps.reasons import explain_steps
+from graphrag_eval.steps.rules import PairScore, score_pair
 
 __all__ = ["evaluate_item"]
 
@@ -112,19 +114,36 @@ def _match_steps(
     if not question.reference_steps:
         return matching
 
+    rules = config_rules(config.steps.rules)
+    pairs: dict[tuple[int, int], PairScore] = {}
+
     def scorer(reference: ReferenceStep, actual: ActualStep) -> float:
-        pair = score_pair(reference, actual)
+        pair = score_pair(reference, actual, rules)
+        pairs[(id(reference), actual.index)] = pair
         if pair.problem is not None:
             matching.unreadable.setdefault(actual.index, pair.problem)
         return pair.score
 
+    groups, actual_steps = question.reference_steps, response.actual_steps or ()
     try:
-        matching.steps = evaluate_steps(
-            question.reference_steps, response.actual_steps or (), scorer, config.steps.score_mode
-        )
+        matching.steps = evaluate_steps(groups, actual_steps, scorer, config.steps.score_mode)
     except Exception as exc:  # a bug must cost one metric, not the item
         logger.exception("step matching failed for question %r", question.id)
         matching.error = f"internal error while matching steps: {exc!r}"
+        return matching
+    try:
+        explanations = explain_steps(
+            groups,
+            actual_steps,
+            matching.steps,
+            all_groups=config.steps.score_mode == "all_groups",
+            known=lambda reference, actual: pairs.get((id(reference), actual.index)),
+            rules=rules,
+        )
+    except Exception:  # a bug in an explanation must not cost the score
+        logger.exception("explaining the step mismatches failed for question %r", question.id)
+    else:
+        matching.steps = dataclasses.replace(matching.steps, explanations=explanations)
     return matching
 
 

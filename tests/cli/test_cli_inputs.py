@@ -333,3 +333,39 @@ def test_validate_calls_no_model_even_with_a_judge_configured(
             == 0
         )
         assert server.count() > 0
+
+
+def test_validate_says_which_rule_scores_each_step_name(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    reference = write_json(
+        tmp_path / "ref.json",
+        dataset(
+            question("q1", [[sparql_ref(GOOD_SPARQL), ref_step("get_weather", "12 C")]]),
+            question("q2", [[sparql_ref(GOOD_SPARQL), ref_step("lookup", "x")]]),
+        ),
+    )
+    responses = write_jsonl(
+        tmp_path / "r.jsonl",
+        [
+            response("q1", [step("sparql_query", GOOD_SPARQL, "s")]),
+            response("q2", [step("lookup", "x", "l")]),
+        ],
+    )
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({"steps": {"rules": {"get_weather": {"args": ["city"]}}}}))
+    code, stdout, _ = run(capsys, "validate", str(reference), str(responses), "-c", str(config))
+    assert code == 0
+    lines = stdout.splitlines()
+    start = lines.index("which rule scores each reference step:")
+    assert [line.split() for line in lines[start + 1 : start + 5]] == [
+        ["step", "name", "rule", "reference", "steps"],
+        ["sparql_query", "sparql_results", "2"],
+        ["get_weather", "config:get_weather", "1"],
+        ["lookup", "identical_output", "1"],
+    ]
+    warnings = [line for line in lines if line.startswith("warning:")]
+    assert warnings == [
+        "warning: lookup steps are scored only by identical outputs (no rule for this name): "
+        "add one under steps.rules in the config"
+    ]

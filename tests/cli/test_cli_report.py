@@ -182,6 +182,18 @@ def test_report_of_an_output_directory(capsys: pytest.CaptureFixture[str], evalu
     assert "question q2?" in page  # the worst question, listed in full
 
 
+def test_report_question_writes_one_question_beside_the_results(
+    capsys: pytest.CaptureFixture[str], evaluated: Path
+) -> None:
+    code, stdout, _ = run(capsys, "report", evaluated, "--question", "q2")
+    assert code == 0
+    page_path = evaluated / "question-q2.html"
+    assert stdout.strip() == f"question 'q2' in {page_path}"
+    page = page_path.read_text(encoding="utf-8")
+    assert "<h1>Question q2</h1>" in page and "question q2?" in page
+    assert "question q1?" not in page
+
+
 def test_report_of_a_results_file_to_another_path(
     capsys: pytest.CaptureFixture[str], evaluated: Path, tmp_path: Path
 ) -> None:

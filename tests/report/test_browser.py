@@ -82,7 +82,9 @@ def planted_reference() -> list[dict[str, Any]]:
                     "id": qid,
                     "question_text": texts[qid],
                     "reference_answer": f"{qid.upper()} one, {qid.upper()} two",
-                    "reference_steps": [[sparql_ref(sparql(["a"], [[qid]]))]],
+                    "reference_steps": [
+                        [sparql_ref(sparql(["a", "city"], [[qid, "OSLO"], ["shared", "X"]]))]
+                    ],
                 }
                 for qid in ids
             ],
@@ -97,7 +99,8 @@ def planted_responses(correct: set[str]) -> list[dict[str, Any]]:
     responses: list[dict[str, Any]] = []
     for number in range(1, 9):
         qid = f"q{number}"
-        output = sparql(["a"], [[qid if qid in correct else "wrong"]])
+        first = qid if qid in correct else "wrong " + PLANTED
+        output = sparql(["a", "city"], [[first, "OSLO"], ["shared", "X"]])
         responses.append(
             {
                 "question_id": qid,
@@ -331,6 +334,64 @@ def test_report_screenshot_shows_the_page(
 ) -> None:
     page = open_page(planted.run_a / "report.html").page
     check_screenshot(page, tmp_path / "report.png", ".charts svg", CHART_BLUE, min_height=1000)
+
+
+# Steps that did not match ---------------------------------------------------------------
+
+
+def test_worst_question_shows_why_its_step_did_not_match(
+    planted: PlantedRuns, open_page: OpenPage
+) -> None:
+    page = open_page(planted.run_a / "report.html").page
+    item = page.locator("details", has=page.locator("summary", has_text="Which lines leave"))
+    assert item.count() == 0 or item.locator(".mismatch").count() == 0  # q2 matched
+    wrong = page.locator("details", has=page.locator("summary", has_text="TROMSO"))
+    wrong.locator("summary").click()
+    mismatch = wrong.locator(".mismatch")
+    assert mismatch.count() == 1
+    assert "reference step 1.1 (sparql_query) · nearest actual step s1" in mismatch.inner_text()
+    assert mismatch.locator(".reason").inner_text() == (
+        "required column 'a' has no matching actual column (closest: 'a', 1 of 2 values differ)"
+    )
+
+
+def test_question_page_shows_the_sparql_side_by_side(
+    planted: PlantedRuns, open_page: OpenPage, tmp_path: Path
+) -> None:
+    page_path = tmp_path / "q1.html"
+    cli("report", planted.run_a, "--question", "q1", "-o", page_path)
+    opened = open_page(page_path)
+    assert_inert(opened)
+    page = opened.page
+    assert page.locator("h1").inner_text() == "Question q1"
+    assert page.locator("details[open]").count() == 1
+    table = page.locator(".mismatch table.side-by-side")
+    assert table.is_visible()
+    heads = table.locator("thead tr").nth(1).locator("th").all_inner_texts()
+    assert heads == ["a", "city", "", "a", "city"]
+    first, second = table.locator("tbody tr").all()
+    # Row 1, the one that differs, first: the reference row (q1, OSLO) is missing and faces
+    # the extra actual row that shares OSLO, the changed cell outlined; then the row in both.
+    assert first.locator("td.missing.differs").inner_text() == "'q1'"
+    assert first.locator("td.extra.differs").inner_text() == "'wrong " + PLANTED + "'"
+    assert first.locator("td.missing:not(.differs)").inner_text() == "'OSLO'"
+    assert first.locator(".mark").all_inner_texts() == ["missing", "extra"]
+    assert second.locator("td.missing, td.extra, td.differs, .mark").count() == 0
+    assert second.locator("td").all_inner_texts() == ["'shared'", "'X'", "", "'shared'", "'X'"]
+    missing = first.locator("td.missing").first
+    colour = missing.evaluate("cell => getComputedStyle(cell).backgroundColor")
+    assert colour == "rgb(251, 227, 224)"
+    assert_shows_planted_text(page)
+
+
+def test_report_question_unknown_is_one_line_exit_2(
+    planted: PlantedRuns, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with ThreadPoolExecutor(max_workers=1) as worker:
+        code = worker.submit(main, ["report", str(planted.run_a), "--question", "nope"]).result()
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "no question 'nope' in this run" in err and err.count("\n") == 1
 
 
 # The comparison page --------------------------------------------------------------------

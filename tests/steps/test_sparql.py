@@ -1061,3 +1061,13 @@ def test_adversarial_search_gives_up_deterministically(monkeypatch: pytest.Monke
     actual = select([f"a{i}" for i in range(8)], act_rows)
     with pytest.raises(module.SearchBudgetExceeded, match="given up as no match"):
         compare(reference, actual)
+
+
+def test_an_uncommon_datatype_is_read_as_its_lexical_value() -> None:
+    # Common XSD datatypes are decoded as shared strings; any other takes the general decoder.
+    wkt = "http://www.opengis.net/ont/geosparql#wktLiteral"
+    reference = select(["p", "n"], [[lit("POINT(1 2)", wkt), integer(3)]])
+    parsed = parse_sparql_results(reference)
+    assert parsed.columns == {"p": ("POINT(1 2)",), "n": (3,)}
+    assert compare(reference, select(["x", "y"], [[lit("POINT(1 2)", wkt), decimal("3.0")]])) == 1
+    assert compare(reference, select(["x", "y"], [[lit("POINT(1 3)", wkt), integer(3)]])) == 0

@@ -3,6 +3,7 @@ saved run with its skipped records as warnings (also for ``compare``)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import click
@@ -12,12 +13,14 @@ from graphrag_eval.cli.options import debug_option, output_file_option, saved_ru
 from graphrag_eval.config import load_config
 from graphrag_eval.report.console import plural
 from graphrag_eval.report.html import DEFAULT_WORST, write_report
+from graphrag_eval.report.question_page import write_question
 from graphrag_eval.rundir import REPORT_HTML
 from graphrag_eval.runs import SavedRun, load_run
 
 __all__ = ["load_saved_run", "report"]
 
 _WARNED_PROBLEMS = 5
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")  # characters of a question id kept out of file names
 
 
 def load_saved_run(path: Path, config_path: Path | None) -> SavedRun:
@@ -42,7 +45,20 @@ def load_saved_run(path: Path, config_path: Path | None) -> SavedRun:
     show_default=True,
     help="How many of the lowest-scoring questions to show in full.",
 )
-def report(results: Path, config_path: Path | None, output: Path | None, worst: int) -> None:
+@click.option(
+    "--question",
+    "question_id",
+    metavar="ID",
+    help="Write the page of this one question instead (its steps with why each did not match),"
+    " to question-ID.html beside the results unless -o is given.",
+)
+def report(
+    results: Path,
+    config_path: Path | None,
+    output: Path | None,
+    worst: int,
+    question_id: str | None,
+) -> None:
     """Write the HTML report of saved RESULTS: a run's output directory or its results file.
 
     The report is one self-contained file that opens offline: the run's settings and
@@ -54,8 +70,14 @@ def report(results: Path, config_path: Path | None, output: Path | None, worst: 
     Example:
       graphrag-eval report out/
       graphrag-eval report out/results.jsonl -o report.html --worst 50
+      graphrag-eval report out/ --question q17
     """
     run = load_saved_run(results, config_path)
+    if question_id is not None:
+        name = "question-" + _UNSAFE.sub("_", question_id)[:80] + ".html"
+        page = write_question(run, question_id, output or run.results_path.parent / name)
+        stdout().print(f"question {question_id!r} in {page}", markup=False, highlight=False)
+        return
     target = output or run.results_path.parent / REPORT_HTML
     write_report(run, target, worst)
     stdout().print(f"report of {plural(len(run.results), 'question')} in {target}")

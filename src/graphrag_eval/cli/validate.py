@@ -20,6 +20,7 @@ from graphrag_eval.evaluation import (
     prepare_reference,
     prepare_responses,
 )
+from graphrag_eval.formatting import visible_text
 from graphrag_eval.inputs import (
     Diagnostics,
     Notice,
@@ -30,6 +31,8 @@ from graphrag_eval.inputs import (
 from graphrag_eval.metrics.base import metrics_for
 from graphrag_eval.planning import check_selection
 from graphrag_eval.report.console import plural, print_notices
+from graphrag_eval.steps.config_rules import config_rules
+from graphrag_eval.steps.rule_table import rules_in_use
 
 __all__ = ["validate"]
 
@@ -58,7 +61,7 @@ def validate(reference: Path, responses: Path, config_path: Path | None, strict:
     config = load_config(config_path)
     check_selection(config)
     diagnostics = Diagnostics()
-    questions = prepare_reference(reference, diagnostics)
+    questions = prepare_reference(reference, diagnostics, config.steps.rules.keys())
     response_set = prepare_responses(responses)
     check_evaluable(questions, response_set)
     # The same code as evaluate finds the same problems: the run's deterministic part.
@@ -69,6 +72,7 @@ def validate(reference: Path, responses: Path, config_path: Path | None, strict:
     _print_counts(reference, questions, responses, response_set)
     if config_path is not None:
         console.print(f"{config_path}: ok")
+    _print_rules(questions, config)
     print_notices(console, diagnostics.notices)
     response_problems = [n for n in diagnostics.notices if n.kind != "unused_field"]
     if strict and response_problems:
@@ -94,6 +98,34 @@ def _print_counts(
         f"{responses}: {plural(len(response_set.responses), 'response')}, {matched:,} for "
         "reference questions"
     )
+
+
+def _print_rules(questions: Sequence[ReferenceQuestion], config: EvaluationConfig) -> None:
+    """Which rule scores each reference step name, and a warning for the names only the
+    identical-output fallback scores (docs/steps.md)."""
+    steps = [
+        step for question in questions for group in question.reference_steps or () for step in group
+    ]
+    uses = rules_in_use(steps, config_rules(config.steps.rules))
+    if not uses:
+        return
+    console = stdout()
+    console.print("which rule scores each reference step:", markup=False)
+    headers = ("step name", "rule", "reference steps")
+    rows = [headers, *((use.name, use.rule, f"{use.count:,}") for use in uses)]
+    widths = [max(len(visible_text(row[i])) for row in rows) for i in range(3)]
+    for row in rows:
+        cells = [visible_text(cell).ljust(width) for cell, width in zip(row, widths, strict=True)]
+        console.print("  ".join(cells).rstrip(), markup=False, highlight=False)
+    scored_otherwise = {use.name for use in uses if not use.fallback}
+    for name in dict.fromkeys(use.name for use in uses if use.fallback):
+        if name not in scored_otherwise:
+            console.print(
+                f"warning: {visible_text(name)} steps are scored only by identical outputs "
+                "(no rule for this name): add one under steps.rules in the config",
+                markup=False,
+                highlight=False,
+            )
 
 
 def _without_models(config: EvaluationConfig) -> EvaluationConfig:

@@ -213,13 +213,16 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
 def _suggestion(loc: tuple[Any, ...]) -> str:
     """A 'did you mean' hint for an unknown key, from the fields of its section."""
     model: type[BaseModel] = EvaluationConfig
+    keyed = False  # the previous part was a mapping of sections, so this part is a key
     for part in loc[:-1]:
-        if isinstance(part, int):  # an index into a list of sections
+        if isinstance(part, int) or keyed:  # an index into a list, a key of a mapping
+            keyed = False
             continue
         field = model.model_fields.get(str(part))
         inner = _model_in(field.annotation) if field is not None else None
-        if inner is None:
+        if field is None or inner is None:
             return ""
+        keyed = typing.get_origin(field.annotation) is dict
         model = inner
     known = list(model.model_fields)
     close = difflib.get_close_matches(str(loc[-1]), known, n=1)

@@ -4,10 +4,11 @@ sections in their own modules (``Metric.settings_model``)."""
 
 from __future__ import annotations
 
+import difflib
 import re
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from graphrag_eval.config.base import Section
 from graphrag_eval.config.llm import BUNDLED_MODEL
@@ -16,8 +17,54 @@ __all__ = [
     "AggregationConfig",
     "BertScoreConfig",
     "CustomEvaluationConfig",
+    "StepRuleConfig",
     "StepsConfig",
 ]
+
+ArgsMode = Literal["exact", "ignore", "subset", "superset"]
+ARGS_MODES: tuple[str, ...] = ("exact", "ignore", "subset", "superset")
+OutputKind = Literal["ignore", "exact", "json", "sparql_results", "ids"]
+
+
+class StepRuleConfig(Section):
+    """How steps of one tool name are scored (docs/steps.md, "Rules for your own tools")."""
+
+    args: list[str] | ArgsMode = "exact"
+    """The arguments that must be equal (strings case- and whitespace-insensitively, lists
+    as sorted, numbers within 1e-8; the others are ignored), or a mode: ``exact`` (all args
+    equal), ``ignore``, ``subset`` (the actual args are among the reference's, equal),
+    ``superset`` (the actual has at least the reference's args, equal; extra ones are
+    fine)."""
+
+    output: OutputKind = "exact"
+    """``ignore``; ``exact`` (identical outputs); ``json`` (equal JSON values);
+    ``sparql_results`` (the SPARQL results comparison, with the reference step's
+    ``ordered``, ``required_columns`` and ``ignore_duplicates``); ``ids`` (recall@k over the
+    ids in a JSON list output, k being the actual step's ``args.k`` or the number of ids)."""
+
+    ids_field: str | None = None
+    """With ``output: ids``: the field of each list item that holds its id (default: the
+    items are the ids)."""
+
+    @field_validator("args", mode="before")
+    @classmethod
+    def _args_mode(cls, value: Any) -> Any:
+        if isinstance(value, str) and value not in ARGS_MODES:
+            close = difflib.get_close_matches(value, ARGS_MODES, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise ValueError(
+                f"args must be a list of argument names or one of {', '.join(ARGS_MODES)}, "
+                f"got {value!r}{hint}"
+            )
+        if isinstance(value, list) and not all(isinstance(n, str) and n for n in value):
+            raise ValueError("args must list argument names (non-empty strings)")
+        return value
+
+    @model_validator(mode="after")
+    def _check(self) -> StepRuleConfig:
+        if self.ids_field is not None and self.output != "ids":
+            raise ValueError("ids_field is read only with output: ids")
+        return self
 
 
 class StepsConfig(Section):
@@ -27,6 +74,10 @@ class StepsConfig(Section):
     """``last_group``: only the last reference group is matched and scored (the seed's
     behaviour). ``all_groups``: groups are matched from last to first, each before the steps
     the next group matched, and ``steps_score`` is the mean over all groups."""
+
+    rules: dict[str, StepRuleConfig] = Field(default_factory=dict)
+    """Step (tool) name -> how its steps are scored; takes precedence over the built-in rule
+    for that name (docs/steps.md, "Rules for your own tools")."""
 
 
 class AggregationConfig(Section):

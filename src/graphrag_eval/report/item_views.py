@@ -12,6 +12,7 @@ from typing import Any
 from graphrag_eval.formatting import format_number, format_value, is_cost_key
 from graphrag_eval.metrics.base import IDENTITY_KEYS, Aggregation, OutputKey
 from graphrag_eval.report.injection import injection_notes
+from graphrag_eval.report.step_views import MismatchView, mismatch_views
 from graphrag_eval.result_types import QuestionResult
 
 __all__ = ["ItemView", "StepView", "clip_text", "headline_keys", "headline_score", "item_view"]
@@ -50,6 +51,8 @@ class ItemView:
     """Where its answer or step outputs address the grader (report/injection.py)."""
     reference_steps: list[StepView] = field(default_factory=list)
     actual_steps: list[StepView] = field(default_factory=list)
+    mismatches: list[MismatchView] = field(default_factory=list)
+    """Reference steps below a full match, with why (report/step_views.py)."""
 
 
 def clip_text(value: Any) -> str:
@@ -131,6 +134,7 @@ def item_view(
     matched: dict[str, str] = {}
     item.reference_steps = _reference_steps(fields, matched)
     item.actual_steps = _actual_steps(result, matched)
+    item.mismatches = mismatch_views(fields)
     return item
 
 
@@ -158,7 +162,7 @@ def _reference_steps(result: Mapping[str, Any], matched: dict[str, str]) -> list
                     detail=(
                         f"by actual step {target}"
                         if target is not None
-                        else clip_text(step.get("input_error"))
+                        else clip_text(step.get("input_error") or step.get("mismatch_reason"))
                     ),
                 )
             )

@@ -6,12 +6,21 @@ Each declares the step names and reference options it handles; the registry
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from graphrag_eval.inputs import ActualStep, ReferenceStep
+from graphrag_eval.steps.explain import (
+    Mismatch,
+    explain_data_points,
+    explain_json,
+    explain_recall,
+    explain_text,
+    explain_time_series,
+)
 from graphrag_eval.steps.retrieval import context_key, parse_contexts, recall_at_k
 from graphrag_eval.steps.rule import GIVEN, StepRule
 from graphrag_eval.steps.sparql import (
@@ -20,6 +29,7 @@ from graphrag_eval.steps.sparql import (
     parse_sparql_results,
     prepare_reference,
 )
+from graphrag_eval.steps.sparql_diff import diff_sparql, not_sparql
 from graphrag_eval.steps.timeseries import (
     check_data_points_reference,
     data_points_match,
@@ -79,6 +89,26 @@ def _score_sparql(ref: ReferenceStep, act: ActualStep) -> float:
     )
 
 
+def _explain_sparql(ref: ReferenceStep, act: ActualStep) -> Mismatch:
+    _score_sparql_safely(ref, act)  # parses both into their memos
+    actual = act.memo[_SPARQL]
+    if isinstance(actual, str):
+        return Mismatch(not_sparql(act.output))
+    diff = diff_sparql(
+        ref.memo[_SPARQL],
+        actual,
+        ref.required_columns,
+        ordered=ref.ordered,
+        ignore_duplicates=ref.ignore_duplicates,
+    )
+    return Mismatch(diff.reason, diff.closeness)
+
+
+def _score_sparql_safely(ref: ReferenceStep, act: ActualStep) -> None:
+    with contextlib.suppress(ValueError):
+        _score_sparql(ref, act)
+
+
 _SPARQL_RULE = StepRule(
     name="sparql_results",
     reference_steps={"sparql_query"},
@@ -86,6 +116,7 @@ _SPARQL_RULE = StepRule(
     options={"ordered", "required_columns", "ignore_duplicates"},
     score=_score_sparql,
     check_reference=_check_sparql,
+    explain=_explain_sparql,
 )
 
 # --------------------------------------------------------------------------------------------
@@ -116,6 +147,12 @@ def _score_retrieval(ref: ReferenceStep, act: ActualStep) -> float:
     return recall_at_k(relevant, retrieved, _retrieval_k(act, len(retrieved)))
 
 
+def _explain_retrieval(ref: ReferenceStep, act: ActualStep) -> Mismatch:
+    relevant = [context_key(c) for c in parse_contexts(ref.output)]
+    retrieved = [context_key(c) for c in parse_contexts(act.output)]
+    return explain_recall(relevant, retrieved, _retrieval_k(act, len(retrieved)))
+
+
 def _check_retrieval(ref: ReferenceStep) -> str | None:
     try:
         parse_contexts(ref.output)
@@ -130,6 +167,7 @@ _RETRIEVAL_RULE = StepRule(
     requires={"output": GIVEN},
     score=_score_retrieval,
     check_reference=_check_retrieval,
+    explain=_explain_retrieval,
 )
 
 # --------------------------------------------------------------------------------------------
@@ -139,6 +177,7 @@ _TIME_SERIES_RULE = StepRule(
     name="retrieve_time_series",
     reference_steps={"retrieve_time_series"},
     score=lambda ref, act: float(time_series_match(ref.args, act.args)),
+    explain=lambda ref, act: explain_time_series(ref.args, act.args),
 )
 
 _DATA_POINTS_RULE = StepRule(
@@ -146,6 +185,7 @@ _DATA_POINTS_RULE = StepRule(
     reference_steps={"retrieve_data_points"},
     score=lambda ref, act: float(data_points_match(ref.args, act.args, act.execution_timestamp)),
     check_reference=lambda ref: check_data_points_reference(ref.args),
+    explain=lambda ref, act: explain_data_points(ref.args, act.args, act.execution_timestamp),
 )
 
 # --------------------------------------------------------------------------------------------
@@ -192,6 +232,11 @@ def _score_iri_discovery(ref: ReferenceStep, act: ActualStep) -> float:
     return 0.0
 
 
+def _explain_iri_discovery(ref: ReferenceStep, act: ActualStep) -> str:
+    where = "the output" if act.name == "sparql_query" else "the output's URI bindings"
+    return f"IRI <{_reference_iri(ref)}> not found in {where}"
+
+
 def _check_iri_discovery(ref: ReferenceStep) -> str | None:
     if not isinstance(ref.output, str) or not _reference_iri(ref):
         return "output of an iri_discovery step must be one IRI"
@@ -204,6 +249,7 @@ _IRI_DISCOVERY_RULE = StepRule(
     actual_steps={"autocomplete_search", "sparql_query"},
     score=_score_iri_discovery,
     check_reference=_check_iri_discovery,
+    explain=_explain_iri_discovery,
 )
 
 # --------------------------------------------------------------------------------------------
@@ -255,11 +301,13 @@ _JSON_RULE = StepRule(
     requires={"output_media_type": JSON_MEDIA_TYPE},
     score=_score_json,
     check_reference=_check_json,
+    explain=lambda ref, act: explain_json(_as_json(act.output), _as_json(ref.output)),
 )
 
 _IDENTICAL_RULE = StepRule(
     name="identical_output",
     score=lambda ref, act: float(ref.output == act.output),
+    explain=lambda ref, act: explain_text(act.output, ref.output),
 )
 
 BUILTIN_RULES: tuple[StepRule, ...] = (

@@ -21,9 +21,9 @@ Score modes:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from graphrag_eval.inputs import ActualStep, ReferenceStep
 
@@ -51,6 +51,9 @@ class StepsOutcome:
 
     score: float
     matches: tuple[StepMatch, ...]
+    explanations: Mapping[tuple[int, int], Any] = field(default_factory=dict)
+    """Why reference step (group, index) did not fully match
+    (:class:`~graphrag_eval.steps.reasons.StepExplanation`), for those below a full match."""
 
     def actual_for(self, group: int, index: int) -> int | None:
         for match in self.matches:

@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from graphrag_eval.inputs import ActualStep, ReferenceStep
+from graphrag_eval.steps.explain import Mismatch
 
 __all__ = ["GIVEN", "StepRule", "specificity"]
 
@@ -45,7 +46,9 @@ class StepRule:
     reported as unused. ``applies`` is an extra condition on a pair, ``score`` scores it in
     [0, 1] (raising ``ValueError`` when the actual output cannot be read), and
     ``check_reference`` finds a problem in a reference step it handles when the dataset is
-    loaded.
+    loaded. ``explain`` says why a pair scored below 1 (a line, or a
+    :class:`~graphrag_eval.steps.explain.Mismatch` with how close it came); it is called only
+    for such pairs.
     """
 
     name: str
@@ -56,6 +59,7 @@ class StepRule:
     options: Collection[str] = ()
     applies: Callable[[ReferenceStep, ActualStep], bool] | None = None
     check_reference: Callable[[ReferenceStep], str | None] | None = None
+    explain: Callable[[ReferenceStep, ActualStep], Mismatch | str] | None = None
 
     def __post_init__(self) -> None:
         # Loose declarations (one name as a string, a list) become one canonical form.

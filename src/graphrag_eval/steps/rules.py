@@ -20,7 +20,7 @@ before anything runs, and the step never matches.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 
@@ -32,6 +32,7 @@ from graphrag_eval.steps.builtin_rules import (
     SPARQL_JSON_MEDIA_TYPE,
     json_equal,
 )
+from graphrag_eval.steps.explain import Mismatch
 from graphrag_eval.steps.rule import GIVEN, StepRule, specificity
 
 __all__ = [
@@ -43,9 +44,11 @@ __all__ = [
     "StepRule",
     "StepRuleRegistry",
     "check_reference_step",
+    "explain_pair",
     "json_equal",
     "match_score",
     "register_step_rule",
+    "rule_for",
     "score_pair",
     "step_rules",
     "unregister_step_rule",
@@ -54,6 +57,9 @@ __all__ = [
 logger = logging.getLogger("graphrag_eval")
 
 ENTRY_POINT_GROUP = "graphrag_eval.step_rules"
+
+Overrides = Mapping[str, StepRule] | None
+"""Rules by reference step name that take precedence over the registry (config rules)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,14 +107,52 @@ class StepRuleRegistry:
         """The reference-step keys the rules declare they read."""
         return frozenset().union(*(rule.options for rule in self.rules()))
 
-    def score_pair(self, reference: ReferenceStep, actual: ActualStep) -> PairScore:
+    def score_pair(
+        self, reference: ReferenceStep, actual: ActualStep, overrides: Overrides = None
+    ) -> PairScore:
         """See :func:`score_pair`."""
         if not actual.succeeded or reference.problem is not None:
             return PairScore(0.0)
-        for rule in self.rules():
-            if rule.handles(reference, actual):
-                return _score_with(rule, reference, actual)
-        return PairScore(0.0)
+        rule = self.rule_for(reference, actual, overrides)
+        return PairScore(0.0) if rule is None else _score_with(rule, reference, actual)
+
+    def rule_for(
+        self, reference: ReferenceStep, actual: ActualStep, overrides: Overrides = None
+    ) -> StepRule | None:
+        """See :func:`rule_for`."""
+        if overrides and reference.name in overrides:
+            override = overrides[reference.name]
+            return override if override.handles(reference, actual) else None
+        return next((rule for rule in self.rules() if rule.handles(reference, actual)), None)
+
+    def explain_pair(
+        self,
+        reference: ReferenceStep,
+        actual: ActualStep,
+        known: PairScore | None = None,
+        overrides: Overrides = None,
+    ) -> Mismatch:
+        """See :func:`explain_pair`."""
+        if not actual.succeeded:
+            return Mismatch(f"actual step {actual.label} did not succeed (status {actual.status})")
+        rule = self.rule_for(reference, actual, overrides)
+        if rule is None:
+            return Mismatch(f"no step rule compares {reference.name} with {actual.name}")
+        pair = known if known is not None else _score_with(rule, reference, actual)
+        generic = Mismatch(
+            pair.problem or f"scored {pair.score:.3g} by rule {rule.name}",
+            0.0 if pair.problem else pair.score,
+        )
+        if rule.explain is None:
+            return generic
+        try:
+            found = rule.explain(reference, actual)
+        except ValueError:  # the output cannot be read: the rule's own reason says so
+            return generic
+        except Exception:  # an explanation must never cost the item
+            logger.warning("step rule %s failed to explain a mismatch", rule.name, exc_info=True)
+            return generic
+        return Mismatch(found, pair.score) if isinstance(found, str) else found
 
     def check_reference(self, step: ReferenceStep) -> str | None:
         """See :func:`check_reference_step`."""
@@ -195,16 +239,39 @@ def step_rules() -> tuple[StepRule, ...]:
     return _REGISTRY.rules()
 
 
-def score_pair(reference: ReferenceStep, actual: ActualStep) -> PairScore:
+def score_pair(
+    reference: ReferenceStep, actual: ActualStep, overrides: Overrides = None
+) -> PairScore:
     """Score one reference step against one actual step: 0 unless the actual step succeeded,
     the reference is sound and a rule handles the pair; otherwise the rule's score.
 
     A rule raises ``ValueError`` when it cannot read the actual output (not JSON where JSON
     is expected, say): the pair scores 0 and the reason is returned. Any other exception is a
     bug or an extreme input (nesting deeper than the interpreter allows): it is logged and
-    the pair scores 0 with the reason, so one step never costs the item.
+    the pair scores 0 with the reason, so one step never costs the item. ``overrides`` are
+    rules by reference step name (the config's ``steps.rules``) that take precedence.
     """
-    return _REGISTRY.score_pair(reference, actual)
+    return _REGISTRY.score_pair(reference, actual, overrides)
+
+
+def explain_pair(
+    reference: ReferenceStep,
+    actual: ActualStep,
+    known: PairScore | None = None,
+    overrides: Overrides = None,
+) -> Mismatch:
+    """Why a pair scored below a full match (called only for such pairs): the rule's
+    explanation, the reason its output could not be read, or a generic line. ``known`` is
+    the pair's score when it was already computed."""
+    return _REGISTRY.explain_pair(reference, actual, known, overrides)
+
+
+def rule_for(
+    reference: ReferenceStep, actual: ActualStep, overrides: Overrides = None
+) -> StepRule | None:
+    """The rule that scores this pair, if any: the override for the reference step's name
+    (a config rule) when there is one, else the first registered rule that handles it."""
+    return _REGISTRY.rule_for(reference, actual, overrides)
 
 
 def match_score(reference: ReferenceStep, actual: ActualStep) -> float:
@@ -216,9 +283,19 @@ class _ReferenceStepCheck:
     """:func:`check_reference_step`: a check for :func:`graphrag_eval.inputs.parse_reference`
     that also tells it which reference options the rules read."""
 
+    def __init__(self, skipped: frozenset[str] = frozenset()) -> None:
+        self._skipped = skipped
+
     def __call__(self, step: ReferenceStep, /) -> str | None:
         """The first problem any rule finds in a reference step on its own, or ``None``."""
+        if step.name in self._skipped:
+            return None
         return _REGISTRY.check_reference(step)
+
+    def skipping(self, names: Iterable[str]) -> _ReferenceStepCheck:
+        """The same check, except for the reference steps of these names (the config's rules
+        score them, and the registered rules' checks do not apply)."""
+        return _ReferenceStepCheck(frozenset(names))
 
     @property
     def reference_options(self) -> frozenset[str]:

@@ -26,6 +26,7 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import sub
 from typing import Any, Final
 
 from graphrag_eval.steps.sparql_values import (
@@ -41,11 +42,16 @@ from graphrag_eval.steps.sparql_values import (
 __all__ = [
     "ABS_TOLERANCE",
     "SEARCH_BUDGET_CELLS",
+    "Normalizer",
+    "ReferenceSide",
     "SearchBudgetExceeded",
     "SparqlResults",
+    "actual_columns",
     "compare_sparql_results",
+    "normalizer",
     "parse_sparql_results",
     "prepare_reference",
+    "reference_side",
 ]
 
 SEARCH_BUDGET_CELLS: Final = 50_000_000
@@ -74,7 +80,7 @@ def _as_multiset(rows: Iterable[Any]) -> Hashable:
     return frozenset(Counter(rows).items())
 
 
-def _normalizer(ordered: bool, ignore_duplicates: bool) -> Normalizer:
+def normalizer(ordered: bool, ignore_duplicates: bool) -> Normalizer:
     if ordered:
         return _as_sequence_without_repeats if ignore_duplicates else tuple
     return frozenset if ignore_duplicates else _as_multiset
@@ -116,9 +122,9 @@ def compare_sparql_results(
     if not required:
         return 1
 
-    normalize = _normalizer(ordered, ignore_duplicates)
-    ref_side = _reference_side(ref, required, normalize)
-    act_columns = _actual_columns(act, ref_side)
+    normalize = normalizer(ordered, ignore_duplicates)
+    ref_side = reference_side(ref, required, normalize)
+    act_columns = actual_columns(act, ref_side)
     return int(
         _assignment_exists(
             ref_side,
@@ -130,7 +136,7 @@ def compare_sparql_results(
 
 
 @dataclass(frozen=True, slots=True)
-class _ReferenceSide:
+class ReferenceSide:
     """What the comparison needs of the reference for one (required columns, mode): it does
     not depend on the actual result, so it is computed once per reference."""
 
@@ -161,41 +167,21 @@ def prepare_reference(
         tuple(dict.fromkeys(required_columns)) if required_columns is not None else reference.vars
     )
     if all(name in reference.columns for name in required):
-        _reference_side(reference, required, _normalizer(ordered, ignore_duplicates))
+        reference_side(reference, required, normalizer(ordered, ignore_duplicates))
 
 
-def _reference_side(
+def reference_side(
     ref: SparqlResults, required: tuple[str, ...], normalize: Normalizer
-) -> _ReferenceSide:
+) -> ReferenceSide:
     key = (required, normalize)
-    cached: _ReferenceSide | None = ref.memo.get(key)
+    cached: ReferenceSide | None = ref.memo.get(key)
     if cached is not None:
         return cached
     numbers = frozenset().union(*(ref.numbers.get(name, frozenset()) for name in required))
     sorted_numbers = sorted(numbers)
-    representatives: list[int | float] = []
-    mapping: dict[int | float, int | float] = {}
-    if sorted_numbers:
-        representative = previous = sorted_numbers[0]
-        representatives.append(representative)
-        for number in sorted_numbers[1:]:
-            # Most neighbours are far apart: tell so without the full check (and without
-            # function calls: this runs once per reference number). As previous <= number,
-            # max(|previous|, |number|) is max(number, -previous).
-            try:
-                gap = number - previous
-                larger = number if number > -previous else -previous
-                far = gap > ABS_TOLERANCE and gap > REL_TOLERANCE * larger
-            except OverflowError:
-                far = False
-            if far or not close(previous, number):
-                representative = number
-            else:
-                mapping[number] = representative
-            representatives.append(representative)
-            previous = number
+    representatives, mapping = _number_groups(sorted_numbers)
     columns = [_remap(ref.columns[name], ref.numbers.get(name), mapping) for name in required]
-    side = _ReferenceSide(
+    side = ReferenceSide(
         columns=columns,
         signatures=[normalize(column) for column in columns],
         numbers=numbers,
@@ -208,7 +194,42 @@ def _reference_side(
     return side
 
 
-def _actual_columns(act: SparqlResults, ref: _ReferenceSide) -> list[tuple[Cell, ...]]:
+def _number_groups(
+    sorted_numbers: list[int | float],
+) -> tuple[list[int | float], dict[int | float, int | float]]:
+    """Each sorted reference number's representative (consecutive numbers within tolerance
+    are one group, represented by its first) and the numbers that are not their own."""
+    try:
+        # Most neighbours are far apart: tell so in passes of builtins. Every gap above the
+        # absolute tolerance and the relative one of the largest magnitude is far enough.
+        gaps = list(map(sub, sorted_numbers[1:], sorted_numbers[:-1]))
+        largest = max(abs(sorted_numbers[0]), abs(sorted_numbers[-1])) if sorted_numbers else 0
+        if not gaps or min(gaps) > max(ABS_TOLERANCE, REL_TOLERANCE * largest):
+            return sorted_numbers, {}
+    except OverflowError:  # an integer beyond the float range: the exact path below
+        pass
+    representatives: list[int | float] = []
+    mapping: dict[int | float, int | float] = {}
+    if sorted_numbers:
+        representative = previous = sorted_numbers[0]
+        representatives.append(representative)
+        for number in sorted_numbers[1:]:
+            try:
+                gap = number - previous
+                larger = number if number > -previous else -previous
+                far = gap > ABS_TOLERANCE and gap > REL_TOLERANCE * larger
+            except OverflowError:
+                far = False
+            if far or not close(previous, number):
+                representative = number
+            else:
+                mapping[number] = representative
+            representatives.append(representative)
+            previous = number
+    return representatives, mapping
+
+
+def actual_columns(act: SparqlResults, ref: ReferenceSide) -> list[tuple[Cell, ...]]:
     """The actual columns with numbers replaced by the representative of the reference number
     they equal within tolerance.
 
@@ -256,7 +277,7 @@ def _remap(
 
 
 def _assignment_exists(
-    ref: _ReferenceSide,
+    ref: ReferenceSide,
     act_columns: list[tuple[Cell, ...]],
     normalize: Normalizer,
     *,
@@ -317,7 +338,7 @@ def _assignment_exists(
 
 
 def _candidates(
-    ref: _ReferenceSide, act_columns: list[tuple[Cell, ...]], normalize: Normalizer
+    ref: ReferenceSide, act_columns: list[tuple[Cell, ...]], normalize: Normalizer
 ) -> list[list[int]] | None:
     """For each reference column, the actual columns of the same signature; ``None`` when
     one has none (then no assignment exists)."""
@@ -334,7 +355,7 @@ def _candidates(
 
 
 def _reference_prefix_norm(
-    ref: _ReferenceSide, order: list[int], depth: int, normalize: Normalizer
+    ref: ReferenceSide, order: list[int], depth: int, normalize: Normalizer
 ) -> Hashable:
     """The reference rows projected on the first ``depth + 1`` columns of ``order``,
     normalised; kept on the reference side, as the same prefixes recur across actual results."""

@@ -11,10 +11,11 @@ as ``None``, equal only to ``None``. :func:`close` is that tolerant equality of 
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Final
+from operator import attrgetter, itemgetter
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import msgspec
 
@@ -54,6 +55,8 @@ _INTEGER_TYPES = frozenset(
 )
 _REAL_TYPES = frozenset(_XSD + name for name in ("decimal", "float", "double"))
 _BOOLEAN_TYPE = _XSD + "boolean"
+_DATATYPE = attrgetter("datatype")
+_VALUE = attrgetter("value")
 
 Cell = Hashable
 """A normalised cell: ``None`` (unbound), ``str`` (URI, blank node, literal by its value),
@@ -113,7 +116,39 @@ class _Document(msgspec.Struct):
     boolean: bool | None = None
 
 
+# Most results use a few XSD datatypes: decoded as literals, they are the same string objects
+# every time instead of one new string per cell. A document with another datatype is decoded
+# again with the general decoder.
+_COMMON_DATATYPES = (
+    *_INTEGER_TYPES,
+    *_REAL_TYPES,
+    _BOOLEAN_TYPE,
+    *(_XSD + name for name in ("string", "dateTime", "date", "time", "gYear", "anyURI")),
+    "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString",
+)
+if TYPE_CHECKING:
+    _CommonDatatype = str
+else:
+    _CommonDatatype = Literal[tuple(sorted(_COMMON_DATATYPES))]
+
+
+class _CommonTerm(msgspec.Struct, gc=False):
+    value: str
+    datatype: _CommonDatatype | None = None
+
+
+class _CommonResults(msgspec.Struct):
+    bindings: list[dict[str, _CommonTerm]]
+
+
+class _CommonDocument(msgspec.Struct):
+    head: _Head | None = None
+    results: _CommonResults | None = None
+    boolean: bool | None = None
+
+
 _DECODER = msgspec.json.Decoder(_Document)
+_COMMON_DECODER = msgspec.json.Decoder(_CommonDocument)
 
 
 def parse_sparql_results(value: str | Mapping[str, Any]) -> SparqlResults:
@@ -122,9 +157,13 @@ def parse_sparql_results(value: str | Mapping[str, Any]) -> SparqlResults:
     Raises ``ValueError`` with a short reason when it is not such a document (for example a
     DESCRIBE result in Turtle, or an error message).
     """
+    document: _Document | _CommonDocument
     try:
         if isinstance(value, str):
-            document = _DECODER.decode(value)
+            try:
+                document = _COMMON_DECODER.decode(value)
+            except msgspec.ValidationError:  # another datatype, or not SPARQL results JSON
+                document = _DECODER.decode(value)
         elif isinstance(value, Mapping):
             document = msgspec.convert(value, _Document)
         else:
@@ -136,7 +175,7 @@ def parse_sparql_results(value: str | Mapping[str, Any]) -> SparqlResults:
     return _from_document(document)
 
 
-def _from_document(document: _Document) -> SparqlResults:
+def _from_document(document: _Document | _CommonDocument) -> SparqlResults:
     if document.boolean is not None:
         return SparqlResults(vars=(), columns={}, row_count=0, boolean=document.boolean)
     if document.results is None:
@@ -154,26 +193,11 @@ def _from_document(document: _Document) -> SparqlResults:
     numbers: dict[str, frozenset[int | float]] = {}
     real_columns: set[str] = set()
     for var in variables:
-        # This loop runs once per cell: keep the common path (no datatype) inline.
-        column: list[Cell] = []
-        append = column.append
-        found: set[int | float] = set()
-        for binding in bindings:
-            term = binding.get(var)
-            if term is None:
-                append(None)
-            elif term.datatype is None:
-                append(term.value)
-            else:
-                cell = _typed(term.value, term.datatype)
-                append(cell)
-                if type(cell) is int:
-                    found.add(cell)
-                elif type(cell) is float:
-                    found.add(cell)
-                    real_columns.add(var)
-        columns[var] = tuple(column)
-        numbers[var] = frozenset(found)
+        column, found, real = _column(bindings, var)
+        columns[var] = column
+        numbers[var] = found
+        if real:
+            real_columns.add(var)
     return SparqlResults(
         vars=variables,
         columns=columns,
@@ -181,6 +205,59 @@ def _from_document(document: _Document) -> SparqlResults:
         numbers=numbers,
         real_columns=frozenset(real_columns),
     )
+
+
+def _column(
+    bindings: Sequence[Mapping[str, _Term | _CommonTerm]], var: str
+) -> tuple[tuple[Cell, ...], frozenset[int | float], bool]:
+    """One column's cells, its numbers and whether one is not an integer. A column of one
+    kind (every term bound and of one datatype, the common case) is converted in passes of
+    builtins; others cell by cell."""
+    try:
+        terms: list[_Term | _CommonTerm | None] = list(map(itemgetter(var), bindings))
+    except KeyError:  # an unbound cell
+        return _cells([binding.get(var) for binding in bindings])
+    datatypes = set(map(_DATATYPE, terms))
+    if len(datatypes) == 1:
+        (datatype,) = datatypes
+        values = list(map(_VALUE, terms))
+        if datatype is None:
+            return tuple(values), frozenset(), False
+        converter = (
+            int if datatype in _INTEGER_TYPES else float if datatype in _REAL_TYPES else None
+        )
+        if converter is not None:
+            try:
+                converted: list[int | float] = list(map(converter, values))
+            except ValueError:
+                pass  # a malformed number stays text: cell by cell below
+            else:
+                if converter is int or not any(map(math.isnan, converted)):
+                    return tuple(converted), frozenset(converted), converter is float
+    return _cells(terms)
+
+
+def _cells(
+    terms: Sequence[_Term | _CommonTerm | None],
+) -> tuple[tuple[Cell, ...], frozenset[int | float], bool]:
+    cells: list[Cell] = []
+    append = cells.append
+    found: set[int | float] = set()
+    real = False
+    for term in terms:
+        if term is None:
+            append(None)
+        elif term.datatype is None:
+            append(term.value)
+        else:
+            cell = _typed(term.value, term.datatype)
+            append(cell)
+            if type(cell) is int:
+                found.add(cell)
+            elif type(cell) is float:
+                found.add(cell)
+                real = True
+    return tuple(cells), frozenset(found), real
 
 
 def _typed(value: str, datatype: str) -> Cell:

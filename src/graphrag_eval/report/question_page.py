@@ -1,0 +1,46 @@
+"""The HTML page of one question of a run, ``graphrag-eval report --question ID``
+(docs/report.md, "One question"): its texts, scores, reasons, errors, and its steps with why
+each reference step did not match (:mod:`~graphrag_eval.report.step_views`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from graphrag_eval.collector import collection_paused
+from graphrag_eval.errors import InputError
+from graphrag_eval.files import write_text_atomic
+from graphrag_eval.item_values import item_values
+from graphrag_eval.report.html import _page
+from graphrag_eval.report.item_views import headline_score, item_view
+from graphrag_eval.report.run_views import output_keys
+from graphrag_eval.runs import SavedRun
+
+__all__ = ["render_question", "write_question"]
+
+
+def render_question(run: SavedRun, question_id: str) -> str:
+    """The page of question ``question_id``; ``InputError`` when the run has no such
+    question."""
+    with collection_paused():
+        typed = run.typed()
+        index = next(
+            (i for i, r in enumerate(typed.results) if str(r.question_id) == question_id), None
+        )
+        if index is None:
+            raise InputError(f"no question {question_id!r} in this run", file=str(run.results_path))
+        keys = output_keys(run)
+        scores = item_values(run.results[index : index + 1], run.config).values[0]
+        item = item_view(typed.results[index], scores, keys, headline_score(scores, keys))
+        return _page(
+            "question.html.j2",
+            f"graphrag-eval: question {question_id} of {run.label}",
+            run=run,
+            item=item,
+        )
+
+
+def write_question(run: SavedRun, question_id: str, path: str | Path) -> Path:
+    """Write the page of one question to ``path`` (atomically) and return the path."""
+    path = Path(path)
+    write_text_atomic(path, render_question(run, question_id))
+    return path
