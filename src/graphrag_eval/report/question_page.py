@@ -11,7 +11,7 @@ from graphrag_eval.errors import InputError
 from graphrag_eval.files import write_text_atomic
 from graphrag_eval.item_values import item_values
 from graphrag_eval.report.html import _page
-from graphrag_eval.report.item_views import headline_score, item_view
+from graphrag_eval.report.item_views import headline_keys, headline_score, item_view
 from graphrag_eval.report.run_views import output_keys
 from graphrag_eval.runs import SavedRun
 
@@ -29,8 +29,10 @@ def render_question(run: SavedRun, question_id: str) -> str:
         if index is None:
             raise InputError(f"no question {question_id!r} in this run", file=str(run.results_path))
         keys = output_keys(run)
-        scores = item_values(run.results[index : index + 1], run.config).values[0]
-        item = item_view(typed.results[index], scores, keys, headline_score(scores, keys))
+        # The run's values: an error sample's zeros depend on what the other questions show.
+        scores = item_values(run.results, run.config, run.layout()).values[index]
+        score = headline_score(scores, headline_keys(keys))
+        item = item_view(typed.results[index], scores, keys, score)
         return _page(
             "question.html.j2",
             f"graphrag-eval: question {question_id} of {run.label}",
