@@ -19,7 +19,11 @@ from graphrag_eval.compare import compare_results
 from graphrag_eval.files import BrokenLine, iter_jsonl
 from graphrag_eval.formatting import visible_text
 from graphrag_eval.report.console import print_comparison
-from graphrag_eval.report.injection import grader_instructions
+from graphrag_eval.report.injection import (
+    addresses_the_grader,
+    grader_instructions,
+    injection_notes,
+)
 
 LOOKUP = '{"a": 1}'
 # NUL, an ANSI escape, a right-to-left override, an isolate and a C1 control.
@@ -163,6 +167,25 @@ def test_planted_controls_are_escaped_in_the_comparison_on_the_terminal() -> Non
 )
 def test_instructions_to_the_grader_are_found(answer: str) -> None:
     assert grader_instructions(answer) is not None
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"actual_answer": "Paris."},
+        {"actual_answer": INJECTION},
+        {"actual_answer": "Paris.", "actual_steps": [{"output": "x"}, {"output": INJECTION}]},
+        {"actual_answer": None, "actual_steps": [7, {"output": 3}, {"output": "ok"}]},
+        {"actual_steps": "odd"},
+        # Only the first 200,000 characters of a text are read, by both.
+        {"actual_answer": "a" * 199_990 + " " + INJECTION},
+        {"actual_answer": "word " * 40_000 + INJECTION},
+    ],
+)
+def test_the_quick_check_agrees_with_the_notes(record: dict[str, Any]) -> None:
+    """The report asks every question whether it addresses the grader, and builds the notes
+    only for those that do: the two must agree."""
+    assert addresses_the_grader(record) is bool(injection_notes(record))
 
 
 @pytest.mark.parametrize(

@@ -10,8 +10,9 @@ holding the run's typed results (docs/benchmarks.md, "Run comparison").
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from math import isfinite
 from typing import Any, NamedTuple
 
 from graphrag_eval.config import ConfigSource, load_config
@@ -157,11 +158,7 @@ def item_values(
         if is_error:
             errors.append((row, source))
         else:
-            row = {
-                name: float(value)
-                for name, value in scores.items()
-                if name in on_questions and is_number(value)
-            }
+            row = _numbers(scores, on_questions)
             if steps:
                 row.update(_step_means(steps, numeric))
         rows.append(row)
@@ -186,6 +183,20 @@ skip reasons."""
 
 def _typed(record: Mapping[str, Any], layout: ResultLayout) -> QuestionResult:
     return next(iter_records([record], layout))
+
+
+def _numbers(scores: Mapping[str, Any], names: Container[str]) -> dict[str, float]:
+    """The numbers among ``scores`` of the keys ``names``, as floats (a float checked in
+    line: this runs for every value of a run)."""
+    row: dict[str, float] = {}
+    for name, value in scores.items():
+        if name in names:
+            if type(value) is float:
+                if isfinite(value):
+                    row[name] = value
+            elif is_number(value):
+                row[name] = float(value)
+    return row
 
 
 def _step_means(steps: list[dict[str, Any]], numeric: Mapping[str, bool]) -> dict[str, float]:

@@ -35,7 +35,7 @@ from graphrag_eval.formatting import (
 from graphrag_eval.metrics.base import OutputKey
 from graphrag_eval.records import iter_records
 from graphrag_eval.report import charts
-from graphrag_eval.report.injection import injection_notes
+from graphrag_eval.report.injection import addresses_the_grader, injection_notes
 from graphrag_eval.report.item_views import (
     ItemView,
     clip_text,
@@ -163,9 +163,9 @@ def _typed_results(run: SavedRun, indices: Sequence[int]) -> dict[int, QuestionR
 def _injected(records: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[str]]]:
     """The questions whose answer or step outputs address the grader, with where and what."""
     return [
-        (str(record.get("question_id")), notes)
+        (str(record.get("question_id")), injection_notes(record))
         for record in records
-        if (notes := injection_notes(record))
+        if addresses_the_grader(record)
     ]
 
 

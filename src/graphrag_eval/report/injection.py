@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-__all__ = ["grader_instructions", "injection_notes"]
+__all__ = ["addresses_the_grader", "grader_instructions", "injection_notes"]
 
 _GRADER = r"(?:grader|judge|evaluator|assessor|scorer|reviewer|marker)"
 _PATTERNS = (
@@ -44,7 +44,7 @@ _QUOTE_CHARS = 80  # of the matched phrase shown in the report
 def grader_instructions(text: str) -> str | None:
     """The first phrase of ``text`` that reads as an instruction to the grader (quoted, at
     most 80 characters), or None."""
-    match = _INSTRUCTION.search(text[:_SCANNED_CHARS])
+    match = _INSTRUCTION.search(text, 0, _SCANNED_CHARS)  # no copy of a long text
     if match is None:
         return None
     phrase = " ".join(match.group().split())
@@ -61,6 +61,23 @@ def _texts(fields: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
     for number, step in enumerate(steps if isinstance(steps, list) else (), start=1):
         if isinstance(step, Mapping) and isinstance(step.get("output"), str):
             yield f"output of actual step {step.get('id', number)}", step["output"]
+
+
+def addresses_the_grader(fields: Mapping[str, Any]) -> bool:
+    """Whether some text of the question contains instructions to the grader (what
+    :func:`injection_notes` would note, checked without building the notes: the report asks
+    it of every question)."""
+    search = _INSTRUCTION.search
+    answer = fields.get("actual_answer")
+    if isinstance(answer, str) and search(answer, 0, _SCANNED_CHARS):
+        return True
+    steps = fields.get("actual_steps")
+    if isinstance(steps, list):
+        for step in steps:
+            output = step.get("output") if isinstance(step, Mapping) else None
+            if isinstance(output, str) and search(output, 0, _SCANNED_CHARS):
+                return True
+    return False
 
 
 def injection_notes(fields: Mapping[str, Any]) -> list[str]:
