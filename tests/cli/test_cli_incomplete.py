@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 import yaml
 
-from graphrag_eval.cli import main
+from graphrag_eval.cli import answer_correctness_main, main
 from graphrag_eval.cli.errors import EXIT_INCOMPLETE
 from graphrag_eval.llm.client import BREAKER_FAILURES
 
+from builders import write_tsv
 from judge_server import JudgeServer, closed_port_url
 
 QUESTIONS = 6
@@ -152,3 +153,23 @@ def test_a_complete_run_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[st
     printed = capsys.readouterr()
     assert "incomplete" not in printed.err
     assert "failed" not in printed.out
+
+
+def test_answer_correctness_with_a_dead_judge_exits_3_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = closed_port_url()
+    answers = tmp_path / "answers.tsv"
+    write_tsv(answers, [(f"Which units are in S{i}?", f"U{i}", f"U{i}") for i in range(3)])
+    judged = tmp_path / "judged.tsv"
+
+    code = answer_correctness_main(
+        ["-i", str(answers), "-o", str(judged), "-c", str(write_config(tmp_path, url))]
+    )
+
+    printed = capsys.readouterr()
+    assert code == EXIT_INCOMPLETE
+    [line] = printed.err.strip().splitlines()
+    assert line.startswith("judging incomplete: 3 answers of 3 not judged (judge at ")
+    assert f"{url} unreachable (connection failed" in line
+    assert len(judged.read_text().splitlines()) == 4  # the header and every row, each failed

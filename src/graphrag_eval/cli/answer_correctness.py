@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from graphrag_eval.cli.console import stdout
+from graphrag_eval.cli.errors import exit_on_failures
 from graphrag_eval.cli.options import (
     CONTEXT_SETTINGS,
     Decorator,
@@ -74,7 +75,8 @@ def answer_correctness_command(
     finished, in input order. Without a config (or without
     llm.generation in it) the judge is OpenAI's gpt-4o-mini, with the key from
     OPENAI_API_KEY. A text cell that a spreadsheet would run as a formula (it starts with
-    =, +, -, or @) is written with a ' in front.
+    =, +, -, or @) is written with a ' in front. Exit code 3 when the judge was unusable
+    or the cost limit stopped calls (one line on stderr says what is missing).
 
     \b
     Example:
@@ -108,6 +110,14 @@ def answer_correctness_command(
         markup=False,
     )
     print_llm_summary(console, engine.stats, engine.max_cost_usd)
+    reasons = engine.incomplete_reasons()
+    if reasons:  # the judge was unusable, or the cost limit stopped calls: exit 3
+        exit_on_failures(
+            (),
+            f"judging incomplete: {plural(failed, 'answer')} of {len(rows):,} not judged "
+            f"({'; '.join(reasons)}); when that is fixed, run the command again (with the "
+            "cache on, answers judged already are not judged again)",
+        )
 
 
 def _with_default_judge(config: EvaluationConfig) -> EvaluationConfig:
