@@ -13,12 +13,11 @@ import asyncio
 import json
 import math
 import os
-import socket
 import subprocess
 import sys
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -690,33 +689,6 @@ def test_cli_dry_run_imports_no_model_library(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------- offline
-
-
-@pytest.fixture
-def dead_proxy() -> Iterator[tuple[str, list[int]]]:
-    """A proxy URL at a local port that accepts connections and closes them at once, so any
-    network attempt fails; and the list of connections it received."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(0.1)
-    port = listener.getsockname()[1]
-    connections: list[int] = []
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                connection, _ = listener.accept()
-            except TimeoutError:
-                continue
-            connections.append(1)
-            connection.close()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{port}", connections
-    stop.set()
-    thread.join()
-    listener.close()
 
 
 def test_the_models_load_offline(

@@ -11,8 +11,6 @@ import os
 import socket
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -291,32 +289,6 @@ def test_litellm_is_imported_only_for_such_a_provider(tmp_path: Path) -> None:
         )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
-
-
-@pytest.fixture
-def dead_proxy() -> Iterator[tuple[str, list[int]]]:
-    """A proxy URL at a local port that accepts connections and closes them at once, and the
-    connections it received: every request to anywhere but 127.0.0.1 goes there."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(0.1)
-    connections: list[int] = []
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                connection, _ = listener.accept()
-            except TimeoutError:
-                continue
-            connections.append(1)
-            connection.close()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{listener.getsockname()[1]}", connections
-    stop.set()
-    thread.join()
-    listener.close()
 
 
 def test_litellm_never_reaches_the_internet(
