@@ -27,8 +27,9 @@ from builders import sparql, sparql_ref, step
 from judge_server import JudgeServer, default_judge
 
 if TYPE_CHECKING:
-    from conftest import OpenedPage, OpenPage
     from playwright.sync_api import Page
+
+    from conftest import OpenedPage, OpenPage
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
