@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from graphrag_eval import run_evaluation
+from graphrag_eval.llm.cache import all_finite
 
 from builders import dataset, question, response
 from judge_server import JudgeServer
@@ -176,3 +177,18 @@ def test_a_read_only_cache_file_serves_its_replies_and_keeps_every_value(
     assert results[0] == first[0]
     assert server.count("chat/completions") == 1  # q1 from the cache, q2 judged
     assert len(cache_warnings(caplog)) <= 1
+
+
+@pytest.mark.parametrize(
+    ("values", "finite"),
+    [
+        ([0.1, -0.2, 0.3], True),
+        ([1e308, 1e308], True),  # the sum overflows; each value is finite
+        ([0.1, float("nan")], False),
+        ([float("inf"), 0.1], False),
+        ([float("inf"), float("-inf")], False),
+        ([-1e308, -1e308, float("nan")], False),
+    ],
+)
+def test_a_vector_is_finite_only_when_every_value_is(values: list[float], finite: bool) -> None:
+    assert all_finite(values) is finite

@@ -5,7 +5,6 @@ See docs/llm.md (configuration, cache, cost).
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -13,7 +12,7 @@ from typing import Any
 from graphrag_eval.config.llm import EmbeddingConfig
 from graphrag_eval.embeddings.base import Embedded, Vectors, cached_vectors
 from graphrag_eval.errors import BudgetExhausted, CallFailed, LLMError, NotCalled
-from graphrag_eval.llm.cache import request_key
+from graphrag_eval.llm.cache import all_finite, request_key
 from graphrag_eval.llm.client import Endpoint, json_body, raw_request
 from graphrag_eval.llm.context import CallContext
 from graphrag_eval.llm.pricing import TokenUsage, embedding_window, estimate_tokens
@@ -192,7 +191,7 @@ def _vectors(response: Any, count: int) -> list[list[float]]:
     dimensions = {len(vector) for vector in vectors}
     if len(dimensions) > 1 or 0 in dimensions:
         raise CallFailed("the embedding endpoint returned vectors of different dimensions")
-    if not all(math.isfinite(x) for vector in vectors for x in vector):
+    if not all(all_finite(vector) for vector in vectors):
         raise CallFailed("the embedding endpoint returned a vector that is not finite")
     return vectors
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from graphrag_eval.llm.pricing import TokenUsage
 
-__all__ = ["CachedReply", "CallCache", "default_cache_path", "request_key"]
+__all__ = ["CachedReply", "CallCache", "all_finite", "default_cache_path", "request_key"]
 
 logger = logging.getLogger(__name__)
 
@@ -239,4 +239,11 @@ def _vector(blob: object) -> list[float] | None:
     vector = array("d")
     vector.frombytes(blob)
     values = vector.tolist()
-    return values if all(math.isfinite(x) for x in values) else None
+    return values if all_finite(values) else None
+
+
+def all_finite(values: list[float]) -> bool:
+    """Whether every value is finite: their sum is, unless it overflowed (then each is
+    checked), since a NaN or an infinity makes the sum NaN or infinite. The C loop of
+    ``sum`` instead of a check per value: this runs for every vector read."""
+    return math.isfinite(sum(values)) or all(math.isfinite(x) for x in values)
