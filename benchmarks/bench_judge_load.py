@@ -30,7 +30,6 @@ Prints a table; exits 1 when a target is missed. Run from the repository root::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import resource
@@ -38,7 +37,6 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +50,7 @@ from bench_llm import (
     Run,
     Scenario,
     Workspace,
+    emit,
     evaluate,
     generate,
     ran,
@@ -226,20 +225,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "benchmark": "judge-load",
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
-        "scenarios": {
-            s.name: {"figures": s.figures, "checks": [asdict(c) for c in s.checks]}
-            for s in scenarios
-        },
-        "ok": all(s.ok for s in scenarios),
     }
-    if args.json == "-":
-        json.dump(report, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
-        print(render(scenarios, args))
-        if args.json:
-            Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    return 0 if report["ok"] else 1
+    return emit(report, scenarios, args, render(scenarios, args))
 
 
 if __name__ == "__main__":

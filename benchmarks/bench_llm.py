@@ -842,17 +842,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         "latency_s": args.latency,
         "max_concurrency": args.concurrency,
         "server_backlog": args.backlog,
-        "scenarios": {
-            s.name: {"figures": s.figures, "checks": [asdict(c) for c in s.checks]}
-            for s in scenarios
-        },
-        "ok": all(s.ok for s in scenarios),
     }
+    return emit(report, scenarios, args, render(scenarios, args))
+
+
+def emit(
+    report: dict[str, Any], scenarios: Sequence[Scenario], args: argparse.Namespace, table: str
+) -> int:
+    """Add the scenarios to ``report``; print it as JSON (``--json -``) or ``table`` (and
+    write the JSON to ``--json PATH``); the exit code: 0 when every check held."""
+    report["scenarios"] = {
+        s.name: {"figures": s.figures, "checks": [asdict(c) for c in s.checks]} for s in scenarios
+    }
+    report["ok"] = all(s.ok for s in scenarios)
     if args.json == "-":
         json.dump(report, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print(render(scenarios, args))
+        print(table)
         if args.json:
             Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return 0 if report["ok"] else 1

@@ -123,3 +123,11 @@ def write_tsv(path: Path, rows: Iterable[tuple[str, str, str]]) -> None:
     writer.writerow(["Question", "Reference answer", "Actual answer"])
     writer.writerows(rows)
     path.write_text(buffer.getvalue())
+
+
+def through_proxy(proxy: str) -> dict[str, str]:
+    """The environment variables that send every HTTP(S) request through ``proxy`` (as
+    requests, httpx and aiohttp read them), for the offline checks (the ``dead_proxy``
+    fixture)."""
+    names = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY")
+    return dict.fromkeys(names, proxy)

@@ -32,7 +32,7 @@ from graphrag_eval.evaluation import EvaluationRun, evaluate
 from graphrag_eval.llm.engine import CallStats, LLMEngine, build_engine
 from graphrag_eval.planning import build_run_engine
 
-from builders import dataset, question, response
+from builders import dataset, question, response, through_proxy
 
 Config = dict[str, Any]
 Pair = tuple[str | None, str | None]
@@ -716,11 +716,7 @@ def test_the_models_load_offline(
         and not key.upper().startswith("HF_")
     }
     env.update(
-        HTTP_PROXY=proxy,
-        HTTPS_PROXY=proxy,
-        http_proxy=proxy,
-        https_proxy=proxy,
-        ALL_PROXY=proxy,
+        through_proxy(proxy),
         HF_HOME=str(tmp_path / "hf-home"),  # an empty Hugging Face cache
         XDG_CACHE_HOME=str(tmp_path / "xdg-cache"),
     )

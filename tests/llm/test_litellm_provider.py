@@ -26,7 +26,7 @@ from graphrag_eval.llm.engine import build_engine
 from graphrag_eval.llm.litellm_client import import_litellm
 
 from anthropic_server import AnthropicServer, message, openai_body
-from builders import dataset, question, response
+from builders import dataset, question, response, through_proxy
 from judge_server import JudgeServer, scripted_transport
 
 if importlib.util.find_spec("litellm") is None:  # not imported here: it must be set up first
@@ -306,11 +306,7 @@ def test_litellm_never_reaches_the_internet(
     env = {key: value for key, value in os.environ.items() if not key.startswith("LITELLM_")}
     env = {key: value for key, value in env.items() if key.upper() != "NO_PROXY"}
     env.update(
-        HTTP_PROXY=proxy,
-        HTTPS_PROXY=proxy,
-        http_proxy=proxy,
-        https_proxy=proxy,
-        ALL_PROXY=proxy,
+        through_proxy(proxy),
         NO_PROXY="127.0.0.1",
         no_proxy="127.0.0.1",
         XDG_CACHE_HOME=str(tmp_path / "xdg-cache"),
