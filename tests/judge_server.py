@@ -100,6 +100,8 @@ class Recorded:
     """ok, rate_limit, server_error, malformed, hang, truncated, unauthorized, bad_request,
     schema_keyword, over_capacity, or a list-shape fault (short_list, reversed_list,
     duplicate_entry, out_of_range_entry)"""
+    query: str = ""
+    """The request's query string (Azure's ``api-version=...``)."""
 
 
 Responder = Callable[[dict[str, Any]], str | None]
@@ -238,7 +240,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _handle(self, body: dict[str, Any], raw: bytes) -> None:
         state = self.state
-        path = self.path
+        path = self.path.partition("?")[0]
         headers = {key.lower(): value for key, value in self.headers.items()}
         outcome = "ok"
         if state.api_key is not None and headers.get("authorization") != f"Bearer {state.api_key}":
@@ -332,8 +334,9 @@ class _Handler(BaseHTTPRequestHandler):
         return chat_completion(body, text, finish)
 
     def _record(self, path: str, headers: dict[str, str], body: Any, outcome: str) -> None:
+        path, query = path.partition("?")[0], self.path.partition("?")[2]
         with self.state.lock:
-            self.state.requests.append(Recorded(path, headers, body, outcome))
+            self.state.requests.append(Recorded(path, headers, body, outcome, query))
 
     def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()

@@ -21,7 +21,7 @@ from graphrag_eval import (
     run_evaluation,
 )
 from graphrag_eval.aggregation import aggregate
-from graphrag_eval.evaluation import evaluate, prepare_reference
+from graphrag_eval.evaluation import evaluate, prepare_reference, run_sync
 from graphrag_eval.metrics.base import (
     ItemContext,
     ItemMetric,
@@ -633,3 +633,37 @@ def test_results_kept_from_an_earlier_run_are_returned_as_they_were_written() ->
     typed = aggregate(again.run_result, ZERO_ERRORS).to_dict()
     assert typed == compute_aggregates(again.results, ZERO_ERRORS)
     assert typed["micro"]["my_score"]["sum"] == pytest.approx(4)
+
+
+class _Unprintable:
+    """A result whose repr counts its calls: formatting a run's result costs as much as
+    the run is large."""
+
+    def __init__(self) -> None:
+        self.reprs = 0
+
+    def __repr__(self) -> str:
+        self.reprs += 1
+        return "<result>"
+
+
+@pytest.mark.parametrize("in_a_loop", [False, True])
+def test_running_to_completion_never_formats_the_result(in_a_loop: bool) -> None:
+    result = _Unprintable()
+
+    async def make() -> _Unprintable:
+        await asyncio.sleep(0)
+        return result
+
+    got: list[_Unprintable] = []
+    if in_a_loop:  # a notebook's cell: run on a loop of its own, in a thread
+
+        async def cell() -> None:
+            got.append(run_sync(make))
+
+        asyncio.run(cell())
+    else:
+        got.append(run_sync(make))
+
+    assert got == [result]
+    assert result.reprs == 0

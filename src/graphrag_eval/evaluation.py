@@ -358,10 +358,16 @@ def run_evaluation(
 
 
 def run_sync(make: Callable[[], Awaitable[_T]]) -> _T:
-    """Run a coroutine to completion from synchronous code, whether or not a loop runs here."""
+    """Run a coroutine to completion from synchronous code, whether or not a loop runs here.
 
-    async def main() -> _T:
-        return await make()
+    Its result stays out of the loop's main task: ``asyncio.run`` formats the repr of its
+    Ctrl-C handler, which holds that task and so its result, twice as it restores the handler
+    (in ``signal.getsignal``), and the repr of a run of thousands of items costs a few
+    tenths of a second."""
+    results: list[_T] = []
+
+    async def main() -> None:
+        results.append(await make())
 
     try:
         asyncio.get_running_loop()
@@ -370,8 +376,10 @@ def run_sync(make: Callable[[], Awaitable[_T]]) -> _T:
     else:
         in_a_loop = True
     if not in_a_loop:
-        return asyncio.run(main())
+        asyncio.run(main())
+        return results[0]
     # Called from inside a running loop (a notebook cell): that loop is busy running the
     # caller, so run ours on a private loop in a worker thread and wait for it.
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, main()).result()
+        pool.submit(asyncio.run, main()).result()
+    return results[0]

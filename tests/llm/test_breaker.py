@@ -126,9 +126,9 @@ def test_connect_and_read_timeouts_are_set_apart(server: JudgeServer) -> None:
     engine = build_engine(load_config(config))
     assert engine is not None and engine.generation is not None
 
-    timeout = engine.generation.client.timeout
+    timeouts = engine.generation.client.timeouts
 
-    assert (timeout.connect, timeout.read) == (3, 42)
+    assert (timeouts.connect, timeouts.read) == (3, 42)
     asyncio.run(engine.aclose())
 
 

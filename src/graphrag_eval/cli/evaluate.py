@@ -39,6 +39,7 @@ from graphrag_eval.evaluation import (
     evaluate,
     prepare_reference,
     prepare_responses,
+    run_sync,
 )
 from graphrag_eval.gating import Threshold, check_known, check_thresholds
 from graphrag_eval.inputs import Diagnostics, ReferenceQuestion, ResponseSet, check_evaluable
@@ -280,7 +281,7 @@ def _run_checkpointed(
                     await engine.aclose()
 
         try:
-            return asyncio.run(run_all())
+            return run_sync(run_all)
         except KeyboardInterrupt:
             bar.stop()
             stderr().print(

@@ -3,7 +3,6 @@ model (docs/inputs.md)."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from graphrag_eval.evaluation import (
     evaluate,
     prepare_reference,
     prepare_responses,
+    run_sync,
 )
 from graphrag_eval.formatting import visible_text
 from graphrag_eval.inputs import (
@@ -65,7 +65,7 @@ def validate(reference: Path, responses: Path, config_path: Path | None, strict:
     response_set = prepare_responses(responses)
     check_evaluable(questions, response_set)
     # The same code as evaluate finds the same problems: the run's deterministic part.
-    run = asyncio.run(evaluate(questions, response_set, _without_models(config)))
+    run = run_sync(lambda: evaluate(questions, response_set, _without_models(config)))
     diagnostics.extend(run.diagnostics.notices)
     diagnostics.extend(_metric_failures(run, response_set.source, diagnostics.notices))
     console = stdout()

@@ -18,6 +18,7 @@ from graphrag_eval.errors import BudgetExhausted, CallFailed, NotCalled, Truncat
 from graphrag_eval.llm.budget import DRY_RUN_REPLY_TOKENS
 from graphrag_eval.llm.client import Endpoint, json_body, raw_request
 from graphrag_eval.llm.context import CallContext
+from graphrag_eval.llm.failures import StatusError
 from graphrag_eval.llm.pricing import TokenUsage, estimate_tokens
 from graphrag_eval.llm.retrying import status_text
 from graphrag_eval.llm.structured import (
@@ -46,8 +47,6 @@ async def chat(
     the run's statistics; a failure raises an :class:`~graphrag_eval.errors.LLMError`.
     ``loose_json``: ``schema_json`` without its list limits, sent instead to an endpoint
     that rejects them."""
-    import openai
-
     limits = loose_json is not None and loose_json != schema_json
     while True:
         structured, options, sent = _request(endpoint, messages, params, schema, schema_json)
@@ -60,7 +59,10 @@ async def chat(
         create = _Create(endpoint, sent, options, loose, limits)
         try:
             completion = await calls.sender.send(endpoint, estimate, create)
-        except openai.BadRequestError as exc:
+        except StatusError as exc:
+            if exc.status_code != 400:
+                calls.stats.record_failure(metric)
+                raise calls.sender.failure(endpoint, exc) from None
             if structured and create.tight and _drop_keywords(calls, endpoint, exc):
                 continue
             if structured and _fall_back_to_prompt(calls, endpoint, exc):

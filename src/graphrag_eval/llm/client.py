@@ -1,7 +1,8 @@
-"""One configured model at one OpenAI-compatible endpoint: its SDK client, its API key, the
-request parameters it takes, the limits (a :class:`~.lane.Lane`) that every call to it
-shares, and its circuit breaker (a :class:`Breaker`): an endpoint that refuses requests or
-cannot be reached gets no more calls.
+"""One configured model at one endpoint: its client (the engine's own for OpenAI-compatible
+endpoints, :mod:`.wire`; the ``openai`` SDK's for Azure and the transport hook; LiteLLM's for
+other providers), its API key, the request parameters it takes, the limits (a
+:class:`~.lane.Lane`) that every call to it shares, and its circuit breaker (a
+:class:`Breaker`): an endpoint that refuses requests or cannot be reached gets no more calls.
 
 See docs/llm.md (configuration).
 """
@@ -19,9 +20,11 @@ from typing import TYPE_CHECKING, Any
 from graphrag_eval.config.llm import EmbeddingConfig, GenerationConfig, LLMConfig
 from graphrag_eval.config.secrets import mask_url_credentials, secret_values, url_credentials
 from graphrag_eval.errors import CallFailed, ConfigError
+from graphrag_eval.llm.failures import StatusError, unreachable
 from graphrag_eval.llm.lane import Lane
 from graphrag_eval.llm.litellm_client import LiteLLMClient, uses_litellm
 from graphrag_eval.llm.redaction import Redactor
+from graphrag_eval.llm.wire import Timeouts, WireClient, default_base_url
 
 if TYPE_CHECKING:
     import httpx2  # the OpenAI SDK's HTTP client (the 'llm' extra)
@@ -102,24 +105,25 @@ class Endpoint:
             self.client: Any = _litellm_client(role, settings, config, redactor, transport)
             self.base_url: str | None = self.client.base_url
         else:
-            openai = _sdk(role)
             self.base_url = settings.base_url or _DEFAULT_BASE_URLS.get(settings.provider)
             api_key = _api_key(role, settings)
             redactor.add(api_key)
-            self.client = _sdk_client(openai, settings, self.base_url, api_key, config, transport)
+            if transport is None and settings.provider != "azure" and _aiohttp_installed():
+                timeouts = Timeouts(config.connect_timeout_s, config.timeout_s)
+                self.client = WireClient(self.base_url or default_base_url(), api_key, timeouts)
+            else:  # Azure's deployment paths and auth, a transport: the SDK's own client
+                openai = _sdk(role)
+                self.client = _sdk_client(
+                    openai, settings, self.base_url, api_key, config, transport
+                )
         # What identifies the endpoint in cache keys (never the key itself).
         base = mask_url_credentials(str(self.client.base_url).rstrip("/"))
         self.identity = f"{settings.provider}:{base}"
         self.lane = Lane(config)
         label = "judge" if role == "generation" else "embedding endpoint"
         self.breaker = Breaker(f"{label} at {base}")
-        create = (
-            self.client.chat.completions.create
-            if role == "generation"
-            else self.client.embeddings.create
-        )
-        self.request_parameters = _sdk_parameters(create, settings)
-        """The config's extra request parameters, split once as the SDK takes them."""
+        self.request_parameters = _request_parameters(role, self.client, settings)
+        """The config's extra request parameters, split once as the client takes them."""
         self.structured = (
             settings.structured_output if isinstance(settings, GenerationConfig) else "prompt"
         )
@@ -156,8 +160,6 @@ def raw_request(
     half a judge request's CPU (docs/benchmarks.md, "Judge client under load").
     ``parameters``: the config's request parameters (:data:`SDK_OPTIONS` go to the SDK, the
     rest, and ``extra_body``'s fields, into the body)."""
-    import httpx2
-
     options = {SDK_OPTIONS[key]: value for key, value in parameters.items() if key in SDK_OPTIONS}
     fields = {
         key: value
@@ -166,9 +168,24 @@ def raw_request(
     }
     fields.update(parameters.get("extra_body") or {})
     fields.update(body)
-    return functools.partial(
-        client.post, path, cast_to=httpx2.Response, body=fields, options=options
-    )
+    if isinstance(client, WireClient):
+        return functools.partial(client.post, path, fields, options)
+    return functools.partial(_sdk_post, client, path, fields, options)
+
+
+async def _sdk_post(client: Any, path: str, fields: dict[str, Any], options: Any) -> Any:
+    """The request through an SDK client's ``post`` (or LiteLLM's, which raises the SDK's
+    errors); its failures as :mod:`.failures` has them."""
+    import httpx2
+    import openai
+
+    try:
+        return await client.post(path, cast_to=httpx2.Response, body=fields, options=options)
+    except openai.APIStatusError as exc:
+        headers = getattr(getattr(exc, "response", None), "headers", None) or {}
+        raise StatusError(exc.status_code, exc.message, exc.body, headers) from exc
+    except openai.APIConnectionError as exc:  # timeouts too
+        raise unreachable(exc, isinstance(exc, openai.APITimeoutError)) from exc
 
 
 def json_body(response: Any) -> Any:
@@ -256,12 +273,17 @@ def _api_key(role: str, settings: GenerationConfig | EmbeddingConfig) -> str | N
     return None  # a local server (Ollama, vLLM, ...) usually needs none
 
 
-def _sdk_parameters(
-    create: Callable[..., Any], settings: GenerationConfig | EmbeddingConfig
+def _request_parameters(
+    role: str, client: Any, settings: GenerationConfig | EmbeddingConfig
 ) -> dict[str, Any]:
-    """The config's extra request parameters, as the SDK takes them: the ones its ``create``
-    declares as keywords, and the rest (``top_k``, ``min_p``, ...) in ``extra_body``."""
-    declared = set(inspect.signature(create).parameters)
+    """The config's extra request parameters, as the client takes them: as they are for the
+    engine's own (:func:`raw_request` puts them in the body), as the SDK's ``create`` takes
+    them otherwise: the ones it declares as keywords, the rest (``top_k``, ``min_p``, ...) in
+    ``extra_body``."""
+    if isinstance(client, WireClient):
+        return dict(settings.request_parameters)
+    namespace = client.chat.completions if role == "generation" else client.embeddings
+    declared = set(inspect.signature(namespace.create).parameters)
     params: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     for key, value in settings.request_parameters.items():

@@ -6,7 +6,7 @@ retried when the failure is worth retrying.
 * Not retried: everything else. A refused request (401, 403, 404) also stops every further
   call to that endpoint, and so do :data:`~.client.BREAKER_FAILURES` requests in a row that
   could not reach it (its :class:`~.client.Breaker`).
-* A request never holds its slot past its time: the SDK's connect and read timeouts, and a
+* A request never holds its slot past its time: the client's connect and read timeouts, and a
   deadline of both around the whole request (a server that trickles its reply).
 * Each reply tells the lane's adaptive concurrency limit how the endpoint is coping (a 429
   lowers it, a reply raises it; :mod:`.lane`).
@@ -31,6 +31,7 @@ from graphrag_eval.config.llm import LLMConfig
 from graphrag_eval.errors import CallFailed, LLMError
 from graphrag_eval.llm.budget import Budget
 from graphrag_eval.llm.client import Endpoint
+from graphrag_eval.llm.failures import StatusError, Unreachable
 from graphrag_eval.llm.redaction import Redactor
 
 __all__ = ["DeadlineExceeded", "Sender", "retry_after_s", "retryable", "status_text"]
@@ -76,8 +77,6 @@ class Sender:
     ) -> Any:
         """One request, in a slot of the endpoint's lane; what came of it goes to the lane's
         concurrency limit and to the endpoint's breaker."""
-        import openai
-
         async with endpoint.lane.slot(tokens) as ticket:
             # Calls queued for a slot see what happened while they waited.
             endpoint.ensure_usable()
@@ -89,12 +88,12 @@ class Sender:
             except TimeoutError:
                 self._not_reached(endpoint, DeadlineExceeded())
                 raise DeadlineExceeded() from None
-            except openai.APIStatusError as exc:
+            except StatusError as exc:
                 endpoint.breaker.reached()
                 if exc.status_code == 429:
                     endpoint.lane.rate_limited(ticket)
                 raise
-            except openai.APIConnectionError as exc:  # timeouts too
+            except Unreachable as exc:  # timeouts too
                 self._not_reached(endpoint, exc)
                 raise
             endpoint.breaker.reached()
@@ -117,34 +116,22 @@ class Sender:
             self.stats.unusable_endpoints.append(endpoint.breaker.reason)
 
     def _describe(self, exc: BaseException) -> str:
-        """What went wrong with a request, in a few words: from the error at the root of
-        the chain (an SDK transport may report a refused connection as a connect timeout)."""
-        import openai
-
-        if isinstance(exc, openai.APIStatusError):
+        """What went wrong with a request, in a few words."""
+        if isinstance(exc, StatusError):
             return status_text(exc)
-        root = exc
-        while root.__cause__ is not None:
-            root = root.__cause__
-        timed_out = isinstance(root, TimeoutError) or (
-            root is exc and isinstance(exc, openai.APITimeoutError)
-        )
-        if timed_out or isinstance(exc, DeadlineExceeded):
+        if isinstance(exc, DeadlineExceeded) or (isinstance(exc, Unreachable) and exc.timed_out):
             return f"timed out after {self.config.timeout_s:g} s"
-        if isinstance(exc, openai.APIConnectionError):
-            detail = " ".join(str(root).split())[:200] or type(root).__name__
-            return f"connection failed: {detail}"
+        if isinstance(exc, Unreachable):
+            return f"connection failed: {exc.detail}"
         return repr(exc)
 
     def failure(self, endpoint: Endpoint, exc: BaseException) -> LLMError:
         """The error to raise for a request that failed with ``exc`` (after its retries); a
         refusal also opens the endpoint's breaker. A call that could not reach an endpoint
         whose breaker is open fails with the breaker's reason."""
-        import openai
-
         if isinstance(exc, LLMError):
             return exc
-        if isinstance(exc, openai.APIStatusError) and exc.status_code in (401, 403, 404):
+        if isinstance(exc, StatusError) and exc.status_code in (401, 403, 404):
             was_open = endpoint.breaker.reason is not None
             endpoint.breaker.refuse(
                 self.redactor.redact(
@@ -153,9 +140,7 @@ class Sender:
             )
             self._note_opened(endpoint, was_open)
             return CallFailed(endpoint.breaker.reason or "")
-        if endpoint.breaker.unreachable and isinstance(
-            exc, openai.APIConnectionError | DeadlineExceeded
-        ):
+        if endpoint.breaker.unreachable and isinstance(exc, Unreachable | DeadlineExceeded):
             return CallFailed(endpoint.breaker.reason or "")
         attempts = self.config.max_retries + 1
         what = self.redactor.redact(self._describe(exc))
@@ -196,19 +181,16 @@ class Sender:
 
 def retryable(exc: BaseException) -> bool:
     """Whether a failed request is worth sending again."""
-    import openai
-
-    if isinstance(exc, openai.APITimeoutError | openai.APIConnectionError | DeadlineExceeded):
+    if isinstance(exc, Unreachable | DeadlineExceeded):
         return True
-    if isinstance(exc, openai.APIStatusError):
+    if isinstance(exc, StatusError):
         return exc.status_code in (408, 409, 429) or exc.status_code >= 500
     return False
 
 
 def retry_after_s(exc: BaseException | None) -> float | None:
     """The delay a 429/503 response asks for (``retry-after-ms`` or ``Retry-After``)."""
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
+    headers = exc.headers if isinstance(exc, StatusError) else None
     if headers is None:
         return None
     milliseconds = headers.get("retry-after-ms")

@@ -1,0 +1,196 @@
+"""The engine's own HTTP client for OpenAI-compatible endpoints: a JSON ``POST`` to
+``<base_url><path>`` through aiohttp (the HTTP library the ``openai`` SDK's aiohttp
+transport uses, which the ``llm`` extra installs), with the headers, URL and timeouts built
+once per endpoint.
+
+The SDK builds each request anew (its options, headers normalised one by one, the URL parsed
+three times, an httpx request converted to an aiohttp one, an httpx response around the
+reply): about half the CPU a judge request costs the client, which bounds a large run at high
+concurrency (docs/benchmarks.md, "CPU per request"). What this client sends is what the SDK
+sends for the same request: the same JSON body, ``Authorization: Bearer <key>``, the
+``OpenAI-Organization``/``OpenAI-Project`` headers of ``OPENAI_ORG_ID``/``OPENAI_PROJECT_ID``,
+the SDK's default base URL (``OPENAI_BASE_URL``, else OpenAI's), the proxy the environment
+names, connect and read timeouts apart. Azure endpoints (deployment paths, ``api-version``) and the
+engine's transport hook still go through the SDK (:mod:`.client`).
+
+Failures are :mod:`.failures`' (an HTTP error reply, or no reply); a reply larger than
+:data:`MAX_REPLY_BYTES` is refused, not read on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from graphrag_eval.errors import CallFailed
+from graphrag_eval.llm.failures import status_error, unreachable
+from graphrag_eval.version import __version__
+
+if TYPE_CHECKING:
+    # Imported with the first client (aiohttp alone takes a fifth of a second): not at the
+    # start of every command.
+    import ssl
+
+    import aiohttp
+
+__all__ = ["MAX_REPLY_BYTES", "Reply", "Timeouts", "WireClient", "default_base_url"]
+
+MAX_REPLY_BYTES = 64 * 1024 * 1024
+"""The largest reply read (64 MiB): a judge reply or a batch of embeddings is far smaller."""
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+
+def default_base_url() -> str:
+    """The base URL of an endpoint that names none, as the SDK has it."""
+    return os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
+
+
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    connect: float
+    """Seconds to open a connection."""
+    read: float
+    """Seconds between two reads of the reply (and to wait for a free connection)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A successful reply: its JSON bytes (read by :func:`~.client.json_body`)."""
+
+    content: bytes
+
+
+class WireClient:
+    """Sends the requests of one endpoint; its aiohttp session opens with the first."""
+
+    def __init__(self, base_url: str, api_key: str | None, timeouts: Timeouts) -> None:
+        import aiohttp
+
+        self.base_url = base_url.rstrip("/")
+        self.timeouts = timeouts
+        self._headers = _headers(api_key)
+        self._timeout = aiohttp.ClientTimeout(
+            sock_connect=timeouts.connect, sock_read=timeouts.read, connect=timeouts.read
+        )
+        self._session: aiohttp.ClientSession | None = None
+        self._proxy = _proxy_for(self.base_url)
+
+    async def post(self, path: str, fields: dict[str, Any], options: dict[str, Any]) -> Reply:
+        """``fields`` as JSON to ``path``; ``options`` as the SDK's ``post`` takes them
+        (``headers``, ``params``, ``timeout``: the config's ``extra_headers``,
+        ``extra_query`` and ``timeout``)."""
+        import aiohttp
+
+        session = self._session or self._open()
+        headers = self._headers
+        if options:
+            headers = {**headers, **(options.get("headers") or {})}
+        data = json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode()
+        timeout = options.get("timeout") if options else None
+        try:
+            async with session.post(
+                self.base_url + path,
+                data=data,
+                headers=headers,
+                params=options.get("params") if options else None,
+                timeout=self._timeout if timeout is None else self._timeout_of(timeout),
+                allow_redirects=False,
+                proxy=self._proxy,
+            ) as response:
+                content = await _read(response)
+                if response.status >= 400:
+                    raise status_error(response.status, content, response.headers)
+                return Reply(content)
+        except (aiohttp.ClientError, TimeoutError) as exc:  # no reply, or one that is not HTTP
+            raise unreachable(exc, isinstance(exc, TimeoutError)) from exc
+
+    async def close(self) -> None:
+        """Close the session (and its connections)."""
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    def _timeout_of(self, value: Any) -> aiohttp.ClientTimeout:
+        """A request's own ``timeout`` parameter (seconds) in place of the configured read
+        timeout."""
+        import aiohttp
+
+        seconds = float(value)
+        return aiohttp.ClientTimeout(sock_connect=seconds, sock_read=seconds, connect=seconds)
+
+    def _open(self) -> aiohttp.ClientSession:
+        import aiohttp
+
+        ssl_context: ssl.SSLContext | bool = True
+        if self.base_url.startswith("https:"):
+            ssl_context = _ssl_context()
+        self._session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=0, ssl=ssl_context),
+            cookie_jar=aiohttp.DummyCookieJar(),
+        )
+        return self._session
+
+
+async def _read(response: aiohttp.ClientResponse) -> bytes:
+    """The reply's body, refused past :data:`MAX_REPLY_BYTES`."""
+    length = response.content_length
+    if length is not None and length > MAX_REPLY_BYTES:
+        raise CallFailed(f"the endpoint's reply is larger than {MAX_REPLY_BYTES} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.content.iter_any():
+        size += len(chunk)
+        if size > MAX_REPLY_BYTES:
+            raise CallFailed(f"the endpoint's reply is larger than {MAX_REPLY_BYTES} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _headers(api_key: str | None) -> dict[str, str]:
+    headers = {
+        "Accept": "application/json",
+        "Content-Type": "application/json",
+        "User-Agent": f"graphrag-eval/{__version__}",
+        "Authorization": f"Bearer {api_key or 'not-needed'}",
+    }
+    for name, variable in (
+        ("OpenAI-Organization", "OPENAI_ORG_ID"),
+        ("OpenAI-Project", "OPENAI_PROJECT_ID"),
+    ):
+        value = os.environ.get(variable)
+        if value:
+            headers[name] = value
+    return headers
+
+
+def _proxy_for(url: str) -> str | None:
+    """The proxy the environment names for ``url`` (``HTTPS_PROXY``, ``HTTP_PROXY``,
+    ``ALL_PROXY``, unless ``NO_PROXY`` excludes its host), as the SDK's client finds it: found
+    once per endpoint, since aiohttp's ``trust_env`` would look it up (and read ``~/.netrc``)
+    in a worker thread for every request."""
+    import urllib.parse
+    import urllib.request
+
+    parts = urllib.parse.urlsplit(url)
+    if parts.hostname and urllib.request.proxy_bypass(parts.hostname):
+        return None
+    proxies = urllib.request.getproxies()
+    return proxies.get(parts.scheme) or proxies.get("all") or None
+
+
+def _ssl_context() -> ssl.SSLContext:
+    """Certificates as the SDK's client finds them: ``SSL_CERT_FILE``, else certifi's."""
+    import ssl
+
+    cafile = os.environ.get("SSL_CERT_FILE")
+    if not cafile:
+        try:
+            import certifi
+
+            cafile = certifi.where()
+        except ImportError:
+            cafile = None
+    return ssl.create_default_context(cafile=cafile)
