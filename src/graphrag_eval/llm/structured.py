@@ -6,13 +6,13 @@ does with each call).
 
 from __future__ import annotations
 
-import copy
 import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 from pydantic import BaseModel
 
 from graphrag_eval.llm.retrying import status_text
@@ -78,7 +78,8 @@ def tightened(schema: Mapping[str, Any], shape: ListShape | None) -> dict[str, A
     """``schema`` (a :func:`strict_schema`) with the list of ``shape`` limited to the asked
     length (``minItems``/``maxItems``) and its entries' index to the asked items (``enum``);
     a copy, ``schema`` is shared."""
-    result: dict[str, Any] = copy.deepcopy(dict(schema))
+    # A JSON round trip copies a JSON schema several times faster than copy.deepcopy.
+    result: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(schema))
     if shape is None:
         return result
     array = result.get("properties", {}).get(shape.field)

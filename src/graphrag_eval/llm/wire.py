@@ -19,10 +19,11 @@ Failures are :mod:`.failures`' (an HTTP error reply, or no reply); a reply large
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from graphrag_eval.errors import CallFailed
 from graphrag_eval.llm.failures import status_error, unreachable
@@ -41,6 +42,8 @@ MAX_REPLY_BYTES = 64 * 1024 * 1024
 """The largest reply read (64 MiB): a judge reply or a batch of embeddings is far smaller."""
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+_ENCODER = msgspec.json.Encoder()
 
 
 def default_base_url() -> str:
@@ -88,7 +91,7 @@ class WireClient:
         headers = self._headers
         if options:
             headers = {**headers, **(options.get("headers") or {})}
-        data = json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode()
+        data = _ENCODER.encode(fields)  # what json.dumps(..., ensure_ascii=False) gives, 10x faster
         timeout = options.get("timeout") if options else None
         try:
             async with session.post(
