@@ -76,6 +76,9 @@ def request_key(request: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+_PUT_EMBEDDING = "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?)"
+
+
 @dataclass(frozen=True, slots=True)
 class CachedReply:
     text: str
@@ -191,11 +194,12 @@ class CallCache:
             for key, vector, tokens in entries
         ]
         try:
+            if len(rows) == 1:  # a lone statement is its own transaction, without BEGIN/COMMIT
+                self._db.execute(_PUT_EMBEDDING, rows[0])
+                return
             self._db.execute("BEGIN")  # one transaction (one commit) for the batch
             try:
-                self._db.executemany(
-                    "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?)", rows
-                )
+                self._db.executemany(_PUT_EMBEDDING, rows)
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
