@@ -37,13 +37,33 @@ _PATTERNS = (
     r"perfect|correct|pass)(?![\w.])",
 )
 _INSTRUCTION = re.compile("|".join(f"(?:{pattern})" for pattern in _PATTERNS), re.IGNORECASE)
+# Every phrase a pattern matches contains one of these words, in some case (keep them in
+# step with the patterns: tests/report/test_injection.py checks that they agree).
+_KEYWORDS = re.compile(
+    "ignore|disregard|forget|override|you|note|message|instruction|give|assign|award|mark"
+    "|grade|rate|rating|score|classify|system|verdict"
+)
 _SCANNED_CHARS = 200_000  # of one text: enough for any answer, cheap on a 10 MB one
 _QUOTE_CHARS = 80  # of the matched phrase shown in the report
+
+
+def _may_instruct(text: str) -> bool:
+    """False when ``text`` cannot contain an instruction to the grader: it is ASCII, whose
+    characters match a pattern's letters regardless of case exactly when their lower case
+    is that letter, and lowered it has none of the words of every pattern. The report asks
+    this of every text: one case-sensitive search is several times cheaper than the
+    patterns' case-insensitive one (docs/benchmarks.md, "Follow-up")."""
+    if not text.isascii():  # (constant time) a match may rest on a non-ASCII case fold
+        return True
+    scanned = text if len(text) <= _SCANNED_CHARS else text[:_SCANNED_CHARS]
+    return _KEYWORDS.search(scanned.lower()) is not None
 
 
 def grader_instructions(text: str) -> str | None:
     """The first phrase of ``text`` that reads as an instruction to the grader (quoted, at
     most 80 characters), or None."""
+    if not _may_instruct(text):
+        return None
     match = _INSTRUCTION.search(text, 0, _SCANNED_CHARS)  # no copy of a long text
     if match is None:
         return None
@@ -67,17 +87,21 @@ def addresses_the_grader(fields: Mapping[str, Any]) -> bool:
     """Whether some text of the question contains instructions to the grader (what
     :func:`injection_notes` would note, checked without building the notes: the report asks
     it of every question)."""
-    search = _INSTRUCTION.search
     answer = fields.get("actual_answer")
-    if isinstance(answer, str) and search(answer, 0, _SCANNED_CHARS):
+    if isinstance(answer, str) and _instructs(answer):
         return True
     steps = fields.get("actual_steps")
     if isinstance(steps, list):
         for step in steps:
             output = step.get("output") if isinstance(step, Mapping) else None
-            if isinstance(output, str) and search(output, 0, _SCANNED_CHARS):
+            if isinstance(output, str) and _instructs(output):
                 return True
     return False
+
+
+def _instructs(text: str) -> bool:
+    """Whether :func:`grader_instructions` finds a phrase in ``text``, without quoting it."""
+    return _may_instruct(text) and _INSTRUCTION.search(text, 0, _SCANNED_CHARS) is not None
 
 
 def injection_notes(fields: Mapping[str, Any]) -> list[str]:
