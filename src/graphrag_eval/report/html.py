@@ -40,7 +40,7 @@ from graphrag_eval.report.item_views import (
     ItemView,
     clip_text,
     headline_keys,
-    headline_score,
+    headline_scores,
     item_view,
 )
 from graphrag_eval.report.run_info import judge_summary, settings_rows
@@ -109,7 +109,8 @@ def _render(run: SavedRun, worst: int) -> str:
     lowest, scored_items, failed = _ranked(values, keys, worst)
     by_template: dict[str, list[Mapping[str, str]]] = {}
     for question, skipped in zip(values.questions, values.skipped, strict=True):
-        by_template.setdefault(question.template_id, []).append(skipped)
+        if skipped:  # most questions skip nothing: nothing to count
+            by_template.setdefault(question.template_id, []).append(skipped)
     shown = _typed_results(run, [index for _, index in lowest] + failed[:worst])
 
     def view(index: int, score: float | None = None) -> ItemView:
@@ -175,7 +176,8 @@ def _histograms(overall: Sequence[MetricRow], values: ItemValues) -> list[Markup
     for row in overall:
         if row.best is None or not row.headline:
             continue  # the others' spread is in the table
-        column = [item[row.name] for item in values.values if row.name in item]
+        name = row.name
+        column = [item[name] for item in values.values if name in item]
         if column:
             histograms.append(charts.histogram(row.name, column, row.best))
     return histograms
@@ -187,11 +189,9 @@ def _ranked(
     """The ``worst`` lowest-scoring questions as (headline score, index), lowest first (ties
     by index), how many questions have a headline score, and the indices of the failed
     questions."""
-    headline = headline_keys(keys)
     scores: list[float] = []
     indices: list[int] = []
-    for index, row in enumerate(values.values):
-        score = headline_score(row, headline)
+    for index, score in enumerate(headline_scores(values.values, headline_keys(keys))):
         if score is not None:
             scores.append(score)
             indices.append(index)

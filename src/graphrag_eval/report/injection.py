@@ -47,22 +47,10 @@ _SCANNED_CHARS = 200_000  # of one text: enough for any answer, cheap on a 10 MB
 _QUOTE_CHARS = 80  # of the matched phrase shown in the report
 
 
-def _may_instruct(text: str) -> bool:
-    """False when ``text`` cannot contain an instruction to the grader: it is ASCII, whose
-    characters match a pattern's letters regardless of case exactly when their lower case
-    is that letter, and lowered it has none of the words of every pattern. The report asks
-    this of every text: one case-sensitive search is several times cheaper than the
-    patterns' case-insensitive one (docs/benchmarks.md, "Follow-up")."""
-    if not text.isascii():  # (constant time) a match may rest on a non-ASCII case fold
-        return True
-    scanned = text if len(text) <= _SCANNED_CHARS else text[:_SCANNED_CHARS]
-    return _KEYWORDS.search(scanned.lower()) is not None
-
-
 def grader_instructions(text: str) -> str | None:
     """The first phrase of ``text`` that reads as an instruction to the grader (quoted, at
     most 80 characters), or None."""
-    if not _may_instruct(text):
+    if not _instructs(text):
         return None
     match = _INSTRUCTION.search(text, 0, _SCANNED_CHARS)  # no copy of a long text
     if match is None:
@@ -100,8 +88,16 @@ def addresses_the_grader(fields: Mapping[str, Any]) -> bool:
 
 
 def _instructs(text: str) -> bool:
-    """Whether :func:`grader_instructions` finds a phrase in ``text``, without quoting it."""
-    return _may_instruct(text) and _INSTRUCTION.search(text, 0, _SCANNED_CHARS) is not None
+    """Whether the patterns find a phrase in ``text`` (:func:`grader_instructions`), without
+    its quote. An ASCII text whose lowered form has none of the patterns' words is not
+    searched: an ASCII character matches a pattern's letter, case ignored, exactly when its
+    lower case is that letter. The report asks this of every text, and one case-sensitive
+    search is several times cheaper than the patterns' (docs/benchmarks.md, "Follow-up")."""
+    if text.isascii():  # (constant time) else a match may rest on a Unicode case fold
+        scanned = text if len(text) <= _SCANNED_CHARS else text[:_SCANNED_CHARS]
+        if _KEYWORDS.search(scanned.lower()) is None:
+            return False
+    return _INSTRUCTION.search(text, 0, _SCANNED_CHARS) is not None
 
 
 def injection_notes(fields: Mapping[str, Any]) -> list[str]:
