@@ -2,9 +2,10 @@
 item and for the report's histograms; and what a run's results show about which keys count
 (:class:`KeyEvidence`), shared with :mod:`graphrag_eval.aggregation`.
 
-Saved records are read one typed result at a time
-(:func:`~graphrag_eval.records.iter_scores`), so the values of a large run are taken without
-holding the run's typed results (docs/benchmarks.md, "Run comparison").
+Saved records are read one at a time, their scores only, as
+:func:`~graphrag_eval.records.iter_scores` reads them (through a
+:class:`~graphrag_eval.records.ScoreReader`), so the values of a large run are taken without
+holding the run's typed results (docs/benchmarks.md, "Run comparison" and "Follow-up").
 """
 
 from __future__ import annotations
