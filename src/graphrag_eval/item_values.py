@@ -2,22 +2,30 @@
 item and for the report's histograms; and what a run's results show about which keys count
 (:class:`KeyEvidence`), shared with :mod:`graphrag_eval.aggregation`.
 
-Saved records are read one typed result at a time
-(:func:`~graphrag_eval.records.iter_scores`), so the values of a large run are taken without
-holding the run's typed results (docs/benchmarks.md, "Run comparison").
+Saved records are read one at a time, their scores only, as
+:func:`~graphrag_eval.records.iter_scores` reads them (through a
+:class:`~graphrag_eval.records.ScoreReader`), so the values of a large run are taken without
+holding the run's typed results (docs/benchmarks.md, "Run comparison" and "Follow-up").
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from math import isfinite
 from typing import Any, NamedTuple
 
 from graphrag_eval.config import ConfigSource, load_config
 from graphrag_eval.metrics.base import Aggregation, OutputKey
-from graphrag_eval.records import iter_records, iter_scores, layout_for, records_layout
+from graphrag_eval.records import (
+    NOT_SKIPPED,
+    RecordShape,
+    ScoreReader,
+    iter_records,
+    layout_for,
+    records_layout,
+)
 from graphrag_eval.result_types import QuestionResult, ResultLayout, RunResult, is_number
 
 __all__ = ["ItemIdentity", "ItemValues", "KeyEvidence", "item_values"]
@@ -128,74 +136,123 @@ def item_values(
     whose fields decide its zeros). ``layout``: the records' layout when the caller has it
     (:func:`~graphrag_eval.records.records_layout`), else worked out here."""
     settings = load_config(config)
-    items: Iterable[_Item]
     if isinstance(evaluation_results, RunResult):
-        layout = evaluation_results.layout
-        items = (
-            (r.question_id, r.template_id, r.status, r.values(), r.step_scores(), r, r.skipped())
-            for r in evaluation_results.results
-        )
+        taken = _Taken(evaluation_results.layout)
+        for r in evaluation_results.results:
+            taken.add(r.question_id, r.template_id, r.status, r.values(), r.step_scores(), r)
+            taken.skipped.append(r.skipped())
     else:
         if layout is None:
             layout = records_layout(evaluation_results, layout_for(settings))
-        items = iter_scores(evaluation_results, layout)
-    evidence = KeyEvidence(layout)
-    numeric = {
-        name: on_steps
-        for name, (spec, on_steps) in evidence.declared.items()
-        if spec.aggregation is Aggregation.NUMERIC
-    }
-    on_questions = {name for name, on_steps in numeric.items() if not on_steps}
-    rows: list[dict[str, float]] = []
-    identities: list[ItemIdentity] = []
-    skipped: list[Mapping[str, str]] = []
-    errors: list[tuple[dict[str, float], QuestionResult | Mapping[str, Any]]] = []
-    for question_id, template_id, status, scores, steps, source, skips in items:
-        skipped.append(skips)
+        taken = _Taken(layout)
+        _take_records(taken, evaluation_results)
+    return taken.item_values(settings.aggregation.error_samples == "zero")
+
+
+class _Taken:
+    """What :func:`item_values` has taken so far, one result after another."""
+
+    def __init__(self, layout: ResultLayout) -> None:
+        self.layout = layout
+        self.evidence = KeyEvidence(layout)
+        self.numeric = {
+            name: on_steps
+            for name, (spec, on_steps) in self.evidence.declared.items()
+            if spec.aggregation is Aggregation.NUMERIC
+        }
+        self.on_questions = {name for name, on_steps in self.numeric.items() if not on_steps}
+        self.rows: list[dict[str, float]] = []
+        self.identities: list[ItemIdentity] = []
+        self.skipped: list[Mapping[str, str]] = []
+        self.errors: list[tuple[dict[str, float], QuestionResult | Mapping[str, Any]]] = []
+
+    def add(
+        self,
+        question_id: Any,
+        template_id: Any,
+        status: Any,
+        scores: Mapping[str, Any],
+        steps: list[dict[str, Any]],
+        source: QuestionResult | Mapping[str, Any],
+    ) -> None:
+        """Take one result (its skip reasons are appended by the caller)."""
         is_error = status == "error"
-        evidence.add(is_error, scores, steps)
+        self.evidence.add(is_error, scores, steps)
         row: dict[str, float] = {}
         if is_error:
-            errors.append((row, source))
+            self.errors.append((row, source))
         else:
-            row = _numbers(scores, on_questions)
+            on_questions = self.on_questions
+            row = _numbers(scores, [name for name in scores if name in on_questions])
             if steps:
-                row.update(_step_means(steps, numeric))
-        rows.append(row)
-        identities.append(ItemIdentity(str(question_id), str(template_id), str(status)))
-    keys = {name: spec for name, (spec, _) in evidence.keys().items() if name in numeric}
-    if settings.aggregation.error_samples == "zero":
-        zeroable = evidence.zeroable(evidence.keys())
-        for row, source in errors:
-            result = source if isinstance(source, QuestionResult) else _typed(source, layout)
-            row.update(
-                (name, 0.0)
-                for name, spec in zeroable.items()
-                if name in keys and all(result.has(field) for field in spec.requires)
+                row.update(_step_means(steps, self.numeric))
+        self.rows.append(row)
+        self.identities.append(ItemIdentity(str(question_id), str(template_id), str(status)))
+
+    def item_values(self, zero_errors: bool) -> ItemValues:
+        """The values taken, with the error samples' zeros under ``error_samples: zero``."""
+        evidence = self.evidence
+        keys = {name: spec for name, (spec, _) in evidence.keys().items() if name in self.numeric}
+        if zero_errors:
+            zeroable = evidence.zeroable(evidence.keys())
+            for row, source in self.errors:
+                result = (
+                    source if isinstance(source, QuestionResult) else _typed(source, self.layout)
+                )
+                row.update(
+                    (name, 0.0)
+                    for name, spec in zeroable.items()
+                    if name in keys and all(result.has(field) for field in spec.requires)
+                )
+        return ItemValues(keys, self.rows, self.identities, self.skipped)
+
+
+def _take_records(taken: _Taken, records: Iterable[Mapping[str, Any]]) -> None:
+    """:meth:`_Taken.add` for each saved record, read as :func:`~graphrag_eval.records.
+    iter_scores` reads it (:class:`~graphrag_eval.records.ScoreReader`), without building
+    its scores for a success without step scores: its numbers are read by the keys of its
+    shape, and the evidence takes a shape's keys once, not once per record."""
+    reader = ScoreReader(taken.layout, taken.on_questions)
+    evidence, rows, identities = taken.evidence, taken.rows, taken.identities
+    skipped = taken.skipped
+    last: RecordShape | None = None  # the shape whose keys the evidence has from a success
+    for record in records:
+        shape = reader.shape(record)
+        skipped.append(reader.skipped(record) if shape.skippable else NOT_SKIPPED)
+        status = record.get("status")
+        steps = reader.step_scores(record) if shape.has_steps else []
+        if status == "error" or steps:
+            scores = {key: record[key] for key in shape.scored}
+            question_id, template_id = record.get("question_id"), record.get("template_id")
+            taken.add(question_id, template_id, status, scores, steps, record)
+            continue
+        if shape is not last:
+            evidence.add(False, {key: record[key] for key in shape.scored}, ())
+            last = shape
+        rows.append(_numbers(record, shape.numbers))
+        identities.append(
+            ItemIdentity(
+                str(record.get("question_id")), str(record.get("template_id")), str(status)
             )
-    return ItemValues(keys, rows, identities, skipped)
-
-
-_Item = tuple[Any, Any, Any, dict[str, Any], list[dict[str, Any]], Any, Mapping[str, str]]
-"""question id, template id, status, values, step scores, the typed result or record, and the
-skip reasons."""
+        )
 
 
 def _typed(record: Mapping[str, Any], layout: ResultLayout) -> QuestionResult:
     return next(iter_records([record], layout))
 
 
-def _numbers(scores: Mapping[str, Any], names: Container[str]) -> dict[str, float]:
-    """The numbers among ``scores`` of the keys ``names``, as floats (a float checked in
-    line: this runs for every value of a run)."""
+def _numbers(values: Mapping[str, Any], names: Iterable[str]) -> dict[str, float]:
+    """The numbers among ``values`` of the keys ``names`` (all of them keys of ``values``),
+    as floats, in the order of ``names`` (plain floats and ints checked in line: this runs for
+    every value of a run)."""
     row: dict[str, float] = {}
-    for name, value in scores.items():
-        if name in names:
-            if type(value) is float:
-                if isfinite(value):
-                    row[name] = value
-            elif is_number(value):
-                row[name] = float(value)
+    for name in names:
+        value = values[name]
+        if type(value) is float:
+            if isfinite(value):
+                row[name] = value
+        elif type(value) is int or is_number(value):  # an int too large raises in both
+            row[name] = float(value)
     return row
 
 

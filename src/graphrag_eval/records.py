@@ -5,7 +5,7 @@ declares it, so nothing after this reads a key suffix.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -31,7 +31,10 @@ from graphrag_eval.result_types import (
 )
 
 __all__ = [
+    "NOT_SKIPPED",
     "RecordScores",
+    "RecordShape",
+    "ScoreReader",
     "iter_records",
     "iter_scores",
     "layout_for",
@@ -115,33 +118,82 @@ class RecordScores(NamedTuple):
     :meth:`~graphrag_eval.result_types.QuestionResult.skipped` gives it."""
 
 
-_NOT_SKIPPED: Mapping[str, str] = MappingProxyType({})
+NOT_SKIPPED: Mapping[str, str] = MappingProxyType({})
+"""The skip reasons of a record that has none."""
+_SHAPES_KEPT = 1024  # sets of keys remembered: a run has a few; a hostile file gets no more
+
+
+class RecordShape(NamedTuple):
+    """What every record with one set of keys holds (worked out once per set of keys)."""
+
+    scored: tuple[str, ...]
+    """Its keys that are outputs of the metrics on the question, in the record's order (the
+    keys of :attr:`RecordScores.values`)."""
+    numbers: tuple[str, ...]
+    """Those of :attr:`scored` the reader was asked to read as numbers, in the same order."""
+    has_steps: bool
+    skippable: bool
+    """Whether it may have skip reasons: else :meth:`ScoreReader.skipped` is
+    :data:`NOT_SKIPPED`."""
+
+
+class ScoreReader:
+    """Reads what saved records scored without building their outcomes (``layout`` from
+    :func:`records_layout`): which of a record's keys are scores is worked out once per set
+    of keys (:meth:`shape`); ``numbers``: the keys on the question whose values the caller
+    reads as numbers (:attr:`RecordShape.numbers`)."""
+
+    def __init__(self, layout: ResultLayout, numbers: Container[str] = ()) -> None:
+        self._owners = owners = _Owners(layout)
+        self._item = {key for key, (_, out) in owners.item.items() if out} - IDENTITY_KEYS
+        self._step = {key for key, (_, is_output) in owners.step.items() if is_output}
+        self._numbers = numbers
+        self._shapes: dict[tuple[Any, ...], RecordShape] = {}
+
+    def shape(self, record: Mapping[str, Any]) -> RecordShape:
+        """The shape of a record's set of keys."""
+        keys = tuple(record)
+        shape = self._shapes.get(keys)
+        if shape is None:
+            scored = tuple(key for key in keys if key in self._item)
+            numbers = tuple(key for key in scored if key in self._numbers)
+            shape = RecordShape(scored, numbers, "actual_steps" in keys, SKIPPED_KEY in keys)
+            if len(self._shapes) < _SHAPES_KEPT:
+                self._shapes[keys] = shape
+        return shape
+
+    def step_scores(self, record: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The scores of the record's steps that have some (:attr:`RecordScores.step_scores`)."""
+        steps = record.get("actual_steps")
+        step_scores = []
+        if isinstance(steps, list):
+            for each in steps:
+                if isinstance(each, Mapping):
+                    scored = {key: value for key, value in each.items() if key in self._step}
+                    if scored:
+                        step_scores.append(scored)
+        return step_scores
+
+    def skipped(self, record: Mapping[str, Any]) -> Mapping[str, str]:
+        """The record's skip reasons (:attr:`RecordScores.skipped`)."""
+        return _skip_reasons(record, self._owners) if SKIPPED_KEY in record else NOT_SKIPPED
 
 
 def iter_scores(
     records: Iterable[Mapping[str, Any]], layout: ResultLayout
 ) -> Iterator[RecordScores]:
     """The scores of each record, one at a time (``layout`` from :func:`records_layout`)."""
-    owners = _Owners(layout)
-    item = {key for key, (_, is_output) in owners.item.items() if is_output} - IDENTITY_KEYS
-    step = {key for key, (_, is_output) in owners.step.items() if is_output}
+    reader = ScoreReader(layout)
     for record in records:
-        steps = record.get("actual_steps")
-        step_scores = []
-        if isinstance(steps, list):
-            for each in steps:
-                if isinstance(each, Mapping):
-                    scored = {key: value for key, value in each.items() if key in step}
-                    if scored:
-                        step_scores.append(scored)
+        shape = reader.shape(record)
         yield RecordScores(
             record.get("question_id"),
             record.get("template_id"),
             record.get("status"),
-            {key: value for key, value in record.items() if key in item},
-            step_scores,
+            {key: record[key] for key in shape.scored},
+            reader.step_scores(record) if shape.has_steps else [],
             record,
-            _skip_reasons(record, owners) if SKIPPED_KEY in record else _NOT_SKIPPED,
+            reader.skipped(record) if shape.skippable else NOT_SKIPPED,
         )
 
 
@@ -150,11 +202,11 @@ def _skip_reasons(record: Mapping[str, Any], owners: _Owners) -> Mapping[str, st
     no metric they name has a value or an error on the question."""
     skipped = record[SKIPPED_KEY]
     if not skipped or not _is_reasons(skipped):
-        return _NOT_SKIPPED
+        return NOT_SKIPPED
     for key in record:
         owner = owners.item.get(key)
         if owner is not None and key not in IDENTITY_KEYS and owner[0].metric in skipped:
-            return _NOT_SKIPPED
+            return NOT_SKIPPED
     return dict(skipped)
 
 

@@ -8,7 +8,10 @@ code, and the numbers the tooltips would show are in the tables beside the chart
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from itertools import repeat
+from operator import sub, truediv
 from typing import Any
 
 import pygal
@@ -82,9 +85,12 @@ def histogram(name: str, values: Sequence[float], maximum: float | None) -> Mark
     high = float(maximum) if maximum is not None else max(values)
     width = (high - low) / _BINS if high > low else 1.0
     counts = [0] * _BINS
-    for value in values:
-        index = int((value - low) / width) if high > low else 0
-        counts[min(max(index, 0), _BINS - 1)] += 1
+    binned: Iterable[tuple[int, int]] = [(0, len(values))]
+    if high > low:  # each value's bin, int((value - low) / width), by C loops, then counted
+        bins = map(int, map(truediv, map(sub, values, repeat(low)), repeat(width)))
+        binned = Counter(bins).items()
+    for index, count in binned:
+        counts[min(max(index, 0), _BINS - 1)] += count
     digits = 0 if width >= 1 else (1 if width >= 0.1 else 2)
     labels = [
         f"{low + width * i:.{digits}f}\u2013{low + width * (i + 1):.{digits}f}"

@@ -40,7 +40,7 @@ from graphrag_eval.report.item_views import (
     ItemView,
     clip_text,
     headline_keys,
-    headline_score,
+    headline_scores,
     item_view,
 )
 from graphrag_eval.report.run_info import judge_summary, settings_rows
@@ -106,11 +106,12 @@ def _render(run: SavedRun, worst: int) -> str:
     values = item_values(run.results, run.config, layout)
     overall = metric_rows(micro, keys, run.aggregates["macro"], skip_counts(values.skipped, layout))
     per_template = run.aggregates["per_template"]
-    ranked, failed = _ranked(values, keys)
+    lowest, scored_items, failed = _ranked(values, keys, worst)
     by_template: dict[str, list[Mapping[str, str]]] = {}
     for question, skipped in zip(values.questions, values.skipped, strict=True):
-        by_template.setdefault(question.template_id, []).append(skipped)
-    shown = _typed_results(run, [index for _, index in ranked[:worst]] + failed[:worst])
+        if skipped:  # most questions skip nothing: nothing to count
+            by_template.setdefault(question.template_id, []).append(skipped)
+    shown = _typed_results(run, [index for _, index in lowest] + failed[:worst])
 
     def view(index: int, score: float | None = None) -> ItemView:
         return item_view(shown[index], values.values[index], keys, score)
@@ -141,9 +142,9 @@ def _render(run: SavedRun, worst: int) -> str:
         ],
         steps=step_rows(micro.get("steps", {})),
         judge=judge_summary(info, micro),
-        worst=[view(index, score) for score, index in ranked[:worst]],
+        worst=[view(index, score) for score, index in lowest],
         worst_limit=worst,
-        scored_items=len(ranked),
+        scored_items=scored_items,
         failed=[view(index) for index in failed[:worst]],
         failed_count=len(failed),
         injected=injected[:_INJECTED_LISTED],
@@ -175,28 +176,29 @@ def _histograms(overall: Sequence[MetricRow], values: ItemValues) -> list[Markup
     for row in overall:
         if row.best is None or not row.headline:
             continue  # the others' spread is in the table
-        column = [item[row.name] for item in values.values if row.name in item]
+        name = row.name
+        column = [item[name] for item in values.values if name in item]
         if column:
             histograms.append(charts.histogram(row.name, column, row.best))
     return histograms
 
 
 def _ranked(
-    values: ItemValues, keys: Mapping[str, OutputKey]
-) -> tuple[list[tuple[float, int]], list[int]]:
-    """The scored questions as (headline score, index), lowest first, and the indices of the
-    failed questions."""
-    ranked: list[tuple[float, int]] = []
-    failed: list[int] = []
-    headline = headline_keys(keys)
-    for index, (question, scores) in enumerate(zip(values.questions, values.values, strict=True)):
-        if question.status == "error":
-            failed.append(index)
-        score = headline_score(scores, headline)
+    values: ItemValues, keys: Mapping[str, OutputKey], worst: int
+) -> tuple[list[tuple[float, int]], int, list[int]]:
+    """The ``worst`` lowest-scoring questions as (headline score, index), lowest first (ties
+    by index), how many questions have a headline score, and the indices of the failed
+    questions."""
+    scores: list[float] = []
+    indices: list[int] = []
+    for index, score in enumerate(headline_scores(values.values, headline_keys(keys))):
         if score is not None:
-            ranked.append((score, index))
-    ranked.sort()
-    return ranked, failed
+            scores.append(score)
+            indices.append(index)
+    # A stable sort of positions by score: the order of sorting (score, index) pairs.
+    lowest = sorted(range(len(scores)), key=scores.__getitem__)[:worst]
+    failed = [index for index, item in enumerate(values.questions) if item.status == "error"]
+    return [(scores[at], indices[at]) for at in lowest], len(scores), failed
 
 
 def _page(template: str, title: str, **context: Any) -> str:

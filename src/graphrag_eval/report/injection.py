@@ -37,6 +37,12 @@ _PATTERNS = (
     r"perfect|correct|pass)(?![\w.])",
 )
 _INSTRUCTION = re.compile("|".join(f"(?:{pattern})" for pattern in _PATTERNS), re.IGNORECASE)
+# Every phrase a pattern matches contains one of these words, in some case (keep them in
+# step with the patterns: tests/report/test_injection.py checks that they agree).
+_KEYWORDS = re.compile(
+    "ignore|disregard|forget|override|you|note|message|instruction|give|assign|award|mark"
+    "|grade|rate|rating|score|classify|system|verdict"
+)
 _SCANNED_CHARS = 200_000  # of one text: enough for any answer, cheap on a 10 MB one
 _QUOTE_CHARS = 80  # of the matched phrase shown in the report
 
@@ -44,6 +50,8 @@ _QUOTE_CHARS = 80  # of the matched phrase shown in the report
 def grader_instructions(text: str) -> str | None:
     """The first phrase of ``text`` that reads as an instruction to the grader (quoted, at
     most 80 characters), or None."""
+    if not _instructs(text):
+        return None
     match = _INSTRUCTION.search(text, 0, _SCANNED_CHARS)  # no copy of a long text
     if match is None:
         return None
@@ -67,17 +75,29 @@ def addresses_the_grader(fields: Mapping[str, Any]) -> bool:
     """Whether some text of the question contains instructions to the grader (what
     :func:`injection_notes` would note, checked without building the notes: the report asks
     it of every question)."""
-    search = _INSTRUCTION.search
     answer = fields.get("actual_answer")
-    if isinstance(answer, str) and search(answer, 0, _SCANNED_CHARS):
+    if isinstance(answer, str) and _instructs(answer):
         return True
     steps = fields.get("actual_steps")
     if isinstance(steps, list):
         for step in steps:
             output = step.get("output") if isinstance(step, Mapping) else None
-            if isinstance(output, str) and search(output, 0, _SCANNED_CHARS):
+            if isinstance(output, str) and _instructs(output):
                 return True
     return False
+
+
+def _instructs(text: str) -> bool:
+    """Whether the patterns find a phrase in ``text`` (:func:`grader_instructions`), without
+    its quote. An ASCII text whose lowered form has none of the patterns' words is not
+    searched: an ASCII character matches a pattern's letter, case ignored, exactly when its
+    lower case is that letter. The report asks this of every text, and one case-sensitive
+    search is several times cheaper than the patterns' (docs/benchmarks.md, "Follow-up")."""
+    if text.isascii():  # (constant time) else a match may rest on a Unicode case fold
+        scanned = text if len(text) <= _SCANNED_CHARS else text[:_SCANNED_CHARS]
+        if _KEYWORDS.search(scanned.lower()) is None:
+            return False
+    return _INSTRUCTION.search(text, 0, _SCANNED_CHARS) is not None
 
 
 def injection_notes(fields: Mapping[str, Any]) -> list[str]:

@@ -5,7 +5,7 @@ matched), read from its typed result; see docs/report.md."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,7 +15,15 @@ from graphrag_eval.report.injection import injection_notes
 from graphrag_eval.report.step_views import MismatchView, mismatch_views
 from graphrag_eval.result_types import QuestionResult
 
-__all__ = ["ItemView", "StepView", "clip_text", "headline_keys", "headline_score", "item_view"]
+__all__ = [
+    "ItemView",
+    "StepView",
+    "clip_text",
+    "headline_keys",
+    "headline_score",
+    "headline_scores",
+    "item_view",
+]
 
 _TEXT_LIMIT = 4_000  # characters of an answer or step output shown per item
 
@@ -82,13 +90,24 @@ def headline_keys(keys: Mapping[str, OutputKey]) -> dict[str, float]:
 def headline_score(scores: Mapping[str, float], headline: Mapping[str, float]) -> float | None:
     """The mean of an item's headline scores (``headline``: from :func:`headline_keys`), each
     as a fraction of its best value."""
-    total, count = 0.0, 0
-    for name, best in headline.items():
-        value = scores.get(name)
-        if value is not None:
-            total += value / best
-            count += 1
-    return total / count if count else None
+    return headline_scores([scores], headline)[0]
+
+
+def headline_scores(
+    rows: Iterable[Mapping[str, float]], headline: Mapping[str, float]
+) -> list[float | None]:
+    """:func:`headline_score` of each row (in one loop: the report asks it of every row)."""
+    pairs = tuple(headline.items())
+    means: list[float | None] = []
+    for scores in rows:
+        total, count = 0.0, 0
+        for name, best in pairs:
+            value = scores.get(name)
+            if value is not None:
+                total += value / best
+                count += 1
+        means.append(total / count if count else None)
+    return means
 
 
 def item_view(

@@ -154,7 +154,7 @@ def skip_counts(skipped: Iterable[Mapping[str, str]], layout: ResultLayout) -> d
     (each of the metric's keys gets its metric's count); ``skipped``: each result's metric ->
     reason, as :meth:`~graphrag_eval.result_types.QuestionResult.skipped` gives it."""
     reasons: dict[str, Counter[str]] = {}
-    for each in skipped:
+    for each in filter(None, skipped):  # (most skip nothing)
         for metric, reason in each.items():
             reasons.setdefault(metric, Counter())[reason] += 1
     counts: dict[str, SkipCount] = {}
