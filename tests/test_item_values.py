@@ -55,6 +55,13 @@ TRICKY = [
     _record("skip", answer_f1=0.5, skipped={"answer_relevance": "needs a judge"}),
     _record("not a skip", my_score=1, skipped={"my_score": "has a value"}),
     _record("my", my_score=2, my_label="x"),
+    # Integers too large for a float (JSON has them): no scores, and no OverflowError.
+    _record(
+        "too big",
+        answer_f1=10**400,
+        my_score=-(10**400),
+        actual_steps=[{"name": "s", "retrieval_context_recall": 10**400}],
+    ),
     {"status": "success", "answer_f1": 0.5},  # no question or template id
 ]
 
@@ -89,6 +96,7 @@ def test_values_are_the_numbers_of_the_record_in_its_order() -> None:
     assert by_id["error"] == {}
     assert by_id["steps"]["retrieval_context_recall"] == pytest.approx(0.75)
     assert by_id["my"] == {"my_score": pytest.approx(2.0)}
+    assert by_id["too big"] == {}
     assert values.questions[-1].question_id == "None"
     assert values.skipped[10] == {"answer_relevance": "needs a judge"}
     assert values.skipped[11] == {}  # names a metric with a value: not a skip

@@ -251,7 +251,7 @@ def _numbers(values: Mapping[str, Any], names: Iterable[str]) -> dict[str, float
         if type(value) is float:
             if isfinite(value):
                 row[name] = value
-        elif type(value) is int or is_number(value):  # an int too large raises in both
+        elif is_number(value):  # an int too large for a float is not one
             row[name] = float(value)
     return row
 

@@ -275,4 +275,9 @@ def is_number(value: Any) -> bool:
     wrote for a failure) is not a score."""
     if type(value) is float:  # the common case first: this runs for every value read
         return math.isfinite(value)
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int too large for a float (10**400) is no score either
+        return False
