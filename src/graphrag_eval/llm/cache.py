@@ -6,8 +6,11 @@ else that cannot change the reply. Only replies that were used are stored (a jud
 passed validation, an embedding), so a re-run serves every successful call from here and
 retries exactly the calls that failed.
 
-Each write commits at once, so a run killed with ``kill -9`` keeps every reply it received.
-Several processes may share one cache file (SQLite locking, with a busy timeout).
+Replies are written at the event loop's next turn, those of one turn in one transaction (a
+commit per reply was about a tenth of a judge request's CPU): a run killed with ``kill -9``
+keeps every reply it received but those of its last turn, a few milliseconds. Outside an
+event loop a write commits at once. Several processes may share one cache file (SQLite
+locking, with a busy timeout).
 
 The cache can never cost a result (docs/llm.md, cache): a cache that cannot be written (a
 full disk, a read-only file, a lock held too long by another process) is used read-only from
@@ -17,6 +20,7 @@ the run warns once and goes on with every reply it receives.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import json
@@ -76,6 +80,7 @@ def request_key(request: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+_PUT_REPLY = "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?)"
 _PUT_EMBEDDING = "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?)"
 
 
@@ -119,6 +124,10 @@ class CallCache:
                 raise
             self._fault(exc, reading=False)
         self._db = db
+        self._replies: dict[str, tuple[Any, ...]] = {}
+        """Rows put and not written yet (they are read from here meanwhile)."""
+        self._embeddings: dict[str, tuple[Any, ...]] = {}
+        self._flush_due = False
 
     def _fault(self, exc: BaseException, *, reading: bool) -> None:
         """Warn once, then go read-only (``reading=False``) or stop using the cache."""
@@ -138,6 +147,9 @@ class CallCache:
     def get_reply(self, key: str) -> CachedReply | None:
         if not self.readable:
             return None
+        pending = self._replies.get(key)
+        if pending is not None:
+            return CachedReply(pending[2], TokenUsage(pending[3], pending[4]))
         try:
             row = self._db.execute(
                 "SELECT text, input_tokens, output_tokens FROM replies WHERE key = ?", (key,)
@@ -152,13 +164,9 @@ class CallCache:
     def put_reply(self, key: str, model: str, text: str, usage: TokenUsage) -> None:
         if not self.writable:
             return
-        try:
-            self._db.execute(
-                "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?)",
-                (key, model, text, usage.input_tokens, usage.output_tokens, time.time()),
-            )
-        except (sqlite3.Error, OSError, UnicodeError) as exc:
-            self._fault(exc, reading=False)
+        row = (key, model, text, usage.input_tokens, usage.output_tokens, time.time())
+        self._replies[key] = row
+        self._write_soon()
 
     def get_embeddings(self, keys: Sequence[str]) -> dict[str, tuple[list[float], int]]:
         """The cached ``(vector, input tokens)`` of each key that is cached (a stored vector
@@ -166,9 +174,15 @@ class CallCache:
         found: dict[str, tuple[list[float], int]] = {}
         if not self.readable:
             return found
+        for key in keys:
+            pending = self._embeddings.get(key)
+            vector = _vector(pending[2]) if pending is not None else None
+            if pending is not None and vector is not None:
+                found[key] = (vector, int(pending[3]))
+        missing = [key for key in keys if key not in found] if found else list(keys)
         try:
-            for start in range(0, len(keys), 500):  # SQLite's bound-parameter limit
-                chunk = list(keys[start : start + 500])
+            for start in range(0, len(missing), 500):  # SQLite's bound-parameter limit
+                chunk = missing[start : start + 500]
                 marks = ",".join("?" * len(chunk))
                 rows = self._db.execute(
                     f"SELECT key, vector, input_tokens FROM embeddings WHERE key IN ({marks})",
@@ -189,22 +203,46 @@ class CallCache:
         if not self.writable:
             return
         now = time.time()
-        rows = [
-            (key, model, array("d", vector).tobytes(), tokens, now)
-            for key, vector, tokens in entries
-        ]
+        for key, vector, tokens in entries:
+            self._embeddings[key] = (key, model, array("d", vector).tobytes(), tokens, now)
+        self._write_soon()
+
+    def _write_soon(self) -> None:
+        """Write what was put at the event loop's next turn (at once outside a loop)."""
+        if self._flush_due:
+            return
         try:
-            if len(rows) == 1:  # a lone statement is its own transaction, without BEGIN/COMMIT
-                self._db.execute(_PUT_EMBEDDING, rows[0])
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush()
+            return
+        self._flush_due = True
+        loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        """Write the replies and embeddings put since the last write, in one transaction
+        (a lone row in one statement, its own transaction)."""
+        self._flush_due = False
+        replies, embeddings = list(self._replies.values()), list(self._embeddings.values())
+        self._replies.clear()
+        self._embeddings.clear()
+        if not self.writable or not (replies or embeddings):
+            return
+        try:
+            if len(replies) + len(embeddings) == 1:
+                self._db.execute(
+                    _PUT_REPLY if replies else _PUT_EMBEDDING, [*replies, *embeddings][0]
+                )
                 return
-            self._db.execute("BEGIN")  # one transaction (one commit) for the batch
+            self._db.execute("BEGIN")
             try:
-                self._db.executemany(_PUT_EMBEDDING, rows)
+                self._db.executemany(_PUT_REPLY, replies)
+                self._db.executemany(_PUT_EMBEDDING, embeddings)
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
-        except (sqlite3.Error, OSError) as exc:
+        except (sqlite3.Error, OSError, UnicodeError) as exc:
             self._fault(exc, reading=False)
 
     def get_dimension(self, model: str) -> int | None:
@@ -232,6 +270,7 @@ class CallCache:
             self._fault(exc, reading=False)
 
     def close(self) -> None:
+        self.flush()
         with contextlib.suppress(sqlite3.Error):  # nothing left to keep
             self._db.close()
 
