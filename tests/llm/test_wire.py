@@ -9,6 +9,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -216,3 +217,38 @@ def test_a_proxy_is_found_once_per_endpoint_from_the_environment(
         "http://all.internal:3128"
     )
     assert wire.WireClient("http://llm.internal/v1", None, timeouts)._proxy is None
+
+
+class _Moved(BaseHTTPRequestHandler):
+    """Answers every request with a redirect to the same path elsewhere."""
+
+    target = ""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        self.send_response(301)
+        self.send_header("Location", self.target + self.path)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+
+def test_a_redirect_is_not_followed_and_says_where_it_points(server: JudgeServer) -> None:
+    handler = type("Moved", (_Moved,), {"target": server.url.removesuffix("/v1")})
+    moved = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=moved.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{moved.server_address[1]}/v1"
+    try:
+        error = ask(config_of({"provider": "openai-compatible", "base_url": url, "api_key": "k"}))
+    finally:
+        moved.shutdown()
+        moved.server_close()
+
+    assert isinstance(error, CallFailed)
+    assert str(error) == (
+        "generation call failed: 301 Error code: 301 - redirected to "
+        f"{server.url}/chat/completions: set base_url to where it points"
+    )
+    assert server.count() == 0  # the key never went to where it pointed

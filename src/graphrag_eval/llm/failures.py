@@ -57,6 +57,8 @@ def status_error(status: int, content: bytes, headers: Mapping[str, str]) -> Sta
     detail = error.get("message") if isinstance(error, dict) else None
     if isinstance(detail, str) and detail:
         message += f" - {detail}"
+    elif 300 <= status < 400 and headers.get("location"):
+        message += f" - redirected to {headers['location']}: set base_url to where it points"
     return StatusError(status, message, error if error is not None else body, headers)
 
 

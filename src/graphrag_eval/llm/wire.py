@@ -104,7 +104,7 @@ class WireClient:
                 proxy=self._proxy,
             ) as response:
                 content = await _read(response)
-                if response.status >= 400:
+                if response.status >= 300:  # redirects are not followed: the key stays here
                     raise status_error(response.status, content, response.headers)
                 return Reply(content)
         except (aiohttp.ClientError, TimeoutError) as exc:  # no reply, or one that is not HTTP
