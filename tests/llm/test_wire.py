@@ -5,6 +5,7 @@ either, the environment's proxy and base URL, replies too large to read."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import socket
 import threading
 from collections.abc import Iterator
@@ -252,3 +253,17 @@ def test_a_redirect_is_not_followed_and_says_where_it_points(server: JudgeServer
         f"{server.url}/chat/completions: set base_url to where it points"
     )
     assert server.count() == 0  # the key never went to where it pointed
+
+
+def test_credentials_in_the_base_url_are_sent_as_basic_authentication(
+    server: JudgeServer,
+) -> None:
+    with_credentials = server.url.replace("http://", "http://ju%40dge:s3cr%3At@")
+
+    reply = ask(config_of({"provider": "openai-compatible", "base_url": with_credentials}))
+
+    assert isinstance(reply, str) and reply
+    (request,) = server.requests
+    assert request.headers["authorization"] == "Basic " + base64.b64encode(b"ju@dge:s3cr:t").decode(
+        "ascii"
+    )

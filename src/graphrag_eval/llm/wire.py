@@ -19,6 +19,7 @@ Failures are :mod:`.failures`' (an HTTP error reply, or no reply); a reply large
 
 from __future__ import annotations
 
+import base64
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -74,12 +75,13 @@ class WireClient:
 
         self.base_url = base_url.rstrip("/")
         self.timeouts = timeouts
-        self._headers = _headers(api_key)
+        self._url, credentials = _without_credentials(self.base_url)
+        self._headers = _headers(api_key, credentials)
         self._timeout = aiohttp.ClientTimeout(
             sock_connect=timeouts.connect, sock_read=timeouts.read, connect=timeouts.read
         )
         self._session: aiohttp.ClientSession | None = None
-        self._proxy = _proxy_for(self.base_url)
+        self._proxy = _proxy_for(self._url)
 
     async def post(self, path: str, fields: dict[str, Any], options: dict[str, Any]) -> Reply:
         """``fields`` as JSON to ``path``; ``options`` as the SDK's ``post`` takes them
@@ -95,7 +97,7 @@ class WireClient:
         timeout = options.get("timeout") if options else None
         try:
             async with session.post(
-                self.base_url + path,
+                self._url + path,
                 data=data,
                 headers=headers,
                 params=options.get("params") if options else None,
@@ -152,12 +154,31 @@ async def _read(response: aiohttp.ClientResponse) -> bytes:
     return b"".join(chunks)
 
 
-def _headers(api_key: str | None) -> dict[str, str]:
+def _without_credentials(url: str) -> tuple[str, str | None]:
+    """``url`` without the ``user:password@`` it may hold, and those (percent-decoded)."""
+    import urllib.parse
+
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, None
+    host = parts.netloc.rpartition("@")[2]
+    user = urllib.parse.unquote(parts.username or "")
+    password = urllib.parse.unquote(parts.password or "")
+    return urllib.parse.urlunsplit(parts._replace(netloc=host)), f"{user}:{password}"
+
+
+def _headers(api_key: str | None, credentials: str | None) -> dict[str, str]:
+    """The headers of every request; credentials in the base URL are sent as basic
+    authentication in place of the key, as the SDK's HTTP client does."""
+    if credentials is not None:
+        authorization = "Basic " + base64.b64encode(credentials.encode()).decode()
+    else:
+        authorization = f"Bearer {api_key or 'not-needed'}"
     headers = {
         "Accept": "application/json",
         "Content-Type": "application/json",
         "User-Agent": f"graphrag-eval/{__version__}",
-        "Authorization": f"Bearer {api_key or 'not-needed'}",
+        "Authorization": authorization,
     }
     for name, variable in (
         ("OpenAI-Organization", "OPENAI_ORG_ID"),
