@@ -7,14 +7,16 @@ The SDK builds each request anew (its options, headers normalised one by one, th
 three times, an httpx request converted to an aiohttp one, an httpx response around the
 reply): about half the CPU a judge request costs the client, which bounds a large run at high
 concurrency (docs/benchmarks.md, "CPU per request"). What this client sends is what the SDK
-sends for the same request: the same JSON body, ``Authorization: Bearer <key>``, the
-``OpenAI-Organization``/``OpenAI-Project`` headers of ``OPENAI_ORG_ID``/``OPENAI_PROJECT_ID``,
-the SDK's default base URL (``OPENAI_BASE_URL``, else OpenAI's), the proxy the environment
-names, connect and read timeouts apart. Azure endpoints (deployment paths, ``api-version``) and the
-engine's transport hook still go through the SDK (:mod:`.client`).
+sends for the same request: the same JSON body, ``Authorization: Bearer <key>`` (basic
+authentication from a base URL's ``user:password@``), the ``OpenAI-Organization`` and
+``OpenAI-Project`` headers of ``OPENAI_ORG_ID``/``OPENAI_PROJECT_ID``, the SDK's default base
+URL (``OPENAI_BASE_URL``, else OpenAI's), the proxy the environment names, connect and read
+timeouts apart. Azure endpoints (deployment paths, ``api-version``) and the engine's
+transport hook still go through the SDK (:mod:`.client`).
 
-Failures are :mod:`.failures`' (an HTTP error reply, or no reply); a reply larger than
-:data:`MAX_REPLY_BYTES` is refused, not read on.
+Failures are :mod:`.failures`' (an HTTP error reply, or no reply); a redirect is not followed
+(the key would go with it) but is the call's error; a reply larger than
+:data:`MAX_REPLY_BYTES` is refused, not read on. See docs/llm.md.
 """
 
 from __future__ import annotations
