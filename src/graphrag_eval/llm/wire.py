@@ -146,6 +146,8 @@ async def _read(response: aiohttp.ClientResponse) -> bytes:
     length = response.content_length
     if length is not None and length > MAX_REPLY_BYTES:
         raise CallFailed(f"the endpoint's reply is larger than {MAX_REPLY_BYTES} bytes")
+    if length is not None:  # the usual reply: aiohttp reads no more than it announced
+        return await response.read()
     chunks: list[bytes] = []
     size = 0
     async for chunk in response.content.iter_any():
