@@ -59,21 +59,19 @@ async def chat(
         create = _Create(endpoint, sent, options, loose, limits)
         try:
             completion = await calls.sender.send(endpoint, estimate, create)
-        except StatusError as exc:
-            if exc.status_code != 400:
-                calls.stats.record_failure(metric)
-                raise calls.sender.failure(endpoint, exc) from None
-            if structured and create.tight and _drop_keywords(calls, endpoint, exc):
-                continue
-            if structured and _fall_back_to_prompt(calls, endpoint, exc):
-                continue
-            calls.stats.record_failure(metric)
-            message = f"the judge refused the request: {status_text(exc)}"
-            raise CallFailed(calls.redactor.redact(message)) from None
         except (BudgetExhausted, NotCalled):
             raise
         except Exception as exc:
+            refused = isinstance(exc, StatusError) and exc.status_code == 400
+            if refused and structured:
+                if create.tight and _drop_keywords(calls, endpoint, exc):
+                    continue
+                if _fall_back_to_prompt(calls, endpoint, exc):
+                    continue
             calls.stats.record_failure(metric)
+            if refused:
+                message = f"the judge refused the request: {status_text(exc)}"
+                raise CallFailed(calls.redactor.redact(message)) from None
             raise calls.sender.failure(endpoint, exc) from None
         return _read_completion(calls, endpoint, completion, sent, options, metric)
 

@@ -153,13 +153,14 @@ not fields of the request body."""
 def raw_request(
     client: Any, path: str, body: dict[str, Any], parameters: Mapping[str, Any]
 ) -> Callable[[], Awaitable[Any]]:
-    """A POST of ``body`` to ``path`` through the SDK client's own ``post`` (its documented way
-    to make custom requests: base URL, authentication, Azure's deployment paths, its errors),
-    the reply left as the HTTP response. ``create`` would walk every message and every level
-    of a JSON schema against its type hints, and build SDK objects from each reply: about
-    half a judge request's CPU (docs/benchmarks.md, "Judge client under load").
-    ``parameters``: the config's request parameters (:data:`SDK_OPTIONS` go to the SDK, the
-    rest, and ``extra_body``'s fields, into the body)."""
+    """A POST of ``body`` to ``path`` through the endpoint's client: the engine's own
+    (:mod:`.wire`), or an SDK client's ``post`` (its documented way to make custom requests:
+    Azure's deployment paths and authentication are the SDK's), never its typed ``create``,
+    which walks every message and level of a JSON schema against its type hints and builds
+    objects from each reply (docs/benchmarks.md, "Judge client under load"). The reply is
+    left as bytes to read as JSON; a failure is a :mod:`.failures` error.
+    ``parameters``: the config's request parameters (:data:`SDK_OPTIONS` become the
+    request's options, the rest, and ``extra_body``'s fields, go into the body)."""
     options = {SDK_OPTIONS[key]: value for key, value in parameters.items() if key in SDK_OPTIONS}
     fields = {
         key: value

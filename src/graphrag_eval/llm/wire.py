@@ -92,17 +92,16 @@ class WireClient:
         import aiohttp
 
         session = self._session or self._open()
-        headers = self._headers
-        if options:
-            headers = {**headers, **(options.get("headers") or {})}
+        extra = options.get("headers")
+        headers = {**self._headers, **extra} if extra else self._headers
         data = _ENCODER.encode(fields)  # what json.dumps(..., ensure_ascii=False) gives, 10x faster
-        timeout = options.get("timeout") if options else None
+        timeout = options.get("timeout")
         try:
             async with session.post(
                 self._url + path,
                 data=data,
                 headers=headers,
-                params=options.get("params") if options else None,
+                params=options.get("params"),
                 timeout=self._timeout if timeout is None else self._timeout_of(timeout),
                 allow_redirects=False,
                 proxy=self._proxy,
