@@ -115,13 +115,7 @@ class CallCache:
             if not path.is_file():
                 raise
             # Not writable (a read-only file or directory, a lock held too long): read it.
-            uri = f"{path.resolve().as_uri()}?mode=ro"
-            db = sqlite3.connect(uri, uri=True, timeout=busy_timeout_s)
-            try:
-                db.execute("SELECT 1 FROM replies LIMIT 1").fetchall()
-            except sqlite3.Error:
-                db.close()
-                raise
+            db = _read_only(path, busy_timeout_s)
             self._fault(exc, reading=False)
         self._db = db
         self._replies: dict[str, tuple[Any, ...]] = {}
@@ -133,12 +127,11 @@ class CallCache:
         """Warn once, then go read-only (``reading=False``) or stop using the cache."""
         if self.readable and self.writable:
             logger.warning(
-                "the call cache %s cannot be %s: %s (the run goes on without %s; no result "
-                "is lost)",
+                "the call cache %s cannot be %s: %s (the run goes on %s; no result is lost)",
                 self.path,
                 "read" if reading else "written",
                 exc,
-                "it" if reading else "storing replies",
+                "without it" if reading else "serving its replies without storing new ones",
             )
         self.writable = False
         if reading:
@@ -273,6 +266,27 @@ class CallCache:
         self.flush()
         with contextlib.suppress(sqlite3.Error):  # nothing left to keep
             self._db.close()
+
+
+def _read_only(path: Path, busy_timeout_s: float) -> sqlite3.Connection:
+    """The cache at ``path`` opened for reading only. A cache in WAL mode is read with its
+    ``-wal`` and ``-shm`` files, which SQLite creates when they are missing: where it cannot
+    (a read-only directory) the main file is read as it stands (``immutable``, no locking),
+    since nothing can write to it there either. Raises ``sqlite3.Error`` when it cannot be
+    read at all."""
+    base = path.resolve().as_uri()
+    failure: sqlite3.Error | None = None
+    for options in ("mode=ro", "mode=ro&immutable=1"):
+        db = sqlite3.connect(f"{base}?{options}", uri=True, timeout=busy_timeout_s)
+        try:
+            db.execute("SELECT 1 FROM replies LIMIT 1").fetchall()
+        except sqlite3.Error as exc:
+            db.close()
+            failure = exc
+            continue
+        return db
+    assert failure is not None
+    raise failure
 
 
 def _vector(blob: object) -> list[float] | None:
