@@ -30,7 +30,7 @@ import os
 import sqlite3
 import time
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -96,10 +96,18 @@ class CallCache:
     logged as a warning and the cache goes read-only (a write failed) or off (a read
     failed)."""
 
-    def __init__(self, path: Path, *, busy_timeout_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        busy_timeout_s: float = 30.0,
+        redact: Callable[[str], str] | None = None,
+    ) -> None:
         """Raises ``sqlite3.Error`` or ``OSError`` when the file can be neither opened for
-        writing nor read."""
+        writing nor read. ``redact``: scrubs secrets from a stored reply as it is read (one
+        stored before the engine knew that form of a secret), and the stored row with it."""
         self.path = path
+        self._redact = redact
         self.readable = True
         self.writable = True
         db: sqlite3.Connection | None = None
@@ -149,10 +157,19 @@ class CallCache:
             ).fetchone()
             if row is None:
                 return None
-            return CachedReply(str(row[0]), TokenUsage(int(row[1]), int(row[2])))
+            reply = CachedReply(str(row[0]), TokenUsage(int(row[1]), int(row[2])))
         except (sqlite3.Error, OSError, TypeError, ValueError) as exc:
             self._fault(exc, reading=True)
             return None
+        clean = self._redact(reply.text) if self._redact is not None else reply.text
+        if clean == reply.text:
+            return reply
+        if self.writable:  # a secret stored by an older version: not kept any longer
+            try:
+                self._db.execute("UPDATE replies SET text = ? WHERE key = ?", (clean, key))
+            except (sqlite3.Error, OSError) as exc:
+                self._fault(exc, reading=False)
+        return CachedReply(clean, reply.usage)
 
     def put_reply(self, key: str, model: str, text: str, usage: TokenUsage) -> None:
         if not self.writable:
