@@ -127,3 +127,12 @@ def test_a_secret_stored_in_the_cache_by_an_older_version_is_served_and_kept_red
         [(stored,)] = db.execute("SELECT text FROM replies").fetchall()
     assert stored == "the reason (you sent Basic ***)"
     assert b64(PAIR).encode() not in b"".join(p.read_bytes() for p in tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("secret", ["ab\udcffcd-from-a-non-utf8-environment", "pässwörd-ünïcode"])
+def test_a_secret_that_is_not_plain_ascii_is_redacted_in_its_forms(secret: str) -> None:
+    redactor = Redactor()
+    redactor.add(secret)
+    encoded = urllib.parse.quote(secret, safe="", errors="surrogatepass")
+
+    assert redactor.redact(f"[{secret}] [{encoded}]") == "[***] [***]"

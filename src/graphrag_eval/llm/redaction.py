@@ -44,9 +44,9 @@ def secret_forms(secret: str) -> set[str]:
     for value in plain:
         forms.add(" ".join(value.split()))
         for encoded in (
-            urllib.parse.quote(value, safe=""),
-            urllib.parse.quote_plus(value, safe=""),
-            urllib.parse.quote(value),
+            urllib.parse.quote(value, safe="", errors="surrogatepass"),
+            urllib.parse.quote_plus(value, safe="", errors="surrogatepass"),
+            urllib.parse.quote(value, errors="surrogatepass"),
         ):
             forms.update((encoded, re.sub(r"%[0-9A-F]{2}", lambda m: m[0].lower(), encoded)))
         raw = value.encode("utf-8", "surrogatepass")
