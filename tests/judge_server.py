@@ -19,6 +19,7 @@ Run it by hand (for benchmarks)::
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import json
 import math
@@ -27,6 +28,7 @@ import re
 import socket
 import threading
 import time
+import urllib.parse
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,6 +43,7 @@ __all__ = [
     "chat_completion",
     "closed_port_url",
     "default_judge",
+    "echoed_authorization",
     "embed_text",
     "scripted_transport",
 ]
@@ -123,6 +126,9 @@ class _State:
     # network faults
     answering: int = 0
     """Requests admitted under ``Faults.max_in_flight`` and not answered yet."""
+    # echoed credentials
+    echo_authorization: bool = False
+    """Echo each request's ``Authorization`` header (see :func:`echoed_authorization`)."""
 
 
 class JudgeServer:
@@ -132,7 +138,9 @@ class JudgeServer:
     rejects structured-output requests with a 400, like endpoints that lack it;
     ``responder`` may answer a chat request itself (return ``None`` to fall back to the
     default judge); ``api_key`` makes the server demand that bearer token (and echo a wrong
-    one in its 401, as some servers do).
+    one in its 401, as some servers do). ``echo_authorization`` makes it echo each request's
+    ``Authorization`` header, decoded too, in every error body, HTML page and chat reply
+    (:func:`echoed_authorization`), as a careless server or proxy does.
     """
 
     def __init__(
@@ -145,8 +153,10 @@ class JudgeServer:
         responder: Responder | None = None,
         api_key: str | None = None,
         port: int = 0,
+        echo_authorization: bool = False,
     ) -> None:
         self.state = _State(latency_s, faults or Faults(), seed, json_schema, responder, api_key)
+        self.state.echo_authorization = echo_authorization
         handler = type("Handler", (_Handler,), {"state": self.state})
         self._server = _Server(("127.0.0.1", port), handler)
         self._thread = threading.Thread(
@@ -296,6 +306,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, {"error": {"message": message, "param": "response_format"}})
         elif outcome == "html":
             page = b"<html><body>Bad gateway</body></html>"
+            if state.echo_authorization:
+                page = page.replace(b"</body>", f"<p>{self._echo()}</p></body>".encode())
             self.send_response(200)
             self.send_header("content-type", "text/html")
             self.send_header("content-length", str(len(page)))
@@ -331,7 +343,12 @@ class _Handler(BaseHTTPRequestHandler):
         text = reshape_list(text, outcome, self.state.faults.drop_item)
         if outcome == "truncated":
             text, finish = text[: len(text) // 2], "length"
+        if self.state.echo_authorization:
+            text = _with_echo(text, self._echo())
         return chat_completion(body, text, finish)
+
+    def _echo(self) -> str:
+        return echoed_authorization(self.headers.get("authorization", ""))
 
     def _record(self, path: str, headers: dict[str, str], body: Any, outcome: str) -> None:
         path, query = path.partition("?")[0], self.path.partition("?")[2]
@@ -339,6 +356,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.state.requests.append(Recorded(path, headers, body, outcome, query))
 
     def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        if status >= 400 and self.state.echo_authorization and isinstance(payload, dict):
+            error = payload.get("error") or {}
+            message = f"{error.get('message', '')} ({self._echo()})"
+            payload = {**payload, "error": {**error, "message": message}}
         data = json.dumps(payload).encode()
         try:
             self.send_response(status)
@@ -350,6 +371,41 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a timeout): nothing to answer
+
+
+# ------------------------------------------------------------------------------------------
+# echoed credentials
+
+
+def echoed_authorization(header: str) -> str:
+    """What the server says back about an ``Authorization`` header: the header, and for
+    basic authentication the ``user:password`` it carries, as is and URL-encoded."""
+    echo = f"you sent Authorization: {header}"
+    scheme, _, encoded = header.partition(" ")
+    if scheme == "Basic":
+        pair = base64.b64decode(encoded).decode()
+        echo += f", that is {pair} ({urllib.parse.quote(pair, safe='')})"
+    return echo
+
+
+def _with_echo(text: str, echo: str) -> str:
+    """A judge reply with ``echo`` in it where a reason is: appended to every ``reason``-like
+    string of a JSON reply, or to the reason at the end of a tab-separated line."""
+    try:
+        reply = json.loads(text)
+    except ValueError:
+        return f"{text} ({echo})" if "\t" in text else text
+
+    def add(value: Any, name: str = "") -> Any:
+        if isinstance(value, dict):
+            return {key: add(item, key) for key, item in value.items()}
+        if isinstance(value, list):
+            return [add(item, name) for item in value]
+        if isinstance(value, str) and "reason" in name:
+            return f"{value} ({echo})"
+        return value
+
+    return json.dumps(add(reply))
 
 
 # ------------------------------------------------------------------------------------------

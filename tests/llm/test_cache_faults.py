@@ -142,14 +142,14 @@ def read_only(tmp_path: Path) -> Iterator[Callable[[Path], None]]:
                 reason = f"as root, only chattr +i makes {path} read-only: {done.stderr!r}"
                 pytest.fail(reason) if os.environ.get("CI") else pytest.skip(reason)
         else:
-            path.chmod(0o444)
+            path.chmod(0o555 if path.is_dir() else 0o444)
         made.append(path)
 
     yield make
     for path in made:
         if os.geteuid() == 0:
             subprocess.run(["chattr", "-i", str(path)], check=False)
-        path.chmod(0o644)
+        path.chmod(0o755 if path.is_dir() else 0o644)
 
 
 def test_a_read_only_cache_file_serves_its_replies_and_keeps_every_value(
@@ -177,6 +177,32 @@ def test_a_read_only_cache_file_serves_its_replies_and_keeps_every_value(
     assert results[0] == first[0]
     assert server.count("chat/completions") == 1  # q1 from the cache, q2 judged
     assert len(cache_warnings(caplog)) <= 1
+
+
+def test_a_cache_in_a_read_only_directory_serves_its_replies_with_one_warning(
+    server: JudgeServer,
+    make_config: MakeConfig,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    read_only: Callable[[Path], None],
+) -> None:
+    path = tmp_path / "cache" / "llm-cache.sqlite3"
+    config = correctness(make_config(server, cache={"path": str(path)}))
+    first = run_evaluation(REFERENCE[:1], RESPONSES[:1], config)
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]  # no -wal, -shm left
+    read_only(path.parent)
+    with pytest.raises(OSError):
+        (path.parent / "probe").touch()  # really read-only for this process
+    server.reset()
+
+    results = run_evaluation(REFERENCE, RESPONSES, config)
+
+    assert_scored(results)
+    assert results[0] == first[0]
+    assert server.count("chat/completions") == 1  # q1 from the cache, q2 judged
+    [warning] = cache_warnings(caplog)
+    assert "serving its replies" in warning.getMessage()
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
 
 
 @pytest.mark.parametrize(

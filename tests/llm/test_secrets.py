@@ -126,7 +126,7 @@ def test_values_under_names_with_key_token_secret_or_password_are_masked() -> No
                     "api_key_env": "MY_JUDGE_KEY",
                     "extra_headers": {"X-Access-Token-Id": "tok-123456"},
                     "user_secret_value": "s3cr3t-value",
-                    "db_password": "hunter22",
+                    "extra_body": {"db_password": "hunter22"},
                     "routing_keyword": "abcd-1234",
                 }
             }
@@ -138,3 +138,60 @@ def test_values_under_names_with_key_token_secret_or_password_are_masked() -> No
     for secret in ("tok-123456", "s3cr3t-value", "hunter22", "abcd-1234"):
         assert secret not in dumped
     assert "MY_JUDGE_KEY" in dumped  # the name of a variable, not a secret
+
+
+@pytest.mark.parametrize(
+    "option", ["key", "openai_api_key", "access_token", "X-Api-Key", "clientSecret", "password"]
+)
+@pytest.mark.parametrize("provider", ["openai", "openai-compatible", "vllm"])
+def test_a_secret_looking_request_parameter_is_a_config_error_saying_where_a_key_belongs(
+    option: str, provider: str
+) -> None:
+    endpoint = {"provider": provider, "base_url": "http://127.0.0.1:9/v1", option: KEY}
+
+    with pytest.raises(ConfigError) as raised:
+        load_config({"llm": {"generation": endpoint}})
+
+    message = str(raised.value)
+    assert "\n" not in message
+    assert f"'{option}' looks like a secret" in message
+    assert "api_key_env" in message
+    assert "extra_headers" in message
+    assert KEY not in message
+
+
+def test_a_secret_looking_parameter_never_reaches_the_endpoint(
+    server: JudgeServer, make_config: MakeConfig
+) -> None:
+    config = make_config(server, generation={"openai_api_key": KEY})
+    config["answer_relevance"] = {"enabled": False}
+
+    with pytest.raises(ConfigError, match="'openai_api_key' looks like a secret"):
+        run_evaluation(
+            dataset(question("q1", answer="Unit 1")),
+            [response("q1", actual_answer="Unit 1")],
+            config,
+        )
+
+    assert server.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("provider", "parameters"),
+    [
+        ("openai", {"prompt_cache_key": "evaluation-1"}),  # OpenAI's: not a credential
+        ("openai", {"max_tokens": 64, "stop_token_ids": [2], "routing_keyword": "x"}),
+        ("openai", {"extra_body": {"access_token": "asked-for-in-the-body"}}),
+        ("bedrock", {"aws_secret_access_key": "LiteLLM's own parameter"}),
+    ],
+)
+def test_parameters_that_are_not_credentials_or_are_explicit_stay_request_parameters(
+    provider: str, parameters: dict[str, Any]
+) -> None:
+    config = load_config({"llm": {"generation": {"provider": provider, **parameters}}})
+
+    assert config.llm.generation is not None
+    assert (
+        config.llm.generation.request_parameters.items()
+        >= {k: v for k, v in parameters.items() if k != "max_tokens"}.items()
+    )

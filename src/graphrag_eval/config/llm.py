@@ -92,6 +92,8 @@ class _Endpoint(BaseModel):
             raise ValueError(f"provider '{self.provider}' needs base_url")
         for key, value in (self.model_extra or {}).items():
             _check_not_misspelt(key, type(self))
+            if self.provider in OPENAI_COMPATIBLE_PROVIDERS:
+                _check_not_a_credential(key)
             if not _is_json(value):
                 raise ValueError(f"request parameter '{key}' must be plain data (JSON)")
         return self
@@ -138,6 +140,32 @@ def _check_not_misspelt(key: str, section: type[BaseModel]) -> None:
     close = difflib.get_close_matches(key.lower(), sorted(known), n=1, cutoff=0.8)
     if close:
         raise ValueError(f"unknown option '{key}': did you mean '{close[0]}'?")
+
+
+_CREDENTIAL_NAME = re.compile(
+    r"(^|_)(key|api_?key|(access|secret|private)_?key|token|(access|auth|bearer|api|session"
+    r"|refresh|id)_?token|secret|client_?secret|password|passwd|auth|authorization|bearer"
+    r"|credentials?)$"
+)
+"""A request parameter's name (in snake case) that names a credential: ``key``,
+``openai_api_key``, ``access_token``, ``client_secret``, ``password``, ..."""
+
+_NOT_CREDENTIALS = frozenset({"prompt_cache_key"})
+"""Request parameters whose names look like a credential's and are not (OpenAI's)."""
+
+
+def _check_not_a_credential(key: str) -> None:
+    """A ``ValueError`` for a request parameter of an OpenAI-compatible endpoint named like a
+    credential: it would go in every request's body (docs/llm.md, secrets). LiteLLM
+    providers take such parameters (``aws_secret_access_key``) for themselves."""
+    snake = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", key).lower().replace("-", "_")
+    if snake in _NOT_CREDENTIALS or not _CREDENTIAL_NAME.search(snake):
+        return
+    raise ValueError(
+        f"'{key}' looks like a secret, and request parameters go in every request's body: "
+        "name the environment variable that holds the key in api_key_env (or give it as "
+        "api_key); a secret header goes in extra_headers, a secret body field under extra_body"
+    )
 
 
 def _is_json(value: Any) -> bool:

@@ -3,11 +3,13 @@ messages) and masking them (in ``run.yaml``); see docs/security.md."""
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
+    "basic_credentials",
     "mask_secrets",
     "mask_url_credentials",
     "secret_values",
@@ -33,13 +35,41 @@ def _secret_name(name: object) -> bool:
     return bool(_SECRET_NAME.search(text)) and not text.lower().endswith("_env")
 
 
+def basic_credentials(url: str) -> str | None:
+    """The ``user:password`` that basic authentication sends for the credentials written
+    into ``url`` (``https://user:pass%40word@host/``: ``user:pass@word``, percent-decoded;
+    ``https://key@host/``: ``key:``), or ``None`` when it holds none."""
+    import urllib.parse
+
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return None
+    user = urllib.parse.unquote(parts.username or "")
+    password = urllib.parse.unquote(parts.password or "")
+    return f"{user}:{password}"
+
+
 def url_credentials(url: str | None) -> list[str]:
-    """The secret written into ``url``: the password of ``https://user:key@host/``, or the
-    user part of ``https://key@host/``."""
+    """The secrets written into ``url``, to redact: the password of ``https://user:key@host/``
+    (or the user part of ``https://key@host/``) as written and percent-decoded, and the
+    ``user:password`` that basic authentication sends (whose base64 goes in the header:
+    :class:`~graphrag_eval.llm.redaction.Redactor` derives that form)."""
     if not url:
         return []
-    found = (match["password"] or match["user"] for match in _URL_CREDENTIALS.finditer(url))
-    return [part for part in found if part]
+    import urllib.parse
+
+    found: list[str] = []
+    for match in _URL_CREDENTIALS.finditer(url):
+        part = match["password"] or match["user"]
+        if part:
+            found += [part, urllib.parse.unquote(part)]
+    try:
+        sent = basic_credentials(url)
+    except ValueError:  # not a URL the clients would take either
+        sent = None
+    if sent is not None:
+        found.append(sent)
+    return list(dict.fromkeys(found))
 
 
 def mask_url_credentials(text: str) -> str:
@@ -60,7 +90,21 @@ def secret_values(data: Any, under_secret: bool = False) -> set[str]:
     elif under_secret and isinstance(data, str) and len(data) >= 4:
         found.add(data)
         found.add(data.removeprefix("Bearer ").strip())
+        found.update(_basic_secrets(data))
     return found
+
+
+def _basic_secrets(value: str) -> list[str]:
+    """The ``user:password`` and the password that a basic authentication header value
+    (``Basic <base64>``) carries, which an endpoint may echo decoded."""
+    scheme, _, encoded = value.strip().partition(" ")
+    if scheme.lower() != "basic":
+        return []
+    try:
+        pair = base64.b64decode(encoded.strip(), validate=True).decode("utf-8")
+    except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors
+        return []
+    return [encoded.strip(), pair, pair.partition(":")[2]]
 
 
 def mask_secrets(data: Any, under_secret: bool = False) -> Any:

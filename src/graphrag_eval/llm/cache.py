@@ -30,7 +30,7 @@ import os
 import sqlite3
 import time
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -96,10 +96,18 @@ class CallCache:
     logged as a warning and the cache goes read-only (a write failed) or off (a read
     failed)."""
 
-    def __init__(self, path: Path, *, busy_timeout_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        busy_timeout_s: float = 30.0,
+        redact: Callable[[str], str] | None = None,
+    ) -> None:
         """Raises ``sqlite3.Error`` or ``OSError`` when the file can be neither opened for
-        writing nor read."""
+        writing nor read. ``redact``: scrubs secrets from a stored reply as it is read (one
+        stored before the engine knew that form of a secret), and the stored row with it."""
         self.path = path
+        self._redact = redact
         self.readable = True
         self.writable = True
         db: sqlite3.Connection | None = None
@@ -115,13 +123,7 @@ class CallCache:
             if not path.is_file():
                 raise
             # Not writable (a read-only file or directory, a lock held too long): read it.
-            uri = f"{path.resolve().as_uri()}?mode=ro"
-            db = sqlite3.connect(uri, uri=True, timeout=busy_timeout_s)
-            try:
-                db.execute("SELECT 1 FROM replies LIMIT 1").fetchall()
-            except sqlite3.Error:
-                db.close()
-                raise
+            db = _read_only(path, busy_timeout_s)
             self._fault(exc, reading=False)
         self._db = db
         self._replies: dict[str, tuple[Any, ...]] = {}
@@ -133,12 +135,11 @@ class CallCache:
         """Warn once, then go read-only (``reading=False``) or stop using the cache."""
         if self.readable and self.writable:
             logger.warning(
-                "the call cache %s cannot be %s: %s (the run goes on without %s; no result "
-                "is lost)",
+                "the call cache %s cannot be %s: %s (the run goes on %s; no result is lost)",
                 self.path,
                 "read" if reading else "written",
                 exc,
-                "it" if reading else "storing replies",
+                "without it" if reading else "serving its replies without storing new ones",
             )
         self.writable = False
         if reading:
@@ -156,10 +157,19 @@ class CallCache:
             ).fetchone()
             if row is None:
                 return None
-            return CachedReply(str(row[0]), TokenUsage(int(row[1]), int(row[2])))
+            reply = CachedReply(str(row[0]), TokenUsage(int(row[1]), int(row[2])))
         except (sqlite3.Error, OSError, TypeError, ValueError) as exc:
             self._fault(exc, reading=True)
             return None
+        clean = self._redact(reply.text) if self._redact is not None else reply.text
+        if clean == reply.text:
+            return reply
+        if self.writable:  # a secret stored by an older version: not kept any longer
+            try:
+                self._db.execute("UPDATE replies SET text = ? WHERE key = ?", (clean, key))
+            except (sqlite3.Error, OSError) as exc:
+                self._fault(exc, reading=False)
+        return CachedReply(clean, reply.usage)
 
     def put_reply(self, key: str, model: str, text: str, usage: TokenUsage) -> None:
         if not self.writable:
@@ -273,6 +283,27 @@ class CallCache:
         self.flush()
         with contextlib.suppress(sqlite3.Error):  # nothing left to keep
             self._db.close()
+
+
+def _read_only(path: Path, busy_timeout_s: float) -> sqlite3.Connection:
+    """The cache at ``path`` opened for reading only. A cache in WAL mode is read with its
+    ``-wal`` and ``-shm`` files, which SQLite creates when they are missing: where it cannot
+    (a read-only directory) the main file is read as it stands (``immutable``, no locking),
+    since nothing can write to it there either. Raises ``sqlite3.Error`` when it cannot be
+    read at all."""
+    base = path.resolve().as_uri()
+    failure: sqlite3.Error | None = None
+    for options in ("mode=ro", "mode=ro&immutable=1"):
+        db = sqlite3.connect(f"{base}?{options}", uri=True, timeout=busy_timeout_s)
+        try:
+            db.execute("SELECT 1 FROM replies LIMIT 1").fetchall()
+        except sqlite3.Error as exc:
+            db.close()
+            failure = exc
+            continue
+        return db
+    assert failure is not None
+    raise failure
 
 
 def _vector(blob: object) -> list[float] | None:

@@ -73,7 +73,11 @@ class CallContext:
             return
         self.cache_path = self.config.cache.path or default_cache_path()
         try:
-            self.cache = CallCache(self.cache_path, busy_timeout_s=self.config.cache.busy_timeout_s)
+            self.cache = CallCache(
+                self.cache_path,
+                busy_timeout_s=self.config.cache.busy_timeout_s,
+                redact=self.redactor.redact,
+            )
         except Exception as exc:  # sqlite3.Error, OSError
             logger.warning(
                 "cannot open the call cache %s: %s (the run goes on without it)",

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from graphrag_eval.config.secrets import basic_credentials
 from graphrag_eval.errors import CallFailed
 from graphrag_eval.llm.failures import status_error, unreachable
 from graphrag_eval.version import __version__
@@ -158,16 +159,17 @@ async def _read(response: aiohttp.ClientResponse) -> bytes:
 
 
 def _without_credentials(url: str) -> tuple[str, str | None]:
-    """``url`` without the ``user:password@`` it may hold, and those (percent-decoded)."""
+    """``url`` without the ``user:password@`` it may hold, and those (percent-decoded, as
+    :func:`~graphrag_eval.config.secrets.basic_credentials` finds them for the redaction
+    too: what is sent is what is scrubbed, docs/llm.md secrets)."""
     import urllib.parse
 
-    parts = urllib.parse.urlsplit(url)
-    if parts.username is None and parts.password is None:
+    credentials = basic_credentials(url)
+    if credentials is None:
         return url, None
+    parts = urllib.parse.urlsplit(url)
     host = parts.netloc.rpartition("@")[2]
-    user = urllib.parse.unquote(parts.username or "")
-    password = urllib.parse.unquote(parts.password or "")
-    return urllib.parse.urlunsplit(parts._replace(netloc=host)), f"{user}:{password}"
+    return urllib.parse.urlunsplit(parts._replace(netloc=host)), credentials
 
 
 def _headers(api_key: str | None, credentials: str | None) -> dict[str, str]:

@@ -1,0 +1,180 @@
+"""A judge that echoes the ``Authorization`` header it was sent (in its error bodies, its HTML
+pages and its replies) gets no secret into any output (docs/security.md, secrets): every form
+in which a secret is sent (as written, decoded, URL-encoded, the base64 of basic
+authentication, the bearer key) is redacted from the results, aggregates, run.yaml, the
+report, the cache, the answer-correctness TSV, stdout and stderr. Both commands run in their
+own process, against the real judge server, as a user runs them."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+import graphrag_eval
+
+from builders import write_tsv
+from judge_server import Faults, JudgeServer
+
+USER = "judge-user"
+PASSWORD = "Zq9x@Lm/02%k+S y"
+"""Characters that URL-encoding, base64 and JSON each write differently."""
+KEY = "tok/Zq93+kLm=20xYw~r"
+"""A key not shaped like an OpenAI key (so only the engine's knowledge of it redacts it)."""
+
+SOURCE = str(Path(graphrag_eval.__file__).parents[1])
+ANSWER_CORRECTNESS = (
+    "import sys; from graphrag_eval.cli import answer_correctness_main as m; sys.exit(m())"
+)
+
+
+def forms(secret: str, *, basic: str | None = None) -> dict[str, str]:
+    """The forms of ``secret`` that must appear nowhere (``basic``: the ``user:password``
+    that basic authentication sends)."""
+    found = {
+        "plain": secret,
+        "percent-encoded": urllib.parse.quote(secret, safe=""),
+        "form-encoded": urllib.parse.quote_plus(secret, safe=""),
+        "base64": base64.b64encode(secret.encode()).decode().rstrip("="),
+        "JSON-escaped ASCII": json.dumps(secret)[1:-1],
+    }
+    if basic is not None:
+        header = base64.b64encode(basic.encode()).decode().rstrip("=")
+        found |= {"user:password": basic, "basic header": header}
+    return found
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    faults: Faults
+    required_key: str | None
+    """A key the server demands (it refuses the credentials sent: 401 on every call)."""
+    basic: bool
+    """Credentials in base_url (else a bearer key from the environment)."""
+
+
+CASES = [
+    Case("basic auth, replies and faults", Faults(server_error=0.3, html=0.1), None, True),
+    Case("basic auth, refused", Faults(), "the-key-it-wants", True),
+    Case("bearer key, replies and faults", Faults(server_error=0.3, html=0.1), None, False),
+]
+
+
+def write_inputs(folder: Path, count: int) -> tuple[Path, Path, Path]:
+    questions = [
+        {
+            "id": f"q{i}",
+            "question_text": f"Which transformers are in substation S{i}?",
+            "reference_answer": f"T{i}a, T{i}b",
+        }
+        for i in range(count)
+    ]
+    reference = folder / "reference.yaml"
+    reference.write_text(yaml.safe_dump([{"template_id": "t", "questions": questions}]))
+    responses = folder / "responses.jsonl"
+    lines = [
+        json.dumps({"question_id": f"q{i}", "actual_answer": f"Substation S{i} has T{i}a."})
+        for i in range(count)
+    ]
+    responses.write_text("\n".join(lines) + "\n")
+    tsv = folder / "answers.tsv"
+    rows = [(q["question_text"], q["reference_answer"], f"T{i}a") for i, q in enumerate(questions)]
+    write_tsv(tsv, [*rows, ("Which ones are new?", "T9a", "T9a")])
+    return reference, responses, tsv
+
+
+def write_config(folder: Path, server: JudgeServer, case: Case) -> Path:
+    if case.basic:
+        userinfo = f"{urllib.parse.quote(USER)}:{urllib.parse.quote(PASSWORD, safe='')}"
+        endpoint: dict[str, Any] = {"base_url": server.url.replace("://", f"://{userinfo}@")}
+    else:
+        endpoint = {"base_url": server.url, "api_key_env": "ECHO_TEST_JUDGE_KEY"}
+    endpoint["provider"] = "openai-compatible"
+    settings = {
+        "generation": endpoint,
+        "embedding": endpoint,
+        "cache": {"path": str(folder / "cache" / "llm-cache.sqlite3")},
+        "max_retries": 0,
+        "max_concurrency": 2,
+    }
+    path = folder / "config.yaml"
+    path.write_text(yaml.safe_dump({"llm": settings}))
+    return path
+
+
+def run(*args: str | Path) -> subprocess.CompletedProcess[bytes]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": SOURCE,
+        "ECHO_TEST_JUDGE_KEY": KEY,
+        "COLUMNS": "200",
+    }
+    env.pop("OPENAI_API_KEY", None)
+    return subprocess.run(
+        [sys.executable, *(str(arg) for arg in args)],
+        env=env,
+        capture_output=True,
+        timeout=300,  # a bound for a broken run, not a timing
+        check=False,
+    )
+
+
+def run_both(folder: Path, case: Case) -> tuple[dict[str, bytes], set[str]]:
+    """Run ``evaluate`` and ``answer-correctness`` against an echoing judge: what they wrote
+    and printed by name, and the ``Authorization`` headers the judge received."""
+    reference, responses, tsv = write_inputs(folder, 6)
+    echoing = JudgeServer(faults=case.faults, echo_authorization=True, api_key=case.required_key)
+    with echoing as server:
+        config = write_config(folder, server, case)
+        out, judged = folder / "out", folder / "judged.tsv"
+        evaluate = run(
+            "-m", "graphrag_eval.cli", "evaluate", reference, responses, "-c", config, "-o", out
+        )
+        correctness = run("-c", ANSWER_CORRECTNESS, "-i", tsv, "-o", judged, "-c", config)
+        sent = {request.headers.get("authorization", "") for request in server.requests}
+    assert evaluate.returncode in (0, 3), evaluate.stderr.decode()
+    assert correctness.returncode in (0, 3), correctness.stderr.decode()
+    outputs = {
+        str(path.relative_to(folder)): path.read_bytes()
+        for path in folder.rglob("*")
+        if path.is_file() and path != config  # the config holds the credentials as written
+    }
+    assert {"out/results.jsonl", "out/run.yaml", "out/report.html", "judged.tsv"} <= set(outputs)
+    assert any(name.startswith("cache/") for name in outputs)
+    return outputs | {
+        "evaluate stdout": evaluate.stdout,
+        "evaluate stderr": evaluate.stderr,
+        "answer-correctness stdout": correctness.stdout,
+        "answer-correctness stderr": correctness.stderr,
+    }, sent
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_no_form_of_an_echoed_secret_reaches_any_output(tmp_path: Path, case: Case) -> None:
+    outputs, sent = run_both(tmp_path, case)
+
+    if case.basic:
+        header = "Basic " + base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+        secrets = forms(PASSWORD, basic=f"{USER}:{PASSWORD}")
+    else:
+        header, secrets = f"Bearer {KEY}", forms(KEY)
+    assert sent == {header}
+    for name, form in secrets.items():
+        for where, data in outputs.items():
+            assert form.encode() not in data, f"the {name} secret is in {where}"
+            assert form[:10].encode() not in data, f"the start of the {name} secret is in {where}"
+    # The echoes did arrive, redacted: in the judge's reasons, or in the errors.
+    everything = b"".join(outputs.values())
+    assert b"you sent Authorization: Basic ***" in everything or (
+        b"you sent Authorization: Bearer ***" in everything
+    )
