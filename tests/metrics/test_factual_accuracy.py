@@ -222,6 +222,73 @@ def test_out_of_range_factual_accuracy_is_reasked_once_then_an_error(
     assert problem in bodies[1]["messages"][-1]["content"]
 
 
+FRACTIONS_PROBLEM = (
+    "the scores (correctness 0.058, completeness 0.974, consistency 0.5) are all at most 1, "
+    "a 0-1 scale: each score must be an integer from 0 to 100"
+)
+
+
+def test_scores_on_a_0_1_scale_are_reasked_once_then_an_error() -> None:
+    """A judge that answers in fractions (0.058-0.974) is off the asked 0-100 scale: the
+    value fails instead of getting grade E."""
+    judge = answering(FactualAccuracyReply=factual_reply(0.058, 0.974, 0.5))
+    config = selecting(judge_config(), "factual_accuracy")
+
+    result = run_one(judge, config)
+
+    assert result["factual_accuracy_error"] == MALFORMED + FRACTIONS_PROBLEM
+    assert not {"factual_accuracy_percentage", "factual_accuracy_grade"} & set(result)
+    bodies = judge.chats()
+    assert len(bodies) == 2
+    assert FRACTIONS_PROBLEM in bodies[1]["messages"][-1]["content"]
+
+
+def test_a_0_1_scale_reply_is_scored_when_the_reask_gives_0_100() -> None:
+    replies = first_then(factual_reply(0.9, 0.5, 1), factual_reply(90, 50, 100))
+    judge = answering(FactualAccuracyReply=replies)
+    config = selecting(judge_config(), "factual_accuracy")
+
+    result = run_one(judge, config)
+
+    assert result["factual_accuracy_percentage"] == pytest.approx(45 + 15 + 20)
+    assert result["factual_accuracy_grade"] == "A"
+    assert judge.count() == 2
+
+
+@pytest.mark.parametrize(
+    "scores",
+    [(1, 1, 1), (1, 0, 0), (0.5, 0.5, 0.5)],
+    ids=["all-one", "one-and-zeros", "halves"],
+)
+def test_scores_all_at_most_1_count_as_the_0_1_scale(scores: tuple[float, ...]) -> None:
+    judge = answering(FactualAccuracyReply=factual_reply(*scores))
+    config = selecting(judge_config(), "factual_accuracy")
+
+    result = run_one(judge, config)
+
+    assert "a 0-1 scale" in result["factual_accuracy_error"]
+    assert judge.count() == 2
+
+
+@pytest.mark.parametrize(
+    ("scores", "percentage"),
+    [((0, 0, 0), 0.0), ((0, 0, 2), 0.4), ((1, 0, 90), 18.5), ((0.5, 3, 0), 1.15)],
+    ids=["all-zero", "one-above-1", "high-consistency", "a-fraction-and-3"],
+)
+def test_low_scores_on_the_0_100_scale_are_accepted(
+    scores: tuple[float, float, float], percentage: float
+) -> None:
+    """All 0 is 0 on any scale; one score above 1 places the reply on the 0-100 scale."""
+    judge = answering(FactualAccuracyReply=factual_reply(*scores))
+    config = selecting(judge_config(), "factual_accuracy")
+
+    result = run_one(judge, config)
+
+    assert result["factual_accuracy_percentage"] == pytest.approx(percentage)
+    assert result["factual_accuracy_grade"] == "E"
+    assert judge.count() == 1
+
+
 def test_non_finite_factual_accuracy_score_is_an_error() -> None:
     text = json.dumps(factual_reply(50, 50, 50)).replace('"score": 50', '"score": NaN', 1)
     judge = answering(FactualAccuracyReply=text)
