@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from graphrag_eval import compute_aggregates
+from graphrag_eval.cli import main
 from graphrag_eval.llm.prompts import prompt
 from graphrag_eval.metrics.factual_accuracy import grade
 from metrics.scripted_judge import (
@@ -24,6 +27,7 @@ from metrics.scripted_judge import (
 )
 
 from builders import dataset, question, response
+from judge_server import JudgeServer
 
 Config = dict[str, Any]
 
@@ -222,6 +226,73 @@ def test_out_of_range_factual_accuracy_is_reasked_once_then_an_error(
     assert problem in bodies[1]["messages"][-1]["content"]
 
 
+FRACTIONS_PROBLEM = (
+    "the scores (correctness 0.058, completeness 0.974, consistency 0.5) are all at most 1, "
+    "a 0-1 scale: each score must be an integer from 0 to 100"
+)
+
+
+def test_scores_on_a_0_1_scale_are_reasked_once_then_an_error() -> None:
+    """A judge that answers in fractions (0.058-0.974) is off the asked 0-100 scale: the
+    value fails instead of getting grade E."""
+    judge = answering(FactualAccuracyReply=factual_reply(0.058, 0.974, 0.5))
+    config = selecting(judge_config(), "factual_accuracy")
+
+    result = run_one(judge, config)
+
+    assert result["factual_accuracy_error"] == MALFORMED + FRACTIONS_PROBLEM
+    assert not {"factual_accuracy_percentage", "factual_accuracy_grade"} & set(result)
+    bodies = judge.chats()
+    assert len(bodies) == 2
+    assert FRACTIONS_PROBLEM in bodies[1]["messages"][-1]["content"]
+
+
+def test_a_0_1_scale_reply_is_scored_when_the_reask_gives_0_100() -> None:
+    replies = first_then(factual_reply(0.9, 0.5, 1), factual_reply(90, 50, 100))
+    judge = answering(FactualAccuracyReply=replies)
+    config = selecting(judge_config(), "factual_accuracy")
+
+    result = run_one(judge, config)
+
+    assert result["factual_accuracy_percentage"] == pytest.approx(45 + 15 + 20)
+    assert result["factual_accuracy_grade"] == "A"
+    assert judge.count() == 2
+
+
+@pytest.mark.parametrize(
+    "scores",
+    [(1, 1, 1), (1, 0, 0), (0.5, 0.5, 0.5)],
+    ids=["all-one", "one-and-zeros", "halves"],
+)
+def test_scores_all_at_most_1_count_as_the_0_1_scale(scores: tuple[float, ...]) -> None:
+    judge = answering(FactualAccuracyReply=factual_reply(*scores))
+    config = selecting(judge_config(), "factual_accuracy")
+
+    result = run_one(judge, config)
+
+    assert "a 0-1 scale" in result["factual_accuracy_error"]
+    assert judge.count() == 2
+
+
+@pytest.mark.parametrize(
+    ("scores", "percentage"),
+    [((0, 0, 0), 0.0), ((0, 0, 2), 0.4), ((1, 0, 90), 18.5), ((0.5, 3, 0), 1.15)],
+    ids=["all-zero", "one-above-1", "high-consistency", "a-fraction-and-3"],
+)
+def test_low_scores_on_the_0_100_scale_are_accepted(
+    scores: tuple[float, float, float], percentage: float
+) -> None:
+    """All 0 is 0 on any scale; one score above 1 places the reply on the 0-100 scale."""
+    judge = answering(FactualAccuracyReply=factual_reply(*scores))
+    config = selecting(judge_config(), "factual_accuracy")
+
+    result = run_one(judge, config)
+
+    assert result["factual_accuracy_percentage"] == pytest.approx(percentage)
+    assert result["factual_accuracy_grade"] == "E"
+    assert judge.count() == 1
+
+
 def test_non_finite_factual_accuracy_score_is_an_error() -> None:
     text = json.dumps(factual_reply(50, 50, 50)).replace('"score": 50', '"score": NaN', 1)
     judge = answering(FactualAccuracyReply=text)
@@ -282,3 +353,61 @@ def test_grade_distribution_lists_a_to_e_in_order_with_zeros() -> None:
     t2 = aggregates["per_template"]["t2"]["factual_accuracy_grade"]
     assert list(t2.items()) == [("A", 0), ("B", 0), ("C", 1), ("D", 0), ("E", 0)]
     assert aggregates["micro"]["factual_accuracy_percentage"]["mean"] == pytest.approx(57.5)
+
+
+def test_a_judge_on_a_0_1_scale_fails_every_value_through_the_cli(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """End to end over HTTP (tests/judge_server.py) with the command line: a judge that
+    scores in fractions fails every factual accuracy value, after one re-ask each, and the
+    aggregates count them as failed; no grade E is given."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+
+    def fractions(body: Body) -> str | None:
+        if schema_of(body) != "FactualAccuracyReply":
+            return None
+        return json.dumps(factual_reply(0.058, 0.974, 0.5))
+
+    reference = tmp_path / "reference.json"
+    reference.write_text(
+        json.dumps(dataset(*(question(f"q{i}", answer=REFERENCE, text=QUESTION) for i in range(3))))
+    )
+    responses = tmp_path / "responses.jsonl"
+    responses.write_text(
+        "".join(json.dumps(response(f"q{i}", actual_answer="OSLO T1")) + "\n" for i in range(3))
+    )
+    out = tmp_path / "out"
+    with JudgeServer(responder=fractions) as server:
+        endpoint = {"provider": "openai-compatible", "base_url": server.url}
+        config = tmp_path / "config.yaml"
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "metrics": ["factual_accuracy"],
+                    "llm": {
+                        "generation": endpoint,
+                        "embedding": endpoint,
+                        "cache": {"enabled": False},
+                    },
+                }
+            )
+        )
+        code = main(
+            ["evaluate", str(reference), str(responses), "-c", str(config), "-o", str(out), "-q"]
+        )
+        chats = server.count("/v1/chat/completions")
+
+    assert code in (0, 3)  # 3 (evaluation incomplete) where a run whose values all failed says so
+    assert chats == 6  # each question asked once and re-asked once
+    results = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    for result in results:
+        assert result["factual_accuracy_error"] == MALFORMED + FRACTIONS_PROBLEM
+        assert "factual_accuracy_grade" not in result
+    aggregates = yaml.safe_load((out / "aggregates.yaml").read_text())
+    micro = aggregates["micro"]
+    for key in ("factual_accuracy_percentage", "factual_accuracy_grade"):
+        assert micro["coverage"][key]["failed"] == 3
+        assert micro["coverage"][key]["scored"] == 0
+        assert micro["coverage"][key]["failed_reason"] == MALFORMED + FRACTIONS_PROBLEM
+    assert (micro.get("factual_accuracy_grade") or {}).get("E", 0) == 0

@@ -270,7 +270,7 @@ def test_all_groups_says_which_groups_were_not_compared() -> None:
 
 
 @pytest.mark.parametrize("mode", ["last_group", "all_groups"])
-def test_earlier_groups_of_last_group_mode_get_no_reason(mode: str) -> None:
+def test_earlier_groups_of_last_group_mode_are_not_scored(mode: str) -> None:
     same = sparql(["t", "name"], ROWS)
     results = run_evaluation(
         dataset(question("q1", [[ref_step("lookup", "x")], [sparql_ref(same)]])),
@@ -280,9 +280,90 @@ def test_earlier_groups_of_last_group_mode_get_no_reason(mode: str) -> None:
     first, second = (group[0] for group in results[0]["reference_steps"])
     assert second["matches"] == "s1"
     if mode == "last_group":
-        assert "mismatch_reason" not in first
+        assert first["mismatch_reason"] == (
+            "not scored: in last_group mode only reference group 2 is scored; expected output 'x'"
+        )
+        assert "nearest_match" not in first
     else:
         assert first["mismatch_reason"] == "no actual step named lookup"
+
+
+def last_group_reason(reference: dict[str, Any]) -> str:
+    """The reason of ``reference`` in the first of two groups, in last_group mode (the
+    second group matched)."""
+    same = sparql(["t", "name"], ROWS)
+    results = run_evaluation(
+        dataset(question("q1", [[reference], [sparql_ref(same)]])),
+        [response("q1", [step("sparql_query", same, "s1")])],
+    )
+    first = results[0]["reference_steps"][0][0]
+    assert "matches" not in first and "nearest_match" not in first
+    return str(first["mismatch_reason"])
+
+
+NOT_SCORED = "not scored: in last_group mode only reference group 2 is scored; "
+
+
+def test_a_group_not_scored_in_last_group_mode_shows_the_expected_iri() -> None:
+    assert last_group_reason(ref_step("iri_discovery", "<http://example.org/OSLO>")) == (
+        NOT_SCORED + "expected IRI <http://example.org/OSLO>"
+    )
+    assert last_group_reason(ref_step("iri_discovery", " http://example.org/OSLO ")) == (
+        NOT_SCORED + "expected IRI <http://example.org/OSLO>"
+    )
+
+
+def test_a_group_not_scored_in_last_group_mode_shows_the_expected_sparql_rows() -> None:
+    assert last_group_reason(sparql_ref(sparql(["t", "name"], ROWS))) == (
+        NOT_SCORED + "expected 5 rows of (t, name), first ('urn:T1', 'OSLO T1')"
+    )
+    assert last_group_reason(sparql_ref(sparql(["t"], []))) == (
+        NOT_SCORED + "expected no rows of (t)"
+    )
+    assert last_group_reason(sparql_ref(ask(True))) == NOT_SCORED + "expected ASK result True"
+
+
+def test_a_group_not_scored_in_last_group_mode_shows_the_expected_args_and_output() -> None:
+    reference = ref_step("retrieve_time_series", "[]", args={"mrid": ["A", "B"]})
+    assert last_group_reason(reference) == (
+        NOT_SCORED + 'expected args {"mrid": ["A", "B"]}, output \'[]\''
+    )
+    long = ref_step("lookup", "x" * 500)
+    assert last_group_reason(long) == NOT_SCORED + "expected output '" + "x" * 76 + "..."
+
+
+def test_all_groups_a_step_matched_after_the_next_groups_match_says_so() -> None:
+    """Group 1's step is matched by t2, but t2 comes after t1, group 2's match: not an
+    argument difference (the arguments are identical)."""
+    results = run_evaluation(
+        dataset(
+            question(
+                "q1",
+                [
+                    [ref_step("retrieve_time_series", args={"mrid": "A"})],
+                    [ref_step("retrieve_time_series", args={"mrid": "B"})],
+                ],
+            )
+        ),
+        [
+            response(
+                "q1",
+                [
+                    step("retrieve_time_series", "[]", "t1", args={"mrid": "B"}),
+                    step("retrieve_time_series", "[]", "t2", args={"mrid": "A"}),
+                ],
+            )
+        ],
+        {"steps": {"score_mode": "all_groups"}},
+    )
+    first, second = (group[0] for group in results[0]["reference_steps"])
+    assert second["matches"] == "t1"
+    assert first["mismatch_reason"] == (
+        "actual step t2 matches, but comes after actual step t1, the first match of reference "
+        "group 2 (all_groups mode: a group may use only actual steps before the next group's "
+        "first match) (the nearest of 2 candidate actual steps)"
+    )
+    assert first["nearest_match"] == "t2"
 
 
 # -- rules registered in code ---------------------------------------------------------------

@@ -1,5 +1,6 @@
 """BERTScore from a local model's token embeddings (``bert_score``): each pair's precision,
-recall and F1, batched into forward passes and cached per pair. See docs/metrics.md
+recall and F1, as the bert-score package computes them (no idf weighting, no baseline
+rescaling), batched into forward passes and cached per pair. See docs/metrics.md
 (BERTScore) and docs/llm.md (local models).
 """
 
@@ -7,12 +8,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
 
 from graphrag_eval.config.sections import BertScoreConfig
 from graphrag_eval.embeddings.batching import Batcher
 from graphrag_eval.embeddings.local import run_locally
-from graphrag_eval.embeddings.models import hidden_layers, local_model, resolve_model
+from graphrag_eval.embeddings.models import (
+    TokenEmbeddings,
+    hidden_layers,
+    local_model,
+    resolve_model,
+)
 from graphrag_eval.errors import ConfigError
 from graphrag_eval.llm.cache import request_key
 from graphrag_eval.llm.context import CallContext
@@ -84,6 +89,9 @@ class BertScorer:
         return request_key(
             {
                 "kind": "bert_score",
+                # Special tokens became matching candidates (as in the bert-score package):
+                # scores cached before that are not reused.
+                "matching": "bert-score",
                 "model": self.identity,
                 "layer": self.settings.layer,
                 "max_length": self.settings.max_length,
@@ -103,15 +111,19 @@ class BertScorer:
         return found
 
 
-def bert_score_of(candidate: Any, reference: Any) -> tuple[float, float, float]:
-    """BERTScore precision, recall and F1 (0-1) of two texts' unit token embeddings: each
-    candidate token is matched to its most similar reference token (precision), and each
-    reference token to its most similar candidate token (recall)."""
-    if len(candidate) == 0 or len(reference) == 0:
+def bert_score_of(
+    candidate: TokenEmbeddings, reference: TokenEmbeddings
+) -> tuple[float, float, float]:
+    """BERTScore precision, recall and F1 (0-1) of two texts' token embeddings, as the
+    bert-score package computes them without idf weighting: each scored candidate token is
+    matched to its most similar reference token, special tokens included (precision), and
+    each scored reference token to its most similar candidate token (recall). A text with
+    no scored token scores 0 (docs/metrics.md, BERTScore)."""
+    if not bool(candidate.scored.any()) or not bool(reference.scored.any()):
         return 0.0, 0.0, 0.0
-    similarity = candidate @ reference.T
-    precision = float(similarity.max(dim=1).values.mean())
-    recall = float(similarity.max(dim=0).values.mean())
+    similarity = candidate.vectors @ reference.vectors.T
+    precision = float(similarity.max(dim=1).values[candidate.scored].mean())
+    recall = float(similarity.max(dim=0).values[reference.scored].mean())
     total = precision + recall
     f1 = 2 * precision * recall / total if total > 0 else 0.0
     return precision, recall, f1

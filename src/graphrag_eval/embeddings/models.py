@@ -16,13 +16,14 @@ from __future__ import annotations
 import importlib.util
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from graphrag_eval.config.llm import BUNDLED_MODEL
 from graphrag_eval.errors import ConfigError
 
 __all__ = [
     "LocalModel",
+    "TokenEmbeddings",
     "embeddings_extra_installed",
     "hidden_layers",
     "local_model",
@@ -97,6 +98,16 @@ def _looks_like_path(name: str) -> bool:
     return name.startswith((".", "~", "/")) or name.count("/") > 1 or "\\" in name
 
 
+class TokenEmbeddings(NamedTuple):
+    """One text's token embeddings for BERTScore."""
+
+    vectors: Any
+    """Unit-length embeddings of all its tokens, special tokens included (a torch tensor,
+    tokens × dimension): every one is a candidate for the other text's tokens to match."""
+    scored: Any
+    """Which tokens are averaged over (a boolean torch tensor): all but [CLS] and [SEP]."""
+
+
 class LocalModel:
     """One local model, loaded on first use in the worker thread. Its blocking methods must
     run in that thread (:class:`~graphrag_eval.embeddings.batching.Batcher` does this)."""
@@ -121,9 +132,11 @@ class LocalModel:
 
     def token_embeddings(
         self, texts: list[str], batch_size: int, layer: int | None, max_length: int
-    ) -> list[Any]:
-        """Per text, the unit-length contextual embeddings of its tokens (special tokens and
-        padding left out) at ``layer`` (default: the last), as a torch tensor."""
+    ) -> list[TokenEmbeddings]:
+        """Per text (stripped of surrounding white space), the unit-length contextual
+        embeddings of all its tokens, special tokens included but not padding, at ``layer``
+        (default: the last), with which of them are scored (all but the model's [CLS] and
+        [SEP] tokens, as the bert-score package weighs them: docs/metrics.md, BERTScore)."""
         import torch
 
         if self._tokens is None:
@@ -135,30 +148,34 @@ class LocalModel:
             self._tokens = (tokenizer, model)
         tokenizer, model = self._tokens
         limit = min(max_length, getattr(tokenizer, "model_max_length", max_length) or max_length)
+        unscored = [
+            token for token in (tokenizer.cls_token_id, tokenizer.sep_token_id) if token is not None
+        ]
+        stripped = [text.strip() for text in texts]
         # Similar lengths together: less padding in each pass.
-        order = sorted(range(len(texts)), key=lambda index: len(texts[index]))
+        order = sorted(range(len(texts)), key=lambda index: len(stripped[index]))
         out: list[Any] = [None] * len(texts)
         for start in range(0, len(order), batch_size):
             chunk = order[start : start + batch_size]
             encoded = tokenizer(
-                [texts[index] for index in chunk],
+                [stripped[index] for index in chunk],
                 padding=True,
                 truncation=True,
                 max_length=limit,
                 return_tensors="pt",
-                return_special_tokens_mask=True,
             )
-            special = encoded.pop("special_tokens_mask").bool()
             with torch.inference_mode():
                 if layer is None:
                     hidden = model(**encoded).last_hidden_state
                 else:
                     states = model(**encoded, output_hidden_states=True).hidden_states
                     hidden = states[layer]
-            keep = encoded["attention_mask"].bool() & ~special
+            real = encoded["attention_mask"].bool()
+            ids = encoded["input_ids"]
+            scored = real & ~torch.isin(ids, torch.tensor(unscored, dtype=ids.dtype))
             for row, index in enumerate(chunk):
-                vectors = hidden[row][keep[row]]
-                out[index] = torch.nn.functional.normalize(vectors.float(), dim=-1)
+                vectors = torch.nn.functional.normalize(hidden[row][real[row]].float(), dim=-1)
+                out[index] = TokenEmbeddings(vectors, scored[row][real[row]])
         return out
 
 

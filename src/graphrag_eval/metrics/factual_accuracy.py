@@ -4,8 +4,9 @@ One judge call scores the candidate answer against the reference answer on three
 each 0-100 with the reference's rubric: correctness, completeness and consistency.
 ``factual_accuracy_percentage`` is their weighted mean (0.5, 0.3 and 0.2 by default,
 ``factual_accuracy.weights``), computed here rather than taken from the judge;
-``factual_accuracy_grade`` is A (>= 80), B (>= 60), C (>= 40), D (>= 20) or E. A score
-outside 0-100 is a malformed reply (re-asked once, then ``factual_accuracy_error``).
+``factual_accuracy_grade`` is A (>= 80), B (>= 60), C (>= 40), D (>= 20) or E. A reply off
+the scale is malformed (re-asked once, then ``factual_accuracy_error``): a score outside
+0-100, or three scores all at most 1 and not all 0 (a judge answering on a 0-1 scale).
 """
 
 from __future__ import annotations
@@ -75,10 +76,18 @@ class FactualAccuracyReply(BaseModel):
 
 
 def _check(reply: FactualAccuracyReply) -> None:
-    for name in CRITERIA:
-        score = getattr(reply, name).score
+    """A reply off the 0-100 scale is malformed: a score outside 0-100, or scores that are
+    all at most 1 and not all 0 (a 0-1 scale, such as 0.058 and 0.974)."""
+    scores = {name: getattr(reply, name).score for name in CRITERIA}
+    for name, score in scores.items():
         if not 0 <= score <= 100:
             raise ReplyError(f"{name}.score must be from 0 to 100, got {score:g}")
+    if all(score <= 1 for score in scores.values()) and any(scores.values()):
+        given = ", ".join(f"{name} {score:g}" for name, score in scores.items())
+        raise ReplyError(
+            f"the scores ({given}) are all at most 1, a 0-1 scale: "
+            "each score must be an integer from 0 to 100"
+        )
 
 
 class FactualAccuracy(ItemMetric):

@@ -1,7 +1,8 @@
 """The report's view of reference steps that did not match (docs/report.md, "Steps that did
 not match"): the reason (``mismatch_reason``), the nearest actual step, and for SPARQL a
 compact side-by-side of the first reference and actual rows, with missing and extra rows
-marked and differing cells highlighted.
+marked and differing cells highlighted; without an actual step to compare (none of its name,
+or a group not scored or compared), the reference's first rows alone.
 
 Everything is read from the saved result; the SPARQL outputs are parsed again only for the
 steps shown, and only when they are not larger than :data:`PARSED_CHARACTERS`.
@@ -56,6 +57,9 @@ class MismatchView:
     """Reference column and the actual column compared with it (side-by-side only)."""
     rows: list[RowView] = field(default_factory=list)
     more_rows: str = ""
+    reference_only: bool = False
+    """No actual step to compare with: ``rows`` hold the reference's first rows alone (what
+    the step expects)."""
 
 
 def mismatch_views(fields: Mapping[str, Any]) -> list[MismatchView]:
@@ -74,8 +78,11 @@ def mismatch_views(fields: Mapping[str, Any]) -> list[MismatchView]:
                 nearest=str(nearest) if nearest is not None else "",
             )
             actual = actual_by_label.get(str(nearest)) if nearest is not None else None
-            if actual is not None and step.get("output_media_type") == _SPARQL_JSON:
-                _side_by_side(view, step, actual)
+            if step.get("output_media_type") == _SPARQL_JSON:
+                if actual is not None:
+                    _side_by_side(view, step, actual)
+                elif nearest is None:
+                    _expected_rows(view, step)
             views.append(view)
     return views
 
@@ -138,6 +145,31 @@ def _side_by_side(
             f"{SHOWN_ROWS} of {len(diff.reference_rows):,} reference and "
             f"{len(diff.actual_rows):,} actual rows, those that differ first"
         )
+
+
+def _expected_rows(view: MismatchView, reference: Mapping[str, Any]) -> None:
+    """The first rows of a SPARQL SELECT reference output, alone."""
+    output = reference.get("output")
+    if isinstance(output, str) and len(output) > PARSED_CHARACTERS:
+        return
+    try:
+        parsed = parse_sparql_results(output)  # type: ignore[arg-type]
+    except (ValueError, TypeError):
+        return
+    if parsed.is_ask or not parsed.vars:
+        return
+    view.reference_only = True
+    view.columns = [(name, "") for name in parsed.vars]
+    shown = min(parsed.row_count, SHOWN_ROWS)
+    view.rows = [
+        RowView(
+            reference=[CellView(describe_cell(parsed.columns[name][n])) for name in parsed.vars],
+            actual=[],
+        )
+        for n in range(shown)
+    ]
+    if parsed.row_count > SHOWN_ROWS:
+        view.more_rows = f"{SHOWN_ROWS} of {parsed.row_count:,} reference rows"
 
 
 Row = tuple[Any, ...] | None

@@ -4,21 +4,38 @@ closest to: ``mismatch_reason`` and ``nearest_match`` in the per-question result
 
 Computed after matching, only for reference steps below a full match in the groups that were
 matched, on at most :data:`MAX_CANDIDATES` actual steps each (the latest ones, which the
-matching prefers); each pair's explanation is bounded by its rule.
+matching prefers); each pair's explanation is bounded by its rule. The groups matching did not
+reach say why (``all_groups``: not compared; ``last_group``: not scored, with what the step
+expects, :func:`expected_of`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from graphrag_eval.inputs import ActualStep, ReferenceStep
-from graphrag_eval.steps.explain import Mismatch
+from graphrag_eval.steps.explain import Mismatch, shown
 from graphrag_eval.steps.matching import StepMatch, StepsOutcome
-from graphrag_eval.steps.rules import Overrides, PairScore, explain_pair, rule_for, step_rules
+from graphrag_eval.steps.rules import (
+    Overrides,
+    PairScore,
+    explain_pair,
+    rule_for,
+    score_pair,
+    step_rules,
+)
+from graphrag_eval.steps.sparql_diff import describe_cell
+from graphrag_eval.steps.sparql_values import parse_sparql_results
 
-__all__ = ["MAX_CANDIDATES", "REASON_CHARACTERS", "StepExplanation", "explain_steps"]
+__all__ = [
+    "MAX_CANDIDATES",
+    "REASON_CHARACTERS",
+    "StepExplanation",
+    "expected_of",
+    "explain_steps",
+]
 
 MAX_CANDIDATES: Final = 5
 """Actual steps explained per reference step at most (the latest candidates)."""
@@ -58,6 +75,9 @@ def explain_steps(
     first = _first_compared(groups, scores) if all_groups else len(groups) - 1
     found: dict[tuple[int, int], StepExplanation] = {}
     for g in range(first, len(groups)):
+        # all_groups: group g may use only actual steps before group g+1's earliest match.
+        later = [m for m in outcome.matches if m.group == g + 1] if all_groups else []
+        bound = min(later, key=lambda m: m.actual_index) if later else None
         for i, reference in enumerate(groups[g]):
             match = scores.get((g, i))
             if reference.problem is not None or (match is not None and match.score >= 1):
@@ -67,14 +87,23 @@ def explain_steps(
                 why = explain_pair(reference, actual, known(reference, actual), rules)
                 found[(g, i)] = StepExplanation(why.reason, actual.index)
             else:
-                found[(g, i)] = _unmatched(reference, actual_steps, outcome, known, rules)
-    for g in range(first if all_groups else 0):  # matching stopped before these
+                found[(g, i)] = _unmatched(reference, actual_steps, outcome, known, rules, bound)
+    for g in range(first):  # matching stopped before these, or (last_group) never reached them
         for i, reference in enumerate(groups[g]):
             if reference.problem is None:
-                found[(g, i)] = StepExplanation(
-                    f"not compared: reference group {first + 1} was not fully matched"
-                )
+                found[(g, i)] = _not_reached(reference, first, all_groups=all_groups)
     return found
+
+
+def _not_reached(reference: ReferenceStep, first: int, *, all_groups: bool) -> StepExplanation:
+    """A reference step of a group before ``first``, the earliest that matching reached."""
+    if all_groups:
+        return StepExplanation(f"not compared: reference group {first + 1} was not fully matched")
+    reason = f"not scored: in last_group mode only reference group {first + 1} is scored"
+    expected = expected_of(
+        reference.name, reference.args, reference.output, reference.output_media_type
+    )
+    return StepExplanation(f"{reason}; {expected}" if expected else reason)
 
 
 def _first_compared(
@@ -94,7 +123,10 @@ def _unmatched(
     outcome: StepsOutcome,
     known: Known,
     rules: Overrides,
+    bound: StepMatch | None,
 ) -> StepExplanation:
+    """Why a reference step has no match; ``bound``: the next group's earliest match
+    (``all_groups``), which the step's actual step had to come before."""
     candidates = [a for a in actual_steps if rule_for(reference, a, rules) is not None]
     if not candidates:
         names = [reference.name] if rules and reference.name in rules else _names(reference)
@@ -106,15 +138,11 @@ def _unmatched(
     best: tuple[float, int, Mismatch] | None = None
     for actual in succeeded[-MAX_CANDIDATES:]:
         pair = known(reference, actual)
-        owner = outcome.reference_for(actual.index)
-        if pair is not None and pair.score > 0:
-            where = (
-                f"reference step {owner[0] + 1}.{owner[1] + 1}"
-                if owner is not None
-                else "no reference step: it comes after the steps the next group matched"
-            )
-            why = Mismatch(f"actual step {actual.label} matches, but was matched to {where}", 1.0)
-        else:
+        late = bound is not None and actual.index >= bound.actual_index
+        if pair is None and late:  # matching never compared it: it came too late
+            pair = score_pair(reference, actual, rules)
+        why = _taken(actual, pair, outcome, bound if late else None, actual_steps)
+        if why is None:
             why = explain_pair(reference, actual, pair, rules)
         if best is None or (why.closeness, actual.index) >= (best[0], best[1]):
             best = (why.closeness, actual.index, why)
@@ -123,6 +151,73 @@ def _unmatched(
     if len(succeeded) > 1:
         reason += f" (the nearest of {len(succeeded)} candidate actual steps)"
     return StepExplanation(reason, best[1])
+
+
+def _taken(
+    actual: ActualStep,
+    pair: PairScore | None,
+    outcome: StepsOutcome,
+    bound: StepMatch | None,
+    steps: Sequence[ActualStep],
+) -> Mismatch | None:
+    """Why an actual step that matches the reference step (a positive score) was not its
+    match: another reference step has it, or (``bound``, all_groups) it comes after the
+    match of the next group. ``None`` when it does not match."""
+    if pair is None or pair.score <= 0:
+        return None
+    owner = outcome.reference_for(actual.index)
+    if owner is not None:
+        where = f"was matched to reference step {owner[0] + 1}.{owner[1] + 1}"
+    elif bound is not None:
+        first = steps[bound.actual_index].label
+        where = (
+            f"comes after actual step {first}, the first match of reference group "
+            f"{bound.group + 1} (all_groups mode: a group may use only actual steps before "
+            "the next group's first match)"
+        )
+    else:
+        where = "was matched to no reference step"
+    return Mismatch(f"actual step {actual.label} matches, but {where}", 1.0)
+
+
+def expected_of(name: str, args: Any, output: Any, media_type: str | None) -> str:
+    """What a reference step expects, in one clipped line (``expected IRI <...>``,
+    ``expected 5 rows of (t, name), first ('urn:T1', 'OSLO T1')``, ``expected args ...,
+    output ...``); empty when it states nothing."""
+    if name == "iri_discovery" and isinstance(output, str):
+        iri = output.strip()
+        return f"expected IRI {iri if iri.startswith('<') else f'<{iri}>'}"[:_EXPECTED]
+    if media_type == "application/sparql-results+json" and output is not None:
+        return _expected_sparql(output)
+    parts = []
+    if args not in (None, {}, []):
+        parts.append(f"args {shown(args)}")
+    if output is not None:
+        parts.append(f"output {shown(output)}")
+    return f"expected {', '.join(parts)}" if parts else ""
+
+
+_EXPECTED: Final = 200
+"""Characters of :func:`expected_of` at most."""
+_PARSED: Final = 2_000_000
+"""A larger SPARQL output is described by its size, not parsed again."""
+
+
+def _expected_sparql(output: Any) -> str:
+    if isinstance(output, str) and len(output) > _PARSED:
+        return f"expected SPARQL results of {len(output):,} characters"
+    try:
+        results = parse_sparql_results(output)
+    except (ValueError, TypeError):
+        return f"expected output {shown(output)}"
+    if results.is_ask:
+        return f"expected ASK result {results.boolean}"
+    if results.row_count == 0:
+        return f"expected no rows of ({', '.join(results.vars)})"
+    row = [describe_cell(results.columns[var][0]) for var in results.vars]
+    rows = "1 row" if results.row_count == 1 else f"{results.row_count:,} rows"
+    text = f"expected {rows} of ({', '.join(results.vars)}), first ({', '.join(row)})"
+    return text if len(text) <= _EXPECTED else text[: _EXPECTED - 4] + "...)"
 
 
 def _names(reference: ReferenceStep) -> list[str]:
