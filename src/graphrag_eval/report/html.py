@@ -51,7 +51,7 @@ from graphrag_eval.report.run_views import (
     metric_rows,
     output_keys,
     sample_counts,
-    skip_counts,
+    skip_reasons,
     step_rows,
     template_means,
     template_view,
@@ -104,13 +104,13 @@ def _render(run: SavedRun, worst: int) -> str:
     layout = run.layout()
     micro = run.aggregates["micro"]
     values = item_values(run.results, run.config, layout)
-    overall = metric_rows(micro, keys, run.aggregates["macro"], skip_counts(values.skipped, layout))
+    overall = metric_rows(micro, keys, run.aggregates["macro"], skip_reasons(values, layout))
     per_template = run.aggregates["per_template"]
     lowest, scored_items, failed = _ranked(values, keys, worst)
-    by_template: dict[str, list[Mapping[str, str]]] = {}
-    for question, skipped in zip(values.questions, values.skipped, strict=True):
-        if skipped:  # most questions skip nothing: nothing to count
-            by_template.setdefault(question.template_id, []).append(skipped)
+    by_template: dict[str, list[int]] = {}
+    for index, (question, skipped) in enumerate(zip(values.questions, values.skipped, strict=True)):
+        if skipped or question.status == "error":  # most skip nothing: nothing to count
+            by_template.setdefault(question.template_id, []).append(index)
     shown = _typed_results(run, [index for _, index in lowest] + failed[:worst])
 
     def view(index: int, score: float | None = None) -> ItemView:
@@ -136,7 +136,10 @@ def _render(run: SavedRun, worst: int) -> str:
         template_means=template_means(per_template, [row for row in overall if row.headline]),
         templates=[
             template_view(
-                template_id, stats, keys, skip_counts(by_template.get(template_id, ()), layout)
+                template_id,
+                stats,
+                keys,
+                skip_reasons(values, layout, by_template.get(template_id, ())),
             )
             for template_id, stats in per_template.items()
         ],
