@@ -19,6 +19,7 @@ NOT_A_RUN = {
     "reference": f"this is a reference dataset, not a run ({_A_RUN})",
 }
 """The message of a file that holds the inputs of a run instead of its results, by kind."""
+_ANSWERED = frozenset({"actual_answer", "actual_steps", "retrieved_contexts"})
 
 
 def load_results(
@@ -61,9 +62,17 @@ def _input_kind(values: list[Any]) -> str | None:
         return None
     if all("questions" in value and "question_id" not in value for value in values):
         return "reference"
-    if all("question_id" in value and "template_id" not in value for value in values):
+    if _are_responses(values):
         return "responses"
     return None
+
+
+def _are_responses(values: list[Mapping[str, Any]]) -> bool:
+    """Responses (each names its question, not its template; some has no ``status`` or what
+    a system answered) rather than results that lost their ``template_id``."""
+    return all("question_id" in value and "template_id" not in value for value in values) and any(
+        "status" not in value or not _ANSWERED.isdisjoint(value) for value in values
+    )
 
 
 def _records(path: Path, problems: list[InputError] | None) -> list[tuple[str, Any]]:
