@@ -75,6 +75,16 @@ def _are_responses(values: list[Mapping[str, Any]]) -> bool:
     )
 
 
+def _by_question_id(data: Mapping[Any, Any]) -> bool:
+    """Whether a document is responses by question id (``{id: response}``)."""
+    values = list(data.values())
+    return (
+        bool(values)
+        and all(isinstance(value, Mapping) and "template_id" not in value for value in values)
+        and any(not _ANSWERED.isdisjoint(value) for value in values)
+    )
+
+
 def _records(path: Path, problems: list[InputError] | None) -> list[tuple[str, Any]]:
     """The file's records with where they are (``line N`` or ``results[N]``)."""
     label = str(path)
@@ -89,9 +99,7 @@ def _records(path: Path, problems: list[InputError] | None) -> list[tuple[str, A
                 records.append((f"line {number}", value))
         else:
             data = read_document(path)
-            if isinstance(data, Mapping) and all(  # responses by question id
-                isinstance(value, Mapping) and "template_id" not in value for value in data.values()
-            ):
+            if isinstance(data, Mapping) and _by_question_id(data):
                 raise InputError(NOT_A_RUN["responses"], file=label)
             if not isinstance(data, list):
                 raise InputError("expected a list of results", file=label)

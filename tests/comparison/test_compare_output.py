@@ -191,3 +191,11 @@ def test_responses_as_json_by_question_id_are_named_too(
     code, _, stderr = compare(capsys, runs[0], path)
     assert code == 2
     assert "this is a responses file, not a run" in stderr
+
+
+def test_a_config_given_as_a_run_is_not_called_responses(
+    capsys: pytest.CaptureFixture[str], runs: tuple[Path, Path]
+) -> None:
+    code, _, stderr = compare(capsys, runs[0], EXAMPLES / "config.yaml")
+    assert code == 2
+    assert "not a run" not in stderr and "expected a list of results" in stderr
