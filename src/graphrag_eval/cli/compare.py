@@ -147,6 +147,8 @@ def compare(**options: Any) -> None:
     mean of each run over the questions scored in both, the difference B - A with a paired
     bootstrap confidence interval (seeded: the same runs give the same intervals), whether
     the metric got significantly better or worse, and the questions that changed most.
+    Costs, tokens and seconds are listed apart from the scores, in their units, as lower or
+    higher: they are not part of the verdict.
 
     With --fail-under METRIC=VALUE (or --fail-over), exits 1 when the mean of METRIC the
     comparison shows for run B is under (over) VALUE or METRIC got significantly worse; with
@@ -156,7 +158,7 @@ def compare(**options: Any) -> None:
     \b
     Example:
       graphrag-eval compare baseline/ candidate/
-      graphrag-eval compare baseline/ candidate/ --html comparison.html --json -o diff.json
+      graphrag-eval compare baseline/ candidate/ --html comparison.html -o diff.json
       graphrag-eval compare baseline/ candidate/ --fail-under answer_f1=0.7 --fail-on-regression
     """
     run_compare(CompareOptions(**options))
