@@ -68,10 +68,10 @@ def _input_kind(values: list[Any]) -> str | None:
 
 
 def _are_responses(values: list[Mapping[str, Any]]) -> bool:
-    """Responses (each names its question, not its template; some has no ``status`` or what
-    a system answered) rather than results that lost their ``template_id``."""
+    """Responses (each names its question, not its template, and some has what a system
+    answered) rather than results that lost their ``template_id``."""
     return all("question_id" in value and "template_id" not in value for value in values) and any(
-        "status" not in value or not _ANSWERED.isdisjoint(value) for value in values
+        not _ANSWERED.isdisjoint(value) for value in values
     )
 
 
