@@ -227,7 +227,9 @@ def _aggregate(items: Sequence[_Facts], keys: AggregatedKeys) -> GroupAggregates
     failed: Counter[str] = Counter()
     for item in items:
         total.update(item.step_names)
-        once.update(set(item.step_names))
+        # Each name once, in order of appearance: a set's order changes with the process's
+        # string hashes, and so would the order of the keys written.
+        once.update(dict.fromkeys(item.step_names, 1))
         empty.update(item.empty_steps)
         failed.update(item.error_steps)
     group.steps = StepCounts(dict(total), dict(once), dict(empty), dict(failed))

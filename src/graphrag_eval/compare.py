@@ -126,6 +126,7 @@ def compare_results(
             template: scope_changes(paired, template, np.array(rows), resampling, top)
             for template, rows in paired.scopes.items()
         },
+        error_samples=error_samples,
     )
 
 

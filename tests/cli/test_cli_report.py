@@ -386,21 +386,37 @@ def test_compare_format_yaml_to_a_file(
     assert as_yaml == json.loads(stdout)
 
 
-def test_compare_output_file_needs_json_or_yaml(
+def test_compare_output_file_format_comes_from_its_extension(
     capsys: pytest.CaptureFixture[str], runs: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    code, _, stderr = run(capsys, "compare", *runs, "-o", tmp_path / "diff.txt")
+    code, stdout, _ = run(capsys, "compare", *runs, "-o", tmp_path / "diff.json")
+    assert (code, stdout) == (0, "")
+    assert json.loads((tmp_path / "diff.json").read_text(encoding="utf-8"))["paired"] == 40
+    code, stdout, _ = run(capsys, "compare", *runs, "-o", tmp_path / "diff.yml")
+    assert (code, stdout) == (0, "")
+    assert yaml.safe_load((tmp_path / "diff.yml").read_text(encoding="utf-8"))["paired"] == 40
+    code, stdout, _ = run(capsys, "compare", *runs, "-o", tmp_path / "diff.txt")
+    assert (code, stdout) == (0, "")
+    text = (tmp_path / "diff.txt").read_text(encoding="utf-8")
+    assert "40 questions in both runs" in text and "\x1b" not in text
+    # --format or --json wins over the extension
+    code, _, _ = run(capsys, "compare", *runs, "--json", "-o", tmp_path / "diff.txt")
+    assert json.loads((tmp_path / "diff.txt").read_text(encoding="utf-8"))["paired"] == 40
+    # An extension that names no format is one line, with what to do.
+    code, _, stderr = run(capsys, "compare", *runs, "-o", tmp_path / "diff.out")
     assert code == 2
-    assert "add --json" in stderr
-    assert "Traceback" not in stderr
-    assert not (tmp_path / "diff.txt").exists()
+    assert stderr == (
+        f"graphrag-eval: error: -o {tmp_path / 'diff.out'}: cannot tell the format from its "
+        "extension: name the file .json, .yaml, .yml or .txt, or give --format json|yaml|text\n"
+    )
+    assert not (tmp_path / "diff.out").exists()
 
 
 def test_compare_usage_error_writes_nothing(
     capsys: pytest.CaptureFixture[str], runs: tuple[Path, Path], tmp_path: Path
 ) -> None:
     page = tmp_path / "comparison.html"
-    code, _, _ = run(capsys, "compare", *runs, "--html", page, "-o", tmp_path / "diff.txt")
+    code, _, _ = run(capsys, "compare", *runs, "--html", page, "-o", tmp_path / "diff.out")
     assert code == 2
     assert not page.exists()
 

@@ -531,6 +531,9 @@ COMPARISON_KEYS = {
     "status_changes",
     "metrics",
     "per_template",
+    "error_samples",
+    "significant_scores",
+    "resources",
 }
 METRIC_KEYS = {
     "pairs",
@@ -548,6 +551,7 @@ METRIC_KEYS = {
     "scored_only_in_b",
     "better_items",
     "worse_items",
+    "unit",
 }
 
 
@@ -572,6 +576,21 @@ def test_as_dict_is_json_with_the_documented_keys() -> None:
     )
     assert set(document["per_template"]) == {"t1", "t2"}
     assert document["per_template"]["t2"]["answer_f1"]["change"] == "no pairs"
+    assert document["error_samples"] == "zero"
+    assert document["significant_scores"] == {"better": [], "worse": []}
+    assert (answer["unit"], document["metrics"]["input_tokens"]["unit"]) == ("score", "tokens")
+    assert document["resources"] == {
+        "input_tokens": {
+            "unit": "tokens",
+            "pairs": 1,
+            "mean_a": 10,
+            "mean_b": 12,
+            "difference": 2,
+            "ci_low": 2,
+            "ci_high": 2,
+            "change": "too few pairs",
+        }
+    }
 
 
 def test_default_resamples_follow_the_number_of_pairs() -> None:

@@ -440,6 +440,53 @@ def test_comparison_screenshot_shows_the_page(
     check_screenshot(page, tmp_path / "comparison.png", ".charts svg", BETTER_GREEN, min_height=600)
 
 
+def costly_result(index: int, candidate: bool) -> dict[str, Any]:
+    """A question of a run whose judge costs are written to the ten-millionth of a dollar and
+    whose metric names are long (a custom evaluation's, say)."""
+    value = 0.8 + (index % 5) * 0.02 - (0.3 if candidate else 0.0)
+    cost = 0.0000573 + (index % 3) * 1e-6 - (1.5e-7 if candidate else 0.0)
+    return {
+        "template_id": f"template_with_a_long_name_{index % 2}",
+        "question_id": f"q{index}",
+        "status": "success",
+        "answer_f1": value,
+        "conciseness_of_the_answer_to_the_question_score": value,
+        "answer_correctness_cost": cost,
+        "answer_relevance_cost": cost * 3,
+        "input_tokens": 1_200_000 + index * 37 + (1000 if candidate else 0),
+        "total_tokens": 1_200_260 + index * 37,
+        "elapsed_sec": 106.5 + index * 0.1,
+    }
+
+
+def test_comparison_tables_fit_a_1280_px_window(open_page: OpenPage, tmp_path: Path) -> None:
+    """No table of the comparison is wider than the page at 1280 px (the window the report is
+    designed for): nothing to scroll sideways to read a verdict."""
+    runs = []
+    for name, candidate in (("baseline", False), ("candidate", True)):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(
+            "".join(json.dumps(costly_result(index, candidate)) + "\n" for index in range(20)),
+            encoding="utf-8",
+        )
+        runs.append(path)
+    comparison = tmp_path / "comparison.html"
+    cli("compare", *runs, "--html", comparison)
+    page = open_page(comparison).page
+    open_all_details(page)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+    widths = page.evaluate(
+        "[...document.querySelectorAll('.scroll')].map(e => [e.scrollWidth, e.clientWidth])"
+    )
+    assert len(widths) == 6  # scores and costs: overall and per template
+    for scroll_width, client_width in widths:
+        assert scroll_width <= client_width
+    assert page.locator("h3#resources ~ div.scroll td.metric").all_inner_texts()[:2] == [
+        "answer_correctness_cost",
+        "answer_relevance_cost",
+    ]
+
+
 # The example data -----------------------------------------------------------------------
 
 

@@ -3,14 +3,16 @@ on the comparison (docs/report.md)."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import click
+from rich.console import Console
 
-from graphrag_eval.cli.console import as_text, emit, stdout
+from graphrag_eval.cli.console import LOG_WIDTH, as_text, emit, stdout
 from graphrag_eval.cli.errors import exit_on_failures
 from graphrag_eval.cli.options import (
     config_option,
@@ -29,6 +31,7 @@ from graphrag_eval.compare import (
     ErrorSamples,
     compare_results,
 )
+from graphrag_eval.errors import GraphragEvalError
 from graphrag_eval.gating import (
     Threshold,
     check_comparison_thresholds,
@@ -46,10 +49,10 @@ __all__ = ["CompareOptions", "compare"]
 class CompareOptions:
     """The arguments and options of ``compare``, as click parses them."""
 
-    run_a: Path
-    run_b: Path
+    run_a: Path | None
+    run_b: Path | None
     config_path: Path | None
-    output_format: str
+    output_format: str | None
     as_json: bool
     output: Path | None
     html_path: Path | None
@@ -69,19 +72,23 @@ class CompareOptions:
 
 @click.command("compare")
 @debug_option
-@click.argument("run_a", metavar="RUN_A", type=click.Path(path_type=Path))
-@click.argument("run_b", metavar="RUN_B", type=click.Path(path_type=Path))
+# Not required by click, whose message would be a usage block: one line instead (run_compare).
+@click.argument("run_a", metavar="RUN_A", type=click.Path(path_type=Path), required=False)
+@click.argument("run_b", metavar="RUN_B", type=click.Path(path_type=Path), required=False)
 @config_option("YAML config file (its aggregation section applies to both runs).")
 @click.option(
     "--format",
     "output_format",
     type=click.Choice(["text", "json", "yaml"]),
-    default="text",
-    show_default=True,
-    help="What to print: a table, or the whole comparison as JSON or YAML.",
+    default=None,
+    help="What to print: a table (text, the default), or the whole comparison as JSON or "
+    "YAML. With -o, the file's extension chooses unless this is given.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
-@output_file_option("Write the JSON or YAML comparison to this file instead of standard output.")
+@output_file_option(
+    "Write the comparison to this file instead of standard output, in the format its "
+    "extension names (.json, .yaml or .yml, .txt) unless --format or --json is given."
+)
 @click.option(
     "--html",
     "html_path",
@@ -140,6 +147,8 @@ def compare(**options: Any) -> None:
     mean of each run over the questions scored in both, the difference B - A with a paired
     bootstrap confidence interval (seeded: the same runs give the same intervals), whether
     the metric got significantly better or worse, and the questions that changed most.
+    Costs, tokens and seconds are listed apart from the scores, in their units, as lower or
+    higher: they are not part of the verdict.
 
     With --fail-under METRIC=VALUE (or --fail-over), exits 1 when the mean of METRIC the
     comparison shows for run B is under (over) VALUE or METRIC got significantly worse; with
@@ -149,7 +158,7 @@ def compare(**options: Any) -> None:
     \b
     Example:
       graphrag-eval compare baseline/ candidate/
-      graphrag-eval compare baseline/ candidate/ --html comparison.html --json -o diff.json
+      graphrag-eval compare baseline/ candidate/ --html comparison.html -o diff.json
       graphrag-eval compare baseline/ candidate/ --fail-under answer_f1=0.7 --fail-on-regression
     """
     run_compare(CompareOptions(**options))
@@ -157,9 +166,13 @@ def compare(**options: Any) -> None:
 
 def run_compare(options: CompareOptions) -> None:
     """Compare the two runs, show or write the comparison, then check the gates."""
-    output_format = "json" if options.as_json else options.output_format
-    if output_format == "text" and options.output is not None:
-        raise click.UsageError("-o/--output takes the JSON or YAML comparison: add --json")
+    if options.run_a is None or options.run_b is None:
+        missing = "RUN_A and RUN_B" if options.run_a is None else "RUN_B"
+        raise GraphragEvalError(
+            f"missing {missing}: compare takes two runs, as in graphrag-eval compare "
+            "baseline/ candidate/ (output directories of graphrag-eval evaluate)"
+        )
+    output_format = _output_format(options)
     first = load_saved_run(options.run_a, options.config_path)
     second = load_saved_run(options.run_b, options.config_path)
     numeric = set(first.aggregates["macro"]) | set(second.aggregates["macro"])
@@ -168,12 +181,45 @@ def run_compare(options: CompareOptions) -> None:
     if options.html_path is not None:
         write_comparison(comparison, options.html_path, first, second)
     if output_format == "text":
-        print_comparison(stdout(), comparison)
+        _write_text(comparison, options.output)
         if options.html_path is not None:
             stdout().print(f"comparison page in {options.html_path}")
     else:
         emit(as_text(comparison.as_dict(), output_format), options.output)
     exit_on_failures(_gate_failures(options, comparison))
+
+
+_FORMAT_OF_SUFFIX = {".json": "json", ".yaml": "yaml", ".yml": "yaml", ".txt": "text"}
+
+
+def _output_format(options: CompareOptions) -> str:
+    """``--json``, else ``--format``, else the format ``-o``'s extension names, else text."""
+    if options.as_json:
+        return "json"
+    if options.output_format is not None:
+        return options.output_format
+    if options.output is None:
+        return "text"
+    found = _FORMAT_OF_SUFFIX.get(options.output.suffix.lower())
+    if found is None:
+        raise GraphragEvalError(
+            f"-o {options.output}: cannot tell the format from its extension: name the file "
+            ".json, .yaml, .yml or .txt, or give --format json|yaml|text"
+        )
+    return found
+
+
+def _write_text(comparison: Comparison, output: Path | None) -> None:
+    """The comparison's tables on standard output, or in the file ``output`` (no styles)."""
+    if output is None:
+        print_comparison(stdout(), comparison)
+        return
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer, width=LOG_WIDTH, color_system=None, force_terminal=False, highlight=False
+    )
+    print_comparison(console, comparison)
+    emit(buffer.getvalue(), output)
 
 
 def _comparison(options: CompareOptions, first: SavedRun, second: SavedRun) -> Comparison:

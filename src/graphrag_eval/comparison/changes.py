@@ -12,6 +12,7 @@ import numpy as np
 from graphrag_eval.comparison.bootstrap import bootstrap_intervals, scope_generator
 from graphrag_eval.comparison.model import ItemChange, MetricChange, Verdict
 from graphrag_eval.comparison.pairing import PairedRuns
+from graphrag_eval.comparison.units import unit_of
 
 __all__ = ["MIN_PAIRS", "Resampling", "scope_changes"]
 
@@ -109,7 +110,7 @@ def _metric_change(
     if not len(rows) or interval is None:
         return MetricChange(
             name, 0, None, None, None, None, None, "no pairs", spec.lower_is_better,
-            0, 0, 0, only_a, only_b,
+            0, 0, 0, only_a, only_b, unit=unit_of(name, spec),
         )  # fmt: skip
     low, high = interval
     gains = (a - b) if spec.lower_is_better else (b - a)
@@ -149,6 +150,7 @@ def _metric_change(
         scored_only_in_b=only_b,
         better_items=listed(improved),
         worse_items=listed(regressed),
+        unit=unit_of(name, spec),
     )
 
 

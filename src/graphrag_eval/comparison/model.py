@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from graphrag_eval.comparison.units import Unit
 from graphrag_eval.metrics.base import OutputKey
 
 __all__ = ["Comparison", "ErrorSamples", "ItemChange", "MetricChange", "Verdict"]
@@ -61,6 +62,35 @@ class MetricChange:
     better_items: list[ItemChange] = field(default_factory=list)
     """The questions that improved most, best first (at most ``top`` of them)."""
     worse_items: list[ItemChange] = field(default_factory=list)
+    unit: Unit = "score"
+    """What the metric measures: a score, or what a run used (dollars, tokens, seconds)."""
+
+    @property
+    def is_score(self) -> bool:
+        return self.unit == "score"
+
+    @property
+    def direction(self) -> str:
+        """What a resource did: ``lower`` or ``higher`` where the verdict is significant (the
+        verdict itself otherwise); a score's verdict."""
+        if self.is_score or self.verdict not in ("better", "worse"):
+            return self.verdict
+        return "lower" if (self.verdict == "better") == self.lower_is_better else "higher"
+
+    def resource_dict(self) -> dict[str, Any]:
+        """The change of a cost, token count or time: its unit, means, difference, interval
+        and ``change`` (``lower``, ``higher``, ``unchanged``, ``too few pairs``, ``no
+        pairs``)."""
+        return {
+            "unit": self.unit,
+            "pairs": self.pairs,
+            "mean_a": self.mean_a,
+            "mean_b": self.mean_b,
+            "difference": self.difference,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "change": self.direction,
+        }
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -79,6 +109,7 @@ class MetricChange:
             "scored_only_in_b": self.scored_only_in_b,
             "better_items": [item.as_dict() for item in self.better_items],
             "worse_items": [item.as_dict() for item in self.worse_items],
+            "unit": self.unit,
         }
 
 
@@ -102,10 +133,27 @@ class Comparison:
     keys: dict[str, OutputKey]
     overall: dict[str, MetricChange]
     per_template: dict[str, dict[str, MetricChange]]
+    error_samples: ErrorSamples = "zero"
+    """How error responses counted in the means: 0 on the scores they would have had
+    (``zero``), or left out of the pairs (``exclude``)."""
 
     def significant(self, verdict: Verdict) -> list[str]:
-        """The metrics that got significantly ``better`` or ``worse`` overall."""
+        """The metrics that got significantly ``better`` or ``worse`` overall (costs, tokens
+        and seconds included: :meth:`significant_scores` leaves them out)."""
         return [name for name, change in self.overall.items() if change.verdict == verdict]
+
+    def significant_scores(self, verdict: Verdict) -> list[str]:
+        """The scores that got significantly ``better`` or ``worse`` overall: the headline
+        of a comparison (a cheaper or faster run is not a better one)."""
+        return [
+            name
+            for name, change in self.overall.items()
+            if change.is_score and change.verdict == verdict
+        ]
+
+    def resources(self) -> dict[str, MetricChange]:
+        """The overall changes of costs, tokens and seconds."""
+        return {name: change for name, change in self.overall.items() if not change.is_score}
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -124,5 +172,12 @@ class Comparison:
             "per_template": {
                 template: {name: change.as_dict() for name, change in changes.items()}
                 for template, changes in self.per_template.items()
+            },
+            "error_samples": self.error_samples,
+            "significant_scores": {
+                verdict: self.significant_scores(verdict) for verdict in ("better", "worse")
+            },
+            "resources": {
+                name: change.resource_dict() for name, change in self.resources().items()
             },
         }

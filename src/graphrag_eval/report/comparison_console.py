@@ -12,30 +12,36 @@ from rich.table import Table
 from rich.text import Text
 
 from graphrag_eval.comparison.model import Comparison, MetricChange
-from graphrag_eval.formatting import (
-    format_dollars,
-    format_interval,
-    format_signed,
-    format_value,
-    is_cost_key,
-    plural,
-    visible_text,
+from graphrag_eval.comparison.units import (
+    format_amount,
+    format_amount_change,
+    format_amount_interval,
 )
+from graphrag_eval.formatting import format_interval, format_signed, plural, visible_text
 
 __all__ = ["print_comparison"]
 
 _VERDICT_STYLE = {
     "better": "green",
     "worse": "red",
+    "lower": "",
+    "higher": "",
     "unchanged": "",
     "too few pairs": "dim",
     "no pairs": "dim",
+}
+_ERROR_SAMPLES = {
+    "zero": "Means with --error-samples zero: an error response counts as 0 on the scores it "
+    "would have had, so they differ from evaluate's means, which leave error responses out "
+    "unless aggregation.error_samples is zero.",
+    "exclude": "Means with --error-samples exclude: error responses are left out of the pairs, "
+    "as evaluate's means leave them out by default.",
 }
 _LOG_TABLE_WIDTH = 10_000  # room enough for any table: a log line is never wrapped
 
 
 def _verdict(change: MetricChange) -> Text:
-    return Text(change.verdict, style=_VERDICT_STYLE[change.verdict])
+    return Text(change.direction, style=_VERDICT_STYLE[change.direction])
 
 
 def _print_table(console: Console, table: Table) -> None:
@@ -51,25 +57,29 @@ def _print_table(console: Console, table: Table) -> None:
     console.out("\n".join(line.rstrip() for line in buffer.getvalue().splitlines()))
 
 
-def _compared_value(name: str, value: float | None) -> str:
-    """A mean in the comparison table: dollars with their significant digits for costs."""
-    return "-" if value is None else format_value(value, name)
-
-
-def _compared_difference(name: str, difference: float | None) -> str:
-    if difference is None:
-        return "-"
-    if is_cost_key(name):
-        return ("-" if difference < 0 else "+") + format_dollars(abs(difference))
-    return format_signed(difference)
+def _compared_value(change: MetricChange, value: float | None) -> str:
+    """A mean in the comparison: a score as the reports write it, else in its unit."""
+    return format_amount(value, change.unit, change.metric)
 
 
 def print_comparison(console: Console, comparison: Comparison) -> None:
-    """Print a comparison: the overall table, significant per-template changes, and for each
-    score the questions that got worse (also when the score got better overall), as many as
-    the comparison's ``top`` lists. See docs/report.md, "Comparing two runs"."""
+    """Print a comparison: the scores' table (with how many got significantly better and
+    worse), the costs, tokens and time in their units, significant per-template changes of
+    scores, and for each score the questions that got worse (also when the score got better
+    overall), as many as the comparison's ``top`` lists. See docs/report.md, "Comparing two
+    runs"."""
     _print_header(console, comparison)
-    _print_table(console, _overall_table(console, comparison))
+    scores = {name: change for name, change in comparison.overall.items() if change.is_score}
+    resources = comparison.resources()
+    if scores:
+        _print_table(console, _overall_table(console, scores))
+    if resources:
+        console.print(
+            "Costs, tokens and time (what the runs used, not part of the verdict; lower or "
+            "higher where the interval leaves out 0):",
+            markup=False,
+        )
+        _print_table(console, _overall_table(console, resources, resource=True))
     _print_template_changes(console, comparison)
     for name, change in comparison.overall.items():
         # Scores: every question that fell, whatever the overall verdict (a mean that rose
@@ -102,33 +112,48 @@ def _print_header(console: Console, comparison: Comparison) -> None:
         highlight=False,
         soft_wrap=True,
     )
+    console.print(_ERROR_SAMPLES[comparison.error_samples], markup=False, soft_wrap=True)
+    better = len(comparison.significant_scores("better"))
+    worse = len(comparison.significant_scores("worse"))
+    console.print(
+        f"Scores: {better:,} significantly better, {worse:,} significantly worse",
+        markup=False,
+        highlight=False,
+    )
 
 
-def _overall_table(console: Console, comparison: Comparison) -> Table:
-    """One row per metric: pairs, means, difference, interval and verdict."""
+def _overall_table(
+    console: Console, changes: dict[str, MetricChange], resource: bool = False
+) -> Table:
+    """One row per metric: pairs, means, difference, interval and verdict (a resource's
+    means and differences in its unit, its change lower or higher)."""
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     # A log (not a terminal) has room for every column and whole metric names.
     width = console.width if console.is_terminal else _LOG_TABLE_WIDTH
-    longest = max((len(name) for name in comparison.overall), default=6)
+    longest = max((len(name) for name in changes), default=6)
     table.add_column("metric", overflow="fold", min_width=min(longest, 28))
     # Narrow terminals keep the verdict and drop the means (they are in --json and --html).
     columns = ["pairs", "A", "B", "B - A", "interval", "change", "better/worse/same"]
+    if resource:
+        columns[-1] = "lower/higher/same"
     if width < 130:
-        columns.remove("better/worse/same")
+        columns.pop()
     if width < 100:
         columns.remove("A")
         columns.remove("B")
     for column in columns:
         table.add_column(column, justify="left" if column == "change" else "right", no_wrap=True)
-    for name, change in comparison.overall.items():
+    for name, change in changes.items():
+        counts = f"{change.improved:,}/{change.regressed:,}/{change.unchanged:,}"
         cells: dict[str, str | Text] = {
             "pairs": f"{change.pairs:,}",
-            "A": _compared_value(name, change.mean_a),
-            "B": _compared_value(name, change.mean_b),
-            "B - A": _compared_difference(name, change.difference),
-            "interval": format_interval(change.ci_low, change.ci_high),
+            "A": _compared_value(change, change.mean_a),
+            "B": _compared_value(change, change.mean_b),
+            "B - A": format_amount_change(change.difference, change.unit),
+            "interval": format_amount_interval(change.ci_low, change.ci_high, change.unit),
             "change": _verdict(change),
-            "better/worse/same": f"{change.improved:,}/{change.regressed:,}/{change.unchanged:,}",
+            "better/worse/same": counts,
+            "lower/higher/same": counts,
         }
         table.add_row(Text(visible_text(name)), *(cells[column] for column in columns))
     return table
@@ -140,7 +165,7 @@ def _print_template_changes(console: Console, comparison: Comparison) -> None:
         (template, change)
         for template, changes in comparison.per_template.items()
         for change in changes.values()
-        if change.verdict in ("better", "worse")
+        if change.is_score and change.verdict in ("better", "worse")
     ]
     if not significant:
         return
@@ -169,8 +194,8 @@ def _print_worse_items(console: Console, name: str, change: MetricChange) -> Non
     for item in change.worse_items:
         console.print(
             visible_text(f"  {item.question_id} ({item.template_id}): ")
-            + f"{_compared_value(name, item.a)} "
-            f"-> {_compared_value(name, item.b)}",
+            + f"{_compared_value(change, item.a)} "
+            f"-> {_compared_value(change, item.b)}",
             markup=False,
             highlight=False,
             soft_wrap=True,

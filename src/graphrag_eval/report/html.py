@@ -12,20 +12,24 @@ and :mod:`~graphrag_eval.report.item_views` (the questions listed); see docs/rep
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import jinja2
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from graphrag_eval.aggregation import ItemValues, item_values
 from graphrag_eval.collector import collection_paused
 from graphrag_eval.comparison.model import Comparison, MetricChange
+from graphrag_eval.comparison.units import (
+    format_amount,
+    format_amount_change,
+    format_amount_interval,
+)
 from graphrag_eval.files import dump_yaml, write_text_atomic
 from graphrag_eval.formatting import (
     format_dollars,
-    format_interval,
     format_number,
     format_signed,
     format_value,
@@ -51,7 +55,7 @@ from graphrag_eval.report.run_views import (
     metric_rows,
     output_keys,
     sample_counts,
-    skip_counts,
+    skip_reasons,
     step_rows,
     template_means,
     template_view,
@@ -87,6 +91,11 @@ _environment.filters["dollars"] = format_dollars
 _environment.filters["signed"] = format_signed
 _environment.filters["value"] = format_value
 _environment.filters["plural"] = plural
+_environment.filters["breakable"] = lambda name: Markup("_<wbr>").join(
+    escape(part) for part in visible_text(str(name)).split("_")
+)  # a metric name may wrap after its underscores
+_environment.filters["amount"] = format_amount
+_environment.filters["amount_change"] = format_amount_change
 
 
 def render_report(run: SavedRun, worst: int = DEFAULT_WORST) -> str:
@@ -104,13 +113,13 @@ def _render(run: SavedRun, worst: int) -> str:
     layout = run.layout()
     micro = run.aggregates["micro"]
     values = item_values(run.results, run.config, layout)
-    overall = metric_rows(micro, keys, run.aggregates["macro"], skip_counts(values.skipped, layout))
+    overall = metric_rows(micro, keys, run.aggregates["macro"], skip_reasons(values, layout))
     per_template = run.aggregates["per_template"]
     lowest, scored_items, failed = _ranked(values, keys, worst)
-    by_template: dict[str, list[Mapping[str, str]]] = {}
-    for question, skipped in zip(values.questions, values.skipped, strict=True):
-        if skipped:  # most questions skip nothing: nothing to count
-            by_template.setdefault(question.template_id, []).append(skipped)
+    by_template: dict[str, list[int]] = {}
+    for index, (question, skipped) in enumerate(zip(values.questions, values.skipped, strict=True)):
+        if skipped or question.status == "error":  # most skip nothing: nothing to count
+            by_template.setdefault(question.template_id, []).append(index)
     shown = _typed_results(run, [index for _, index in lowest] + failed[:worst])
 
     def view(index: int, score: float | None = None) -> ItemView:
@@ -136,7 +145,10 @@ def _render(run: SavedRun, worst: int) -> str:
         template_means=template_means(per_template, [row for row in overall if row.headline]),
         templates=[
             template_view(
-                template_id, stats, keys, skip_counts(by_template.get(template_id, ()), layout)
+                template_id,
+                stats,
+                keys,
+                skip_reasons(values, layout, by_template.get(template_id, ())),
             )
             for template_id, stats in per_template.items()
         ],
@@ -237,10 +249,10 @@ def render_comparison(
         "compare.html.j2",
         f"graphrag-eval comparison: {comparison.run_b} vs {comparison.run_a}",
         comparison=comparison,
-        rows=[_change_row(change) for change in comparison.overall.values()],
+        rows=_change_rows(comparison.overall.values()),
         chart=charts.difference_chart(scaled) if scaled else None,
         templates=[
-            (template_id, [_change_row(change) for change in changes.values()])
+            (template_id, _change_rows(changes.values()))
             for template_id, changes in comparison.per_template.items()
         ],
         changed=[
@@ -283,15 +295,24 @@ def write_comparison(
     return path
 
 
+def _change_rows(changes: Iterable[MetricChange]) -> dict[str, list[dict[str, Any]]]:
+    """The rows of a table of changes: ``scores``, and ``resources`` (costs, tokens and
+    seconds, in their units)."""
+    rows: dict[str, list[dict[str, Any]]] = {"scores": [], "resources": []}
+    for change in changes:
+        rows["scores" if change.is_score else "resources"].append(_change_row(change))
+    return rows
+
+
 def _change_row(change: MetricChange) -> dict[str, Any]:
     return {
         "metric": change.metric,
         "pairs": change.pairs,
-        "mean_a": "-" if change.mean_a is None else format_value(change.mean_a, change.metric),
-        "mean_b": "-" if change.mean_b is None else format_value(change.mean_b, change.metric),
-        "difference": "-" if change.difference is None else format_signed(change.difference),
-        "interval": format_interval(change.ci_low, change.ci_high),
-        "verdict": change.verdict,
+        "mean_a": format_amount(change.mean_a, change.unit, change.metric),
+        "mean_b": format_amount(change.mean_b, change.unit, change.metric),
+        "difference": format_amount_change(change.difference, change.unit),
+        "interval": format_amount_interval(change.ci_low, change.ci_high, change.unit),
+        "verdict": change.direction,
         "improved": change.improved,
         "regressed": change.regressed,
         "unchanged": change.unchanged,

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphrag_eval.formatting import format_number, is_cost_key
+from graphrag_eval.item_values import ItemValues
 from graphrag_eval.metrics.base import Aggregation, OutputKey
 from graphrag_eval.result_types import ResultLayout
 from graphrag_eval.runs import SavedRun
@@ -18,7 +19,6 @@ from graphrag_eval.runs import SavedRun
 __all__ = [
     "LabelRow",
     "MetricRow",
-    "SkipCount",
     "StepRow",
     "TemplateView",
     "coverage_rows",
@@ -26,7 +26,7 @@ __all__ = [
     "metric_rows",
     "output_keys",
     "sample_counts",
-    "skip_counts",
+    "skip_reasons",
     "step_rows",
     "template_means",
     "template_view",
@@ -52,17 +52,10 @@ class MetricRow:
     """The metric's best possible value (1 or 100), or None when unbounded."""
     headline: bool = False
     skipped: int = 0
-    """Questions its metric was skipped on (it did not apply), from the results' ``skipped``."""
+    """Questions it was skipped on (its metric did not apply, or an error response), as the
+    coverage counts them."""
     skip_reason: str = ""
-    """The most common reason it was skipped."""
-
-
-@dataclass(frozen=True, slots=True)
-class SkipCount:
-    """How many questions skipped a metric, and the most common reason."""
-
-    count: int
-    reason: str
+    """The most common reason it was skipped, where one is known."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,30 +142,41 @@ def sample_counts(stats: Mapping[str, Any]) -> dict[str, int]:
     }
 
 
-def skip_counts(skipped: Iterable[Mapping[str, str]], layout: ResultLayout) -> dict[str, SkipCount]:
-    """Per output key: how many results skipped its metric, with the most common reason
-    (each of the metric's keys gets its metric's count); ``skipped``: each result's metric ->
-    reason, as :meth:`~graphrag_eval.result_types.QuestionResult.skipped` gives it."""
+ERROR_RESPONSE = "error or missing response"
+"""The reason a key is skipped on an error sample (which no metric is run on)."""
+
+
+def skip_reasons(
+    values: ItemValues, layout: ResultLayout, indices: Iterable[int] | None = None
+) -> dict[str, str]:
+    """Per output key: the most common reason it was skipped on the questions at ``indices``
+    (all by default): its metric's reason from the result's ``skipped`` (each of the metric's
+    keys gets it), or :data:`ERROR_RESPONSE` on an error sample that has no value for it."""
     reasons: dict[str, Counter[str]] = {}
-    for each in filter(None, skipped):  # (most skip nothing)
-        for metric, reason in each.items():
-            reasons.setdefault(metric, Counter())[reason] += 1
-    counts: dict[str, SkipCount] = {}
-    for metric, counted in reasons.items():
-        [(reason, _)] = counted.most_common(1)
-        known = layout.metrics.get(metric)
-        for output in known.outputs if known is not None else ():
-            counts[output.name] = SkipCount(sum(counted.values()), reason)
-    return counts
+    skipped = values.skipped
+    for index in range(len(values.questions)) if indices is None else indices:
+        if values.questions[index].status == "error":
+            row = values.values[index]
+            for name in values.keys:
+                if name not in row:
+                    reasons.setdefault(name, Counter())[ERROR_RESPONSE] += 1
+            continue
+        for metric, reason in skipped[index].items():  # (most skip nothing)
+            known = layout.metrics.get(metric)
+            for output in known.outputs if known is not None else ():
+                reasons.setdefault(output.name, Counter())[reason] += 1
+    return {name: counted.most_common(1)[0][0] for name, counted in reasons.items()}
 
 
 def metric_rows(
     stats: Mapping[str, Any],
     keys: Mapping[str, OutputKey],
     macro: Mapping[str, Any] | None = None,
-    skips: Mapping[str, SkipCount] | None = None,
+    reasons: Mapping[str, str] | None = None,
 ) -> list[MetricRow]:
-    """The numeric keys of a group as table rows, headline scores first."""
+    """The numeric keys of a group as table rows, headline scores first, with the group's
+    coverage counts (scored, failed, skipped) and ``reasons``: key -> why it was skipped
+    (:func:`skip_reasons`)."""
     total = stats["number_of_success_samples"] + stats["number_of_error_samples"]
     coverage = stats.get("coverage", {})
     rows = []
@@ -181,7 +185,6 @@ def metric_rows(
         if spec.aggregation is not Aggregation.NUMERIC or not isinstance(value, Mapping):
             continue
         counts = coverage.get(name, {})
-        skip = (skips or {}).get(name)
         rows.append(
             MetricRow(
                 name=name,
@@ -195,8 +198,8 @@ def metric_rows(
                 macro_mean=(macro or {}).get(name, {}).get("mean"),
                 best=spec.maximum,
                 headline=spec.headline,
-                skipped=skip.count if skip is not None else 0,
-                skip_reason=skip.reason if skip is not None else "",
+                skipped=counts.get("skipped", 0),
+                skip_reason=(reasons or {}).get(name, "") if counts.get("skipped") else "",
             )
         )
     # Headline scores first, other scores next, then costs, tokens and seconds.
@@ -240,7 +243,7 @@ def template_view(
     template_id: str,
     stats: Mapping[str, Any],
     keys: Mapping[str, OutputKey],
-    skips: Mapping[str, SkipCount] | None = None,
+    reasons: Mapping[str, str] | None = None,
 ) -> TemplateView:
     """One template's block of the report."""
     counts = sample_counts(stats)
@@ -249,7 +252,7 @@ def template_view(
         success=counts["success"],
         errors=counts["errors"],
         missing=counts["missing"],
-        metrics=metric_rows(stats, keys, skips=skips),
+        metrics=metric_rows(stats, keys, reasons=reasons),
         labels=label_rows(stats, keys),
         steps=step_rows(stats.get("steps", {})),
     )

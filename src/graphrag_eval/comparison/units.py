@@ -1,0 +1,93 @@
+"""What a compared metric measures, and how its means and differences are written: scores
+(the verdict is about the system's answers) apart from costs, tokens and seconds (what a run
+used), each in its unit (docs/report.md, "Comparing two runs")."""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from graphrag_eval.formatting import (
+    format_dollars,
+    format_interval,
+    format_signed,
+    format_value,
+    is_cost_key,
+)
+from graphrag_eval.metrics.base import OutputKey
+
+__all__ = [
+    "Unit",
+    "format_amount",
+    "format_amount_change",
+    "format_amount_interval",
+    "unit_of",
+]
+
+Unit = Literal["score", "dollars", "tokens", "seconds", "amount"]
+"""``score``: a score (higher or lower is better); the others are what a run used (a key whose
+lower values are better and that is not a score): dollars (``_cost`` keys), tokens
+(``_tokens`` keys), seconds (``_sec`` keys) or another amount."""
+
+
+def unit_of(name: str, spec: OutputKey) -> Unit:
+    """The unit of the key ``name``: costs, tokens and seconds are the keys whose lower
+    values are better (as ``--fail-on-regression`` reads them), named by their suffix."""
+    if not spec.lower_is_better:
+        return "score"
+    if is_cost_key(name):
+        return "dollars"
+    if name.endswith("_tokens"):
+        return "tokens"
+    if name.endswith(("_sec", "_seconds")):
+        return "seconds"
+    return "amount"
+
+
+def format_amount(value: float | None, unit: Unit, name: str = "") -> str:
+    """A mean in its unit: ``$0.0000573``, ``203,432`` tokens, ``16.9 s``; a score as the
+    reports write it; ``-`` for none."""
+    if value is None or not math.isfinite(value):
+        return "-"
+    if unit == "dollars":
+        return format_dollars(value)
+    if unit == "tokens":
+        return f"{value:,.0f}" if abs(value) >= 10 else f"{value:,.1f}".replace(".0", "")
+    if unit == "seconds":
+        return _seconds(value) + " s"
+    return format_value(value, name)
+
+
+def format_amount_change(value: float | None, unit: Unit) -> str:
+    """A difference in its unit, with its sign: ``-$0.0000001``, ``+1,204``, ``+0.52 s``."""
+    if value is None or not math.isfinite(value):
+        return "-"
+    if unit == "score" or unit == "amount":
+        return format_signed(value)
+    sign = "-" if value < 0 else "+"
+    if value == 0:
+        return "0"
+    if unit == "dollars":
+        return sign + format_dollars(abs(value))
+    if unit == "tokens":
+        return sign + format_amount(abs(value), unit)
+    return sign + _seconds(abs(value)) + " s"
+
+
+def format_amount_interval(low: float | None, high: float | None, unit: Unit) -> str:
+    """``[low, high]`` of a difference in its unit, or ``-``."""
+    if unit == "score" or unit == "amount":
+        return format_interval(low, high)
+    if low is None or high is None or math.isnan(low) or math.isnan(high):
+        return "-"
+    return f"[{format_amount_change(low, unit)}, {format_amount_change(high, unit)}]"
+
+
+def _seconds(value: float) -> str:
+    """Seconds with 3 significant digits under 100 (``0.0521``, ``16.9``), whole above."""
+    if value == 0:
+        return "0"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    decimals = max(0, 2 - math.floor(math.log10(abs(value))))
+    return f"{value:.{decimals}f}"
