@@ -195,13 +195,14 @@ def resume(
         recorded = None
     if recorded is None:
         raise InputError(
-            "no checkpoint of an earlier run here; run without --resume to start afresh",
+            "no checkpoint of an earlier run here; start afresh with --overwrite instead of "
+            "--resume",
             file=str(checkpoint),
         )
     if recorded != run_fingerprint:
         raise InputError(
             "the earlier run in this directory used other inputs or scoring settings; "
-            "use another --out-dir, or run without --resume to start afresh",
+            "use another --out-dir, or start afresh with --overwrite instead of --resume",
             file=str(checkpoint),
         )
     metrics = tuple(metrics)
@@ -245,7 +246,7 @@ def _refuse_special(path: Path) -> None:
     writes its checkpoint was planted there: never read (docs/security.md)."""
     if path.is_symlink() or (path.exists() and not path.is_file()):
         raise InputError(
-            "not a regular file (planted here?); run without --resume to start afresh",
+            "not a regular file (planted here?); start afresh with --overwrite instead of --resume",
             file=str(path),
         )
 

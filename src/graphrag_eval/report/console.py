@@ -191,19 +191,28 @@ def _fitting_headline(keys: Sequence[str], room: int) -> tuple[list[str], list[s
     return shown, headline[len(shown) :]
 
 
-def print_notices(console: Console, notices: Sequence[Notice], where: str | None = None) -> None:
-    """Print the notice counts by kind and the first few notices."""
+def print_notices(
+    console: Console,
+    notices: Sequence[Notice],
+    where: str | None = None,
+    *,
+    show_all: bool = False,
+    see_all: str | None = None,
+) -> None:
+    """Print the notice counts by kind and the first few notices (all with ``show_all``); the
+    line that says how many more there are names ``where`` all are, or how to ``see_all``."""
     if not notices:
         return
     summary = ", ".join(
         f"{kind.replace('_', ' ')}: {count}" for kind, count in count_kinds(notices).items()
     )
     console.print(Text(f"{len(notices)} input problem(s)", style="yellow"), f"({summary})")
-    for notice in notices[:_NOTICE_LIMIT]:
+    shown = notices if show_all else notices[:_NOTICE_LIMIT]
+    for notice in shown:
         console.print(visible_text(f"  {notice}"), markup=False, highlight=False, soft_wrap=True)
-    if len(notices) > _NOTICE_LIMIT:
-        more = f" (all in {where})" if where else ""
-        console.print(f"  ... and {len(notices) - _NOTICE_LIMIT} more{more}", markup=False)
+    if len(notices) > len(shown):
+        more = f" (all in {where})" if where else f" ({see_all})" if see_all else ""
+        console.print(f"  ... and {len(notices) - len(shown)} more{more}", markup=False)
 
 
 def print_llm_summary(console: Console, stats: CallStats, max_cost_usd: float | None) -> None:
