@@ -254,3 +254,12 @@ def test_help_asked_in_place_of_a_threshold_is_the_commands_help(
     assert out.startswith("Usage: graphrag-eval compare")
     assert "run B" in _option_help(out, "--fail-under METRIC=VALUE")
     assert err == ""
+
+
+def test_no_command_shows_the_help_not_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main([])
+    captured = capsys.readouterr()
+    shown = captured.out + captured.err
+    assert code in (0, 2)  # click 8.1 exits 0 after the help, 8.2 and later 2
+    assert shown.startswith("Usage: graphrag-eval [OPTIONS] COMMAND [ARGS]...\n")
+    assert "error:" not in shown

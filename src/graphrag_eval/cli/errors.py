@@ -39,6 +39,11 @@ __all__ = [
 
 EXIT_OK, EXIT_THRESHOLD, EXIT_BAD_INPUT, EXIT_INCOMPLETE = 0, 1, 2, 3
 
+# click 8.2 and later raise it for a group run without a command (8.1 prints the help itself).
+_NO_ARGS_IS_HELP: tuple[type[click.UsageError], ...] = tuple(
+    kind for kind in (getattr(click.exceptions, "NoArgsIsHelpError", None),) if kind is not None
+)
+
 _command_line: list[str] = []
 
 
@@ -108,7 +113,10 @@ def _run(command: click.Command, args: list[str], prog_name: str, debug: bool) -
     except GraphragEvalError as exc:
         return _fail(str(exc), debug, prog_name=prog_name)
     except click.UsageError as exc:
-        print(usage_line(exc, prog_name), file=sys.stderr)
+        if isinstance(exc, _NO_ARGS_IS_HELP):  # a command given no arguments: its help
+            exc.show()
+        else:
+            print(usage_line(exc, prog_name), file=sys.stderr)
         return exc.exit_code
     except click.ClickException as exc:
         exc.show()
