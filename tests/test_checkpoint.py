@@ -26,17 +26,24 @@ def _record(question_id: str, **keys: Any) -> dict[str, Any]:
     return {"template_id": "t1", "question_id": question_id, "status": "success", **keys}
 
 
-def test_items_whose_judged_metrics_failed_are_evaluated_again(tmp_path: Path) -> None:
+def test_items_whose_judge_gave_no_reply_are_evaluated_again(tmp_path: Path) -> None:
     records = [
         _record("kept", steps_score=1.0),
         _record("unjudged_failure", steps_score_error="internal error"),
-        _record("judge_failed", answer_eval_error="rate limited"),
-        _record("judge_failed_on_a_step", actual_steps=[{"retrieval_answer_recall_error": "x"}]),
-        _record("not_evaluated", evaluation_error=True),
+        _record("judge_failed", answer_eval_error="generation call failed: 500 (3 attempts)"),
+        _record(
+            "judge_failed_on_a_step",
+            actual_steps=[
+                {"retrieval_answer_recall_error": "not computed: the cost limit of $1 was reached"}
+            ],
+        ),
+        _record("malformed_reply", answer_eval_error="the judge's reply is not valid JSON"),
+        _record("not_evaluated", status="error", evaluation_error=True),
     ]
 
     resumed = _resume(tmp_path, records)
 
-    assert sorted(resumed.kept) == ["kept", "unjudged_failure"]
-    assert resumed.redo == 3
+    assert sorted(resumed.kept) == ["kept", "malformed_reply", "not_evaluated", "unjudged_failure"]
+    assert resumed.redo == 2
+    assert resumed.redo_causes == {"failed": 1, "budget": 1}
     assert resumed.kept["kept"] == records[0]

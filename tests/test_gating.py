@@ -139,7 +139,7 @@ def test_fail_over_gates_costs_and_a_significant_rise(
 def test_evaluate_fail_over(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     examples = Path(__file__).parent.parent / "examples"
     args = ["evaluate", str(examples / "reference.yaml"), str(examples / "responses.jsonl")]
-    args += ["-o", str(tmp_path / "out"), "--no-report"]
+    args += ["-o", str(tmp_path / "out"), "--no-report", "--overwrite"]
     assert main([*args, "--fail-over", "elapsed_sec=100"]) == 0
     assert "ok: elapsed_sec mean is at most 100" in capsys.readouterr().out
     assert main([*args, "-q", "--fail-over", "elapsed_sec=10"]) == 1

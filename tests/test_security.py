@@ -341,7 +341,7 @@ def test_resume_never_reads_a_planted_link_or_pipe(
     assert main([*args, "--resume"]) == 2
     assert capsys.readouterr().err == (
         f"graphrag-eval: error: {out / name}: not a regular file (planted here?); "
-        "run without --resume to start afresh\n"
+        "start afresh with --overwrite instead of --resume\n"
     )
-    assert main(args) == 0  # a fresh run replaces it
+    assert main([*args, "--overwrite"]) == 0  # a fresh run replaces it
     assert (out / name).is_file() and not (out / name).is_symlink()

@@ -221,10 +221,16 @@ def test_ctrl_c_during_start_up_is_one_line_and_resume_accepts_the_directory(
     assert run["resumed"] == {"kept": 3, "evaluated_again": 0}
 
 
-def test_ctrl_c_while_python_imports_the_commands_is_one_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("signum", "exit_code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["int", "term"]
+)
+def test_a_signal_while_python_imports_the_commands_is_one_line(
+    tmp_path: Path, signum: signal.Signals, exit_code: int
+) -> None:
     """A module the commands import (PyYAML) is shadowed on PYTHONPATH by one that reads a
     named pipe: the import blocks until the test has opened the pipe's other end; then Ctrl-C
-    arrives while Python is still importing the package."""
+    or SIGTERM arrives while Python is still importing the package (SIGTERM used to kill it
+    silently, -15)."""
     reference, responses = write_inputs(tmp_path, 1)
     out = tmp_path / "out"
     pipe = tmp_path / "importing"
@@ -243,9 +249,9 @@ def test_ctrl_c_while_python_imports_the_commands_is_one_line(tmp_path: Path) ->
         env={**os.environ, "PYTHONPATH": os.pathsep.join(path)},
     )
     with pipe.open("w"):  # returns once the import has opened the pipe to read it
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signum)
         _, err = process.communicate(timeout=120)
-    assert process.returncode == 130
+    assert process.returncode == exit_code
     assert err == "interrupted while starting; nothing was written\n"
     assert not out.exists()
 

@@ -5,8 +5,11 @@ Each finished item is appended to ``results.jsonl`` (and flushed) as soon as it 
 ``checkpoint.json`` holds the fingerprint of the run's inputs and scoring settings. A resumed
 run checks the fingerprint, keeps every complete item already written (a line cut short by
 the crash is dropped), and evaluates the rest: the items not written yet, and those whose
-LLM-judged metrics failed (a transient error or the cost limit), whose successful calls
-then come from the cache.
+LLM-judged metrics failed because the judge or embedding endpoint gave no reply (it could not
+be reached, refused the request or kept failing) or the cost limit stopped the call (see
+:func:`endpoint_cause`), whose successful calls then come from the cache. A failure the same
+call would repeat (a malformed reply, a blank answer, a prompt over the limit) or that had
+nothing to do with the judge is kept as it is.
 
 The problems an item's evaluation found (an actual step output that could not be read) are
 recorded on the item itself (``output_error``), so a kept item's notices are read back from it
@@ -23,6 +26,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -46,8 +50,8 @@ from graphrag_eval.inputs import (
     ResponseSet,
     unreadable_output_notice,
 )
-from graphrag_eval.metrics.base import Metric, metrics_for
-from graphrag_eval.result_types import ResultLayout
+from graphrag_eval.metrics.base import Failed, Metric, Scored, metrics_for
+from graphrag_eval.result_types import QuestionResult, ResultLayout
 from graphrag_eval.results import read_record
 from graphrag_eval.rundir import CHECKPOINT_JSON, RESULTS_JSONL, results_jsonl_text
 from graphrag_eval.version import __version__
@@ -57,9 +61,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHECKPOINT_JSON",
+    "REDO_CAUSES",
     "ResultsLog",
     "Resumed",
     "RunCheckpoint",
+    "endpoint_cause",
     "evaluate_checkpointed",
     "fingerprint",
     "item_notices",
@@ -103,11 +109,66 @@ class Resumed:
     kept: dict[str, dict[str, Any]]
     """Complete results already written, by question id."""
     redo: int
-    """Results written but evaluated again (an LLM-judged metric failed)."""
+    """Results written but evaluated again (an LLM-judged metric failed because its endpoint
+    gave no reply or the cost limit stopped it: see :func:`endpoint_cause`)."""
     dropped_lines: int
     """Lines that could not be read (cut short by the crash)."""
     notices: list[Notice] = field(default_factory=list)
     """What the evaluation of the kept items found (see :func:`item_notices`)."""
+    redo_causes: dict[str, int] = field(default_factory=dict)
+    """The items evaluated again by cause (a key of :data:`REDO_CAUSES`), adding up to
+    ``redo``."""
+
+
+REDO_CAUSES: dict[str, str] = {
+    "unreachable": "an endpoint could not be reached",
+    "refused": "an endpoint refused the request",
+    "failed": "an endpoint kept failing",
+    "budget": "the cost limit stopped a call",
+}
+"""Why an item is evaluated again on ``--resume``, by cause: what the summary says of it."""
+
+# The messages of the engine's errors (graphrag_eval.llm: retrying.py, client.py, chat.py,
+# budget.py) that mean no reply came, matched in this order; tests/test_checkpoint.py makes
+# each of them against the test judge server, so a reworded message fails there.
+_CAUSE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("budget", re.compile(r"the cost limit of \$\S+ was reached")),
+    ("unreachable", re.compile(r" unreachable \(.*: no more calls to it in this run")),
+    ("refused", re.compile(r"\brefused the request: ")),
+    ("failed", re.compile(r"no more calls to it in this run")),  # any other open breaker
+    ("unreachable", re.compile(r"^\w+ call failed: (connection failed|timed out)")),
+    ("failed", re.compile(r"^\w+ call failed: ")),
+)
+
+
+def endpoint_cause(error: str) -> str | None:
+    """Why a judged metric's ``error`` came about, when it came from the judge or embedding
+    endpoint giving no reply (a key of :data:`REDO_CAUSES`); ``None`` for a failure that
+    calling again would repeat (a malformed or truncated reply, a blank answer, a prompt over
+    the limit) or that did not come from a call."""
+    for cause, pattern in _CAUSE_PATTERNS:
+        if pattern.search(error):
+            return cause
+    return None
+
+
+def _redo_cause(result: QuestionResult, judged: set[str]) -> str | None:
+    """The cause of the first failure of a judged metric of ``result`` that calling again may
+    mend (see :func:`endpoint_cause`), or ``None``."""
+    for key, outcome in result.outcomes.items():
+        if key.metric not in judged:
+            continue
+        if isinstance(outcome, Failed):
+            errors: Iterable[str] = (outcome.error,)
+        elif isinstance(outcome, Scored):
+            errors = outcome.failures.values()
+        else:
+            continue
+        for error in errors:
+            cause = endpoint_cause(error) if isinstance(error, str) else None
+            if cause is not None:
+                return cause
+    return None
 
 
 def resume(
@@ -134,13 +195,14 @@ def resume(
         recorded = None
     if recorded is None:
         raise InputError(
-            "no checkpoint of an earlier run here; run without --resume to start afresh",
+            "no checkpoint of an earlier run here; start afresh with --overwrite instead of "
+            "--resume",
             file=str(checkpoint),
         )
     if recorded != run_fingerprint:
         raise InputError(
             "the earlier run in this directory used other inputs or scoring settings; "
-            "use another --out-dir, or run without --resume to start afresh",
+            "use another --out-dir, or start afresh with --overwrite instead of --resume",
             file=str(checkpoint),
         )
     metrics = tuple(metrics)
@@ -148,7 +210,8 @@ def resume(
     layout = ResultLayout.of(metrics)
     known = {question.id for question in questions}
     kept: dict[str, dict[str, Any]] = {}
-    redo = dropped = 0
+    causes: dict[str, str] = {}
+    dropped = 0
     for _, value in iter_jsonl(results_path):
         if isinstance(value, BrokenLine) or not isinstance(value, dict):
             dropped += 1
@@ -156,11 +219,18 @@ def resume(
         question_id = value.get("question_id")
         if question_id not in known:
             continue
-        if value.get("evaluation_error") or read_record(value, layout).failed_metrics() & judged:
-            redo += 1
+        cause = _redo_cause(read_record(value, layout), judged)
+        if cause is not None:
+            causes[question_id] = cause
             kept.pop(question_id, None)
             continue
+        causes.pop(question_id, None)
         kept[question_id] = value
+    redo_causes = {
+        name: count
+        for name in REDO_CAUSES
+        if (count := sum(1 for cause in causes.values() if cause == name))
+    }
     # In reference order, as the items' own notices are when evaluated again.
     order = {question.id: index for index, question in enumerate(questions)}
     notices = [
@@ -168,7 +238,7 @@ def resume(
         for question_id in sorted(kept, key=order.__getitem__)
         for notice in item_notices(kept[question_id], source)
     ]
-    return Resumed(kept, redo, dropped, notices)
+    return Resumed(kept, len(causes), dropped, notices, redo_causes)
 
 
 def _refuse_special(path: Path) -> None:
@@ -176,7 +246,7 @@ def _refuse_special(path: Path) -> None:
     writes its checkpoint was planted there: never read (docs/security.md)."""
     if path.is_symlink() or (path.exists() and not path.is_file()):
         raise InputError(
-            "not a regular file (planted here?); run without --resume to start afresh",
+            "not a regular file (planted here?); start afresh with --overwrite instead of --resume",
             file=str(path),
         )
 

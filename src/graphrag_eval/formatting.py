@@ -12,12 +12,15 @@ from typing import Any
 
 __all__ = [
     "COST_SUFFIX",
+    "TOKEN_SUFFIX",
     "format_dollars",
     "format_interval",
     "format_number",
     "format_signed",
+    "format_tokens",
     "format_value",
     "is_cost_key",
+    "is_token_key",
     "plural",
     "visible_text",
 ]
@@ -63,11 +66,32 @@ def is_cost_key(name: str) -> bool:
     return name.endswith(COST_SUFFIX)
 
 
+TOKEN_SUFFIX = "_tokens"
+
+
+def is_token_key(name: str) -> bool:
+    """Whether ``name`` counts tokens (``input_tokens``, ``output_tokens``, ``total_tokens``):
+    every key that does ends in ``_tokens`` (docs/outputs.md)."""
+    return name.endswith(TOKEN_SUFFIX)
+
+
+def format_tokens(value: float) -> str:
+    """A token count, or a mean of token counts, as a whole number with thousands separators
+    (``1,002``, never ``260.00``): how every token count is written."""
+    if not math.isfinite(value):
+        return str(value)
+    return f"{round(value):,}"
+
+
 def format_value(value: Any, name: str) -> str:
     """A value of the key ``name``: dollars with significant digits for a ``_cost`` key (never
-    ``0.000`` for $0.00005), else :func:`format_number`."""
-    if is_cost_key(name) and isinstance(value, int | float) and not isinstance(value, bool):
-        return format_dollars(value)
+    ``0.000`` for $0.00005), a whole number for a token count (:func:`format_tokens`), else
+    :func:`format_number`."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if is_cost_key(name):
+            return format_dollars(value)
+        if is_token_key(name):
+            return format_tokens(value)
     return format_number(value)
 
 

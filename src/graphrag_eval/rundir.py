@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from graphrag_eval.aggregation import aggregate
 from graphrag_eval.config import EvaluationConfig
+from graphrag_eval.errors import InputError
 from graphrag_eval.files import dump_yaml, write_text_atomic
 from graphrag_eval.inputs import Notice, count_kinds
 from graphrag_eval.version import __version__
@@ -40,11 +41,14 @@ __all__ = [
     "RESULTS_JSONL",
     "RESULTS_YAML",
     "RESULT_FILE_NAMES",
+    "RUN_FILE_NAMES",
     "RUN_YAML",
     "LLMSummary",
     "ResultsFormat",
     "RunSummary",
     "WrittenRun",
+    "claim_out_dir",
+    "earlier_run_files",
     "results_jsonl_text",
     "write_results",
     "write_run",
@@ -62,6 +66,8 @@ CHECKPOINT_JSON = "checkpoint.json"
 """The fingerprint of a run's inputs and settings, which ``--resume`` checks."""
 RESULT_FILE_NAMES = (RESULTS_JSONL, RESULTS_JSON, RESULTS_YAML, "results.yml")
 """The results files a saved run is read from, in order of preference."""
+RUN_FILE_NAMES = (*RESULT_FILE_NAMES, AGGREGATES_YAML, RUN_YAML, CHECKPOINT_JSON)
+"""The files that show a directory holds a run (an interrupted one too)."""
 
 ResultsFormat = Literal["jsonl", "json", "yaml"]
 
@@ -172,6 +178,39 @@ class RunSummary:
             "input_problems": count_kinds(self.notices),
             "notices": [str(notice) for notice in self.notices],
         }
+
+
+def earlier_run_files(out_dir: str | Path) -> list[str]:
+    """The files of a run (:data:`RUN_FILE_NAMES`) that ``out_dir`` already holds, by name:
+    a new run there would replace them. Only regular files count: a link or a pipe of such a
+    name is no run's (it was planted), and a run replaces it without following it."""
+    out_dir = Path(out_dir)
+    return [
+        name
+        for name in RUN_FILE_NAMES
+        if (out_dir / name).is_file() and not (out_dir / name).is_symlink()
+    ]
+
+
+def claim_out_dir(out_dir: str | Path, *, overwrite: bool = False) -> None:
+    """Make ``out_dir`` ready for a new run: :class:`InputError` when it holds the results of
+    an earlier run (see :func:`earlier_run_files`), unless ``overwrite``, which removes them
+    first (its report too), so that none is left beside the new run's (a ``results.json`` it
+    does not write, a report it does not render). A link is removed itself, never followed."""
+    out_dir = Path(out_dir)
+    if not overwrite:
+        found = earlier_run_files(out_dir)
+        if found:
+            raise InputError(
+                f"holds the results of an earlier run ({', '.join(found)}); add --overwrite to "
+                "replace them, --resume to continue that run, or give another --out-dir",
+                file=str(out_dir),
+            )
+        return
+    for name in (*RUN_FILE_NAMES, REPORT_HTML):
+        path = out_dir / name
+        if path.is_symlink() or path.is_file():
+            path.unlink()
 
 
 def results_jsonl_text(results: Iterable[Mapping[str, Any]]) -> str:

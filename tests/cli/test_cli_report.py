@@ -308,7 +308,7 @@ def test_evaluate_fail_under_bad_value(
     code, _, stderr = run(capsys, *args)
     assert code == 2
     assert "--fail-under" in stderr
-    assert "steps_score: the threshold 'high' is not a number" in stderr
+    assert "--fail-under steps_score=high: the threshold 'high' is not a number" in stderr
     assert "Traceback" not in stderr
 
 

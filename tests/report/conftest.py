@@ -1,10 +1,10 @@
-"""Fixtures of the browser tests: Debian's Chromium (installed here once per session when it
-is missing), one headless browser per test module driven by playwright, and pages that record
-what they load.
+"""Fixtures of the browser tests: Debian's Chromium, one headless browser per test module
+driven by playwright, and pages that record what they load.
 
-The browser is a requirement of the suite, not an optional extra: when it cannot be installed
-(no apt-get, not root, no network) the browser tests fail under CI (the CI environment
-variable set) and are skipped with the reason otherwise.
+The suite never installs the browser itself: ``tests/setup_browser.sh``, which README.md's
+test command runs before pytest, installs Debian's ``chromium`` when it is missing and it can
+(root, apt-get). Without it the browser tests fail under CI (the CI environment variable set:
+they must run there) and are skipped with the reason otherwise.
 
 Helpers that test modules need are fixtures (``open_page``), because a conftest module cannot
 be imported by name under ``--import-mode=importlib``.
@@ -13,8 +13,6 @@ be imported by name under ``--import-mode=importlib``.
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +24,6 @@ if TYPE_CHECKING:
     from playwright.sync_api import Browser, ConsoleMessage, Page, Request
 
 CHROMIUM = Path("/usr/bin/chromium")
-INSTALL_TIMEOUT_S = 600
 CHROMIUM_ARGS = [
     "--no-sandbox",  # CI runs as root, where Chromium's sandbox refuses to start
     "--disable-gpu",
@@ -45,52 +42,14 @@ def _unavailable(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
-def _apt(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["apt-get", *args],
-        capture_output=True,
-        text=True,
-        timeout=INSTALL_TIMEOUT_S,
-        env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
-        check=False,
-    )
-
-
-def _last_line(process: subprocess.CompletedProcess[str]) -> str:
-    lines = (process.stderr or process.stdout).strip().splitlines()
-    return lines[-1] if lines else f"exit code {process.returncode}"
-
-
-def install_chromium() -> str | None:
-    """Install Debian's ``chromium`` package; the reason it could not be, or None."""
-    if shutil.which("apt-get") is None:
-        return "apt-get not found (not a Debian-based system)"
-    if os.geteuid() != 0:
-        return "installing it needs root (apt-get install chromium)"
-    install = ("install", "-y", "--no-install-recommends", "chromium")
-    try:
-        process = _apt(*install)
-        if process.returncode != 0:  # the package lists may be missing or stale
-            update = _apt("update")
-            if update.returncode != 0:
-                return f"apt-get update failed: {_last_line(update)}"
-            process = _apt(*install)
-    except subprocess.TimeoutExpired as exc:
-        return f"{' '.join(map(str, exc.cmd))} took more than {exc.timeout:.0f} s"
-    if process.returncode != 0:
-        return f"apt-get install chromium failed: {_last_line(process)}"
-    if not CHROMIUM.is_file():
-        return f"apt-get installed chromium but there is no {CHROMIUM}"
-    return None
-
-
 @pytest.fixture(scope="session")
 def chromium_executable() -> Path:
-    """Debian's Chromium, installed with apt-get when it is not there yet."""
+    """Debian's Chromium, which ``tests/setup_browser.sh`` installs (never this fixture)."""
     if not CHROMIUM.is_file():
-        problem = install_chromium()
-        if problem is not None:
-            _unavailable(f"Chromium is not at {CHROMIUM} and could not be installed: {problem}")
+        _unavailable(
+            f"Chromium is not at {CHROMIUM}: install it first with sh tests/setup_browser.sh "
+            "(Debian's chromium package; needs root)"
+        )
     return CHROMIUM
 
 

@@ -2,16 +2,16 @@
 
 User errors (a bad reference, responses or config file) print one line and exit 2;
 ``--debug`` shows the traceback instead. Exit codes: 0 ok, 1 a CI gate failed
-(``--fail-under``, ``--fail-over``, ``--fail-on-regression``), 2 bad input or config, 130 and
-143 interrupted (Ctrl-C, SIGTERM).
+(``--fail-under``, ``--fail-over``, ``--fail-on-regression``), 2 bad input or config, 3
+evaluation incomplete, 130 and 143 interrupted (Ctrl-C, SIGTERM).
 
 The output directory itself is written by the library (:mod:`graphrag_eval.rundir`,
 :mod:`graphrag_eval.checkpoint`); the commands parse options, call it and print.
 
-The entry points here import the commands (and with them the whole package) with Ctrl-C
-guarded: an interrupt while Python is still importing them prints one line and exits 130,
-not a traceback (docs/security.md, "Signals"). This module imports nothing of the package
-before that guard is in place.
+The entry points here import the commands (and with them the whole package) with Ctrl-C and
+SIGTERM guarded: either, while Python is still importing them, prints one line and exits 130
+or 143, not a traceback nor a silent death by the signal (docs/security.md, "Signals").
+This module imports nothing of the package before that guard is in place.
 """
 
 from __future__ import annotations
@@ -29,19 +29,19 @@ if TYPE_CHECKING:
 __all__ = ["answer_correctness_main", "cli", "main"]
 
 STARTING_INTERRUPTED = "interrupted while starting; nothing was written"
-"""What Ctrl-C while the commands are being imported prints (exit 130)."""
+"""What Ctrl-C or SIGTERM while the commands are being imported prints (exit 130 or 143)."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``graphrag-eval`` console script."""
     app = _import_commands()
-    return 130 if app is None else int(app.main(argv))
+    return int(app.main(argv)) if isinstance(app, ModuleType) else app
 
 
 def answer_correctness_main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the seed's ``answer-correctness`` command."""
     app = _import_commands()
-    return 130 if app is None else int(app.answer_correctness_main(argv))
+    return int(app.answer_correctness_main(argv)) if isinstance(app, ModuleType) else app
 
 
 def __getattr__(name: str) -> Any:
@@ -53,30 +53,40 @@ def __getattr__(name: str) -> Any:
 
 
 class _Interrupted(BaseException):
-    """Ctrl-C while the commands were being imported."""
+    """Ctrl-C or SIGTERM while the commands were being imported."""
+
+    def __init__(self, exit_code: int) -> None:
+        super().__init__(exit_code)
+        self.exit_code = exit_code
 
 
 def _interrupted(signum: int, frame: FrameType | None) -> None:
-    raise _Interrupted
+    # 128 + the signal: 130 after Ctrl-C, 143 after SIGTERM (as cli/signals.py exits).
+    raise _Interrupted(128 + signum)
 
 
-def _import_commands() -> ModuleType | None:
-    """:mod:`graphrag_eval.cli.app`, or None (and one line on stderr) when Ctrl-C came while
-    it was being imported. Ctrl-C's own handling is left alone where it is not Python's
-    default (ignored in a background job, or a handler of the embedding program)."""
-    guarded = (
-        threading.current_thread() is threading.main_thread()
-        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    )
+def _import_commands() -> ModuleType | int:
+    """:mod:`graphrag_eval.cli.app`, or the exit code (and one line on stderr) when Ctrl-C
+    (130) or SIGTERM (143) came while it was being imported. A signal's handling is left alone
+    where it is not the default (Ctrl-C ignored in a background job, a handler of the
+    embedding program)."""
+    guarded: list[tuple[signal.Signals, Any]] = []
+    if threading.current_thread() is threading.main_thread():
+        for signum, default in (
+            (signal.SIGINT, signal.default_int_handler),
+            (signal.SIGTERM, signal.SIG_DFL),
+        ):
+            if signal.getsignal(signum) is default:
+                guarded.append((signum, default))
     try:
-        if guarded:
-            signal.signal(signal.SIGINT, _interrupted)
+        for signum, _ in guarded:
+            signal.signal(signum, _interrupted)
         try:
             from graphrag_eval.cli import app
         finally:
-            if guarded:
-                signal.signal(signal.SIGINT, signal.default_int_handler)
-    except _Interrupted:
+            for signum, default in guarded:
+                signal.signal(signum, default)
+    except _Interrupted as interrupted:
         sys.stderr.write(STARTING_INTERRUPTED + "\n")
-        return None
+        return interrupted.exit_code
     return app

@@ -26,8 +26,15 @@ __all__ = ["answer_correctness_main", "cli", "main"]
 def cli(debug: bool) -> None:
     """Score a question-answering system's responses against a reference dataset.
 
-    Exit codes: 0 ok, 1 a --fail-under or regression gate failed, 2 bad input or config,
-    3 evaluation incomplete (a judge unusable, or the cost limit reached: --resume finishes it).
+    \b
+    Exit codes:
+      0    ok
+      1    a CI gate failed (--fail-under, --fail-over, --fail-on-regression)
+      2    bad input, config or option
+      3    evaluation incomplete (a judge unusable, or the cost limit reached: --resume
+           finishes it)
+      130  interrupted (Ctrl-C)
+      143  stopped (SIGTERM)
 
     \b
     Example:

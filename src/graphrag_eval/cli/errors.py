@@ -34,9 +34,15 @@ __all__ = [
     "command_line",
     "exit_on_failures",
     "run_command",
+    "usage_line",
 ]
 
 EXIT_OK, EXIT_THRESHOLD, EXIT_BAD_INPUT, EXIT_INCOMPLETE = 0, 1, 2, 3
+
+# click 8.2 and later raise it for a group run without a command (8.1 prints the help itself).
+_NO_ARGS_IS_HELP: tuple[type[click.UsageError], ...] = tuple(
+    kind for kind in (getattr(click.exceptions, "NoArgsIsHelpError", None),) if kind is not None
+)
 
 _command_line: list[str] = []
 
@@ -68,6 +74,29 @@ def _fail(message: str, debug: bool, prog_name: str) -> int:
     return EXIT_BAD_INPUT
 
 
+def usage_line(exc: click.UsageError, prog_name: str) -> str:
+    """A usage error (a bad option or argument) as one line, as every other error: what is
+    wrong, with its hint (``did you mean ...?``) when it has one, else where the help is;
+    never click's usage block."""
+    message = " ".join(exc.format_message().split()).rstrip(".")
+    if isinstance(exc, click.BadParameter) and not isinstance(exc, click.MissingParameter):
+        # click's "Invalid value for '-c' / '--config': ..." as "--config: ...".
+        name = exc.param_hint if isinstance(exc.param_hint, str) else _param_name(exc.param)
+        if name is not None:
+            message = f"{name}: {' '.join(exc.message.split()).rstrip('.')}"
+    if "did you mean" in message.lower():
+        return f"{prog_name}: error: {message}"
+    where = exc.ctx.command_path if exc.ctx is not None else prog_name
+    return f"{prog_name}: error: {message}; see '{where} --help'"
+
+
+def _param_name(param: click.Parameter | None) -> str | None:
+    """How a usage error names an option (its long name) or an argument (``REFERENCE``)."""
+    if isinstance(param, click.Option) and param.opts:
+        return max(param.opts, key=len)
+    return param.human_readable_name if param is not None else None
+
+
 def run_command(command: click.Command, args: list[str], prog_name: str) -> int:
     """Run ``command`` with ``args``; its exit code, with a user error printed as one line."""
     debug = "--debug" in args
@@ -83,6 +112,12 @@ def _run(command: click.Command, args: list[str], prog_name: str, debug: bool) -
         code = command.main(args=args, prog_name=prog_name, standalone_mode=False)
     except GraphragEvalError as exc:
         return _fail(str(exc), debug, prog_name=prog_name)
+    except click.UsageError as exc:
+        if isinstance(exc, _NO_ARGS_IS_HELP):  # a command given no arguments: its help
+            exc.show()
+        else:
+            print(usage_line(exc, prog_name), file=sys.stderr)
+        return exc.exit_code
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code

@@ -55,6 +55,7 @@ from graphrag_eval.rundir import (
     ResultsFormat,
     RunSummary,
     WrittenRun,
+    claim_out_dir,
     write_run,
 )
 from graphrag_eval.runs import SavedRun
@@ -80,6 +81,7 @@ class EvaluateOptions:
     progress: bool | None
     quiet: bool
     resume: bool
+    overwrite: bool
     no_cache: bool
     dry_run: bool
     max_cost_usd: float | None
@@ -109,7 +111,8 @@ class EvaluateOptions:
     type=click.Path(file_okay=False, path_type=Path),
     default=Path("graphrag-eval-results"),
     show_default=True,
-    help="Directory for results.jsonl, aggregates.yaml and run.yaml.",
+    help="Directory for results.jsonl, aggregates.yaml, run.yaml and report.html (and "
+    "checkpoint.json, which --resume reads).",
 )
 @click.option(
     "--format",
@@ -141,6 +144,12 @@ class EvaluateOptions:
     is_flag=True,
     help="Continue the interrupted run in OUT_DIR: keep the items it wrote, evaluate the rest.",
 )
+@click.option(
+    "--overwrite",
+    is_flag=True,
+    help="Replace the results of an earlier run in OUT_DIR (without it, a directory that "
+    "holds them is refused).",
+)
 @no_cache_option
 @click.option(
     "--dry-run",
@@ -164,9 +173,14 @@ def evaluate_command(**options: Any) -> None:
     kill -9) continues with --resume and loses nothing.
 
     \b
-    Exit codes: 0 ok, 1 a --fail-under threshold not met, 2 bad input or config, 3
-    evaluation incomplete (a judge endpoint was unusable or the cost limit stopped calls;
-    --resume finishes it).
+    OUT_DIR must not hold another run's results: --resume continues an interrupted run
+    there, --overwrite replaces it.
+
+    \b
+    Exit codes: 0 ok, 1 a --fail-under or --fail-over threshold not met, 2 bad input,
+    config or option (an OUT_DIR holding an earlier run included), 3 evaluation incomplete
+    (a judge endpoint was unusable or the cost limit stopped calls; --resume finishes it),
+    130 interrupted (Ctrl-C), 143 stopped (SIGTERM).
 
     \b
     Example:
@@ -195,6 +209,10 @@ def run_evaluate(options: EvaluateOptions) -> None:
 
 def _evaluate(options: EvaluateOptions) -> None:
     started = time.perf_counter()
+    if options.resume and options.overwrite:
+        raise click.UsageError(
+            "--resume continues the run in OUT_DIR and --overwrite replaces it: give one"
+        )
     config = load_config(options.config_path)
     check_known(options.gates, numeric_outputs(config))
     diagnostics = Diagnostics()
@@ -213,6 +231,8 @@ def _evaluate(options: EvaluateOptions) -> None:
         return
     # One run at a time writes a directory: a second fails at once, naming the first.
     with lock_out_dir(options.out_dir):
+        if not options.resume:  # --resume continues the run there; else none may be there
+            claim_out_dir(options.out_dir, overwrite=options.overwrite)
         checkpoint = open_run(
             options.out_dir,
             options.reference,

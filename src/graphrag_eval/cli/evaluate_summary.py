@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphrag_eval.checkpoint import Resumed
+from graphrag_eval.checkpoint import REDO_CAUSES, Resumed
 from graphrag_eval.cli.console import stdout
 from graphrag_eval.evaluation import EvaluationRun
 from graphrag_eval.gating import Threshold
@@ -20,7 +20,7 @@ from graphrag_eval.report.console import (
 )
 from graphrag_eval.rundir import REPORT_HTML, RUN_YAML, WrittenRun
 
-__all__ = ["RunOutcome", "failed_values", "incomplete_line", "print_run_outcome"]
+__all__ = ["RunOutcome", "failed_values", "incomplete_line", "print_run_outcome", "resumed_line"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,13 +59,8 @@ def print_run_outcome(
             "in the results)",
             markup=False,
         )
-    resumed = outcome.resumed
-    if resumed is not None:
-        console.print(
-            f"resumed: kept {plural(len(resumed.kept), 'finished item')}, evaluated "
-            f"{len(results) - len(resumed.kept):,} ({resumed.redo:,} again after a "
-            "judge failure)"
-        )
+    if outcome.resumed is not None:
+        console.print(resumed_line(outcome.resumed, len(results)), markup=False)
     report_path = outcome.out_dir / REPORT_HTML
     console.print(
         f"{plural(len(results), 'question')} evaluated in {summary.elapsed_s:.2f} s; results "
@@ -75,6 +70,21 @@ def print_run_outcome(
         if not any(failure.startswith(f"{threshold.metric}:") for failure in failures):
             side = "at most" if threshold.upper else "at least"
             console.print(f"ok: {threshold.metric} mean is {side} {threshold.value:g}")
+
+
+def resumed_line(resumed: Resumed, questions: int) -> str:
+    """What a resumed run kept and evaluated, with the items evaluated again counted by why
+    (docs/llm.md, "Resume")."""
+    line = (
+        f"resumed: kept {plural(len(resumed.kept), 'finished item')}, evaluated "
+        f"{questions - len(resumed.kept):,}"
+    )
+    if not resumed.redo:
+        return line
+    causes = "; ".join(
+        f"{count:,} because {REDO_CAUSES[cause]}" for cause, count in resumed.redo_causes.items()
+    )
+    return f"{line}, {resumed.redo:,} of them again ({causes})"
 
 
 def failed_values(run: EvaluationRun) -> int:

@@ -1,5 +1,7 @@
 """Options that several commands share: ``--debug``, ``-c/--config``, ``--no-cache``,
-``--max-cost`` and the CI gates ``--fail-under``/``--fail-over`` (docs/report.md)."""
+``--max-cost`` and the CI gates ``--fail-under``/``--fail-over`` (docs/report.md), each with
+the help of the command it is on; and the file arguments, whose directory given for a file is
+a one-line error with a hint."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from graphrag_eval.metrics.base import Aggregation, configured_metrics, declared
 __all__ = [
     "CONTEXT_SETTINGS",
     "Decorator",
+    "FilePath",
     "config_option",
     "debug_option",
     "gate_options",
@@ -50,22 +53,47 @@ max_cost_option: Decorator = click.option(
 )
 
 
+class FilePath(click.Path):
+    """A file (to read or to write), never a directory: a directory is refused with a hint,
+    the file in it the user most likely meant (``examples/reference.yaml`` for ``examples``
+    given as REFERENCE) or else that a file is wanted."""
+
+    def __init__(self) -> None:
+        super().__init__(dir_okay=False, path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str | Path) and Path(value).is_dir():
+            self.fail(_directory_hint(Path(value), param), param, ctx)
+        return super().convert(value, param, ctx)
+
+
+_FILE_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl", ".tsv", ".html")
+
+
+def _directory_hint(directory: Path, param: click.Parameter | None) -> str:
+    """The message for ``directory`` given where a file is wanted."""
+    stem = (param.name or "") if param is not None else ""
+    stem = {"config_path": "config", "output": ""}.get(stem, stem)
+    try:
+        candidates = sorted(
+            entry
+            for entry in directory.iterdir()
+            if entry.suffix in _FILE_SUFFIXES and entry.is_file() and stem and stem in entry.stem
+        )
+    except OSError:
+        candidates = []
+    hint = f"did you mean {candidates[0]}?" if candidates else "give a file in it"
+    return f"{str(directory)!r} is a directory, not a file ({hint})"
+
+
 def config_option(help_text: str) -> Decorator:
     """``-c/--config``, a YAML config file, with the command's own help."""
-    return click.option(
-        "-c",
-        "--config",
-        "config_path",
-        type=click.Path(dir_okay=False, path_type=Path),
-        help=help_text,
-    )
+    return click.option("-c", "--config", "config_path", type=FilePath(), help=help_text)
 
 
 def output_file_option(help_text: str) -> Decorator:
     """``-o/--output``, a file to write, with the command's own help."""
-    return click.option(
-        "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help=help_text
-    )
+    return click.option("-o", "--output", type=FilePath(), help=help_text)
 
 
 def input_file_arguments(*names: str) -> Decorator:
@@ -73,8 +101,7 @@ def input_file_arguments(*names: str) -> Decorator:
 
     def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
         for name in reversed(names):
-            path = click.Path(dir_okay=False, path_type=Path)
-            function = click.argument(name, type=path)(function)
+            function = click.argument(name, type=FilePath())(function)
         return function
 
     return decorate
@@ -91,32 +118,87 @@ def saved_run_arguments(function: Callable[..., Any]) -> Callable[..., Any]:
 def _thresholds(
     ctx: click.Context, param: click.Parameter, values: Sequence[str]
 ) -> list[Threshold]:
+    if any(value in ctx.help_option_names for value in values):  # --fail-under --help
+        click.echo(ctx.get_help(), color=ctx.color)
+        ctx.exit()
+    thresholds = []
+    for value in values:
+        try:
+            thresholds.append(parse_threshold(value, upper=param.name == "fail_over"))
+        except ValueError as exc:
+            # "--fail-under steps_score=50%: the threshold '50%' is not a number (did you ...)"
+            metric = value.partition("=")[0].strip()
+            reason = str(exc).removeprefix(f"{metric}: ") if metric else str(exc)
+            option = f"--{(param.name or '').replace('_', '-')}"
+            raise click.BadParameter(
+                reason + _percentage_hint(value),
+                ctx=ctx,
+                param=param,
+                param_hint=f"{option} {value}",
+            ) from None
+    return thresholds
+
+
+def _percentage_hint(text: str) -> str:
+    """`` (did you mean steps_score=0.5?)`` for ``steps_score=50%``: VALUE is on the metric's
+    own scale (0-1 or 0-100), never a percentage."""
+    metric, _, value = text.partition("=")
+    if not value.strip().endswith("%"):
+        return ""
     try:
-        return [parse_threshold(value, upper=param.name == "fail_over") for value in values]
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+        number = float(value.strip()[:-1])
+    except ValueError:
+        return ""
+    declared = declared_outputs().get(metric.strip())
+    maximum = declared[0].maximum if declared is not None else None
+    if maximum == 100:
+        return f" (did you mean {metric.strip()}={number:g}?)"
+    if maximum == 1:
+        return f" (did you mean {metric.strip()}={number / 100:g}?)"
+    return f" (VALUE is on {metric.strip()}'s own scale: no %)"
+
+
+_GATE_HELP: dict[str, dict[str, str]] = {
+    "fail_under": {
+        "evaluate": "Exit 1 when the mean of METRIC over all questions is under VALUE, or when "
+        "no question has a value of it (repeatable; for CI).",
+        "compare": "Exit 1 when run B's mean of METRIC (over the questions both runs scored) is "
+        "under VALUE, or METRIC got significantly worse than in run A, or no question has a "
+        "value of it in both runs (repeatable; for CI).",
+    },
+    "fail_over": {
+        "evaluate": "Exit 1 when the mean of METRIC is over VALUE (costs, tokens, seconds), or "
+        "when no question has a value of it (repeatable).",
+        "compare": "Exit 1 when run B's mean of METRIC is over VALUE (costs, tokens, seconds), "
+        "or METRIC rose significantly from run A, or no question has a value of it in both runs "
+        "(repeatable).",
+    },
+}
+
+
+class _GateOption(click.Option):
+    """``--fail-under``/``--fail-over``, whose help says what the gate means on the command
+    it is given to (evaluate's run mean, or compare's run B against run A)."""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        helps = _GATE_HELP[self.name or ""]
+        self.help = helps.get(ctx.info_name or "", helps["evaluate"])
+        return super().get_help_record(ctx)
 
 
 def gate_options(function: Callable[..., Any]) -> Callable[..., Any]:
     """``--fail-under`` and ``--fail-over``, each a list of thresholds."""
-    function = click.option(
-        "--fail-over",
-        "fail_over",
-        multiple=True,
-        metavar="METRIC=VALUE",
-        callback=_thresholds,
-        help="Exit 1 when the mean of METRIC is over VALUE (costs, tokens, seconds), or "
-        "when no question has a value of it (repeatable).",
-    )(function)
-    return click.option(
-        "--fail-under",
-        "fail_under",
-        multiple=True,
-        metavar="METRIC=VALUE",
-        callback=_thresholds,
-        help="Exit 1 when the mean of METRIC over all questions is under VALUE, or when no "
-        "question has a value of it (repeatable; for CI).",
-    )(function)
+    for name in ("fail_over", "fail_under"):
+        function = click.option(
+            f"--{name.replace('_', '-')}",
+            name,
+            cls=_GateOption,
+            multiple=True,
+            metavar="METRIC=VALUE",
+            callback=_thresholds,
+            help=_GATE_HELP[name]["evaluate"],
+        )(function)
+    return function
 
 
 def numeric_outputs(config: EvaluationConfig) -> set[str]:

@@ -3,6 +3,7 @@ saved run with its skipped records as warnings (also for ``compare``)."""
 
 from __future__ import annotations
 
+import difflib
 import re
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import click
 from graphrag_eval.cli.console import stderr, stdout
 from graphrag_eval.cli.options import debug_option, output_file_option, saved_run_arguments
 from graphrag_eval.config import load_config
+from graphrag_eval.errors import InputError
 from graphrag_eval.report.console import plural
 from graphrag_eval.report.html import DEFAULT_WORST, write_report
 from graphrag_eval.report.question_page import write_question
@@ -74,6 +76,7 @@ def report(
     """
     run = load_saved_run(results, config_path)
     if question_id is not None:
+        _check_question(run, question_id)
         name = "question-" + _UNSAFE.sub("_", question_id)[:80] + ".html"
         page = write_question(run, question_id, output or run.results_path.parent / name)
         stdout().print(f"question {question_id!r} in {page}", markup=False, highlight=False)
@@ -81,3 +84,16 @@ def report(
     target = output or run.results_path.parent / REPORT_HTML
     write_report(run, target, worst)
     stdout().print(f"report of {plural(len(run.results), 'question')} in {target}")
+
+
+def _check_question(run: SavedRun, question_id: str) -> None:
+    """:class:`InputError` for a question id the run does not have, with the closest ids it
+    has (``tr-0``: did you mean tr-01?)."""
+    ids = [str(result.get("question_id")) for result in run.results]
+    if question_id in ids:
+        return
+    close = difflib.get_close_matches(question_id, ids, n=3, cutoff=0.6)
+    # The closest first; among as close ones, in the order of their ids.
+    close.sort(key=lambda id_: (-difflib.SequenceMatcher(None, question_id, id_).ratio(), id_))
+    hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+    raise InputError(f"no question {question_id!r} in this run{hint}", file=str(run.results_path))

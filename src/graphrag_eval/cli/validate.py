@@ -46,13 +46,22 @@ __all__ = ["validate"]
     is_flag=True,
     help="Exit 2 when the responses have any problem, not only the reference.",
 )
-def validate(reference: Path, responses: Path, config_path: Path | None, strict: bool) -> None:
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="List every problem found (by default the first 10, then how many more).",
+)
+def validate(
+    reference: Path, responses: Path, config_path: Path | None, strict: bool, show_all: bool
+) -> None:
     """Check the REFERENCE dataset, the RESPONSES and the config without calling any model.
 
     Exits 2 with a one-line message when the reference or config cannot be used, or when the
     run would evaluate nothing; every problem evaluate would report from the inputs alone is
-    listed (outputs that cannot be read as the reference expects, a bad k, ...), and with
-    --strict also exits 2. No judge or embedding model is called.
+    counted and the first ones listed, every one with --all (outputs that cannot be read as
+    the reference expects, a bad k, ...); with --strict they also exit 2. No judge or
+    embedding model is called.
 
     \b
     Example:
@@ -73,7 +82,9 @@ def validate(reference: Path, responses: Path, config_path: Path | None, strict:
     if config_path is not None:
         console.print(f"{config_path}: ok")
     _print_rules(questions, config)
-    print_notices(console, diagnostics.notices)
+    print_notices(
+        console, diagnostics.notices, show_all=show_all, see_all="list them all with --all"
+    )
     response_problems = [n for n in diagnostics.notices if n.kind != "unused_field"]
     if strict and response_problems:
         raise click.exceptions.Exit(EXIT_BAD_INPUT)

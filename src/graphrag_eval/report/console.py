@@ -17,6 +17,8 @@ from rich.text import Text
 from graphrag_eval.formatting import (
     format_dollars,
     format_number,
+    format_tokens,
+    format_value,
     is_cost_key,
     plural,
     visible_text,
@@ -106,11 +108,11 @@ def _print_overall(
         if counts.get("failed"):
             scored += f" ({counts['failed']} failed)"
         cells = {
-            "mean": format_number(stats["mean"]),
-            "median": format_number(stats["median"]),
-            "min": format_number(stats["min"]),
-            "max": format_number(stats["max"]),
-            "macro mean": format_number(macro.get(key, {}).get("mean", "")),
+            "mean": format_value(stats["mean"], key),
+            "median": format_value(stats["median"], key),
+            "min": format_value(stats["min"], key),
+            "max": format_value(stats["max"], key),
+            "macro mean": format_value(macro.get(key, {}).get("mean", ""), key),
             "scored": scored,
         }
         overall.add_row(Text(visible_text(key)), *(cells[column] for column in columns))
@@ -168,7 +170,7 @@ def _print_templates(
             str(stats["number_of_success_samples"]),
             str(stats["number_of_error_samples"] - stats["number_of_missing_samples"]),
             str(stats["number_of_missing_samples"]),
-            *(format_number(stats[key]["mean"]) if key in stats else "-" for key in shown),
+            *(format_value(stats[key]["mean"], key) if key in stats else "-" for key in shown),
         )
     console.print(templates)
 
@@ -191,26 +193,36 @@ def _fitting_headline(keys: Sequence[str], room: int) -> tuple[list[str], list[s
     return shown, headline[len(shown) :]
 
 
-def print_notices(console: Console, notices: Sequence[Notice], where: str | None = None) -> None:
-    """Print the notice counts by kind and the first few notices."""
+def print_notices(
+    console: Console,
+    notices: Sequence[Notice],
+    where: str | None = None,
+    *,
+    show_all: bool = False,
+    see_all: str | None = None,
+) -> None:
+    """Print the notice counts by kind and the first few notices (all with ``show_all``); the
+    line that says how many more there are names ``where`` all are, or how to ``see_all``."""
     if not notices:
         return
     summary = ", ".join(
         f"{kind.replace('_', ' ')}: {count}" for kind, count in count_kinds(notices).items()
     )
     console.print(Text(f"{len(notices)} input problem(s)", style="yellow"), f"({summary})")
-    for notice in notices[:_NOTICE_LIMIT]:
+    shown = notices if show_all else notices[:_NOTICE_LIMIT]
+    for notice in shown:
         console.print(visible_text(f"  {notice}"), markup=False, highlight=False, soft_wrap=True)
-    if len(notices) > _NOTICE_LIMIT:
-        more = f" (all in {where})" if where else ""
-        console.print(f"  ... and {len(notices) - _NOTICE_LIMIT} more{more}", markup=False)
+    if len(notices) > len(shown):
+        more = f" (all in {where})" if where else f" ({see_all})" if see_all else ""
+        console.print(f"  ... and {len(notices) - len(shown)} more{more}", markup=False)
 
 
 def print_llm_summary(console: Console, stats: CallStats, max_cost_usd: float | None) -> None:
     """Print what the run's judge and embedding calls amounted to."""
     line = (
         f"judge: {plural(stats.calls, 'call')} made, {stats.cache_hits:,} served from the cache, "
-        f"{stats.input_tokens:,} tokens in / {stats.output_tokens:,} out, "
+        f"{format_tokens(stats.input_tokens)} tokens in / {format_tokens(stats.output_tokens)} "
+        "out, "
         f"{format_dollars(stats.cost_usd)} spent"
     )
     extras = []
@@ -264,8 +276,8 @@ def print_dry_run(console: Console, plan: Mapping[str, Any], questions: int) -> 
         cells = [
             f"{values['calls']:,}",
             f"{values['cached']:,}",
-            f"{values['input_tokens']:,}",
-            f"{values['output_tokens']:,}",
+            format_tokens(values["input_tokens"]),
+            format_tokens(values["output_tokens"]),
             format_dollars(values["cost_usd"]),
         ]
         if local:

@@ -4,11 +4,17 @@ On a terminal it is a bar that redraws itself (rich), with the time left. Anywhe
 log, a file) a redrawn bar would fill the log with control codes, so it is a plain line every
 few seconds instead, e.g. ``scored 120/1,000 questions (12%), 35 s elapsed, ETA 4 min``
 (README.md, "Use from the command line").
+
+The time left (:class:`TimeLeft`) comes from the recent rate, the items finished in the last
+:data:`ETA_WINDOW_S` seconds, so the start of a run (loading a local model, a cold cache)
+does not skew it; and it is shown only once it means something: after :data:`ETA_MIN_ITEMS`
+items, finished over at least :data:`ETA_MIN_SPAN_S` seconds.
 """
 
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable
 from types import TracebackType
 
@@ -17,23 +23,70 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
+    Task,
     TextColumn,
     TimeElapsedColumn,
-    TimeRemainingColumn,
 )
+from rich.text import Text
 
 from graphrag_eval.formatting import plural
 
 __all__ = [
+    "ETA_MIN_ITEMS",
+    "ETA_MIN_SPAN_S",
+    "ETA_WINDOW_S",
     "LINE_INTERVAL_S",
     "ProgressDisplay",
     "ProgressLines",
+    "TimeLeft",
     "format_duration",
     "start_progress",
 ]
 
 LINE_INTERVAL_S = 10.0
 """Seconds between two progress lines in a log."""
+ETA_MIN_ITEMS = 5
+"""Items finished before any time left is shown."""
+ETA_MIN_SPAN_S = 3.0
+"""Seconds over which the items the rate is measured on must have finished."""
+ETA_WINDOW_S = 30.0
+"""The rate is that of the items finished in the last this many seconds (at least the last
+:data:`_WINDOW_MIN_ITEMS`, however long ago)."""
+_WINDOW_MIN_ITEMS = 20
+_WINDOW_MAX_ITEMS = 10_000  # bounds the memory of a very fast run
+
+
+class TimeLeft:
+    """The time left of a run of ``total`` items, from the rate at which they finish lately
+    (see the module's docstring)."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.done = 0
+        self._finished: deque[float] = deque(maxlen=_WINDOW_MAX_ITEMS)
+        """When the items of the window finished."""
+
+    def record(self, now: float) -> None:
+        """One more item finished at ``now``."""
+        self.done += 1
+        finished = self._finished
+        finished.append(now)
+        while len(finished) > _WINDOW_MIN_ITEMS and now - finished[0] > ETA_WINDOW_S:
+            finished.popleft()
+
+    def seconds(self, now: float) -> float | None:
+        """The seconds left at ``now``, or ``None`` while no estimate means anything yet (or
+        the run is over)."""
+        if self.done < ETA_MIN_ITEMS or self.done >= self.total or len(self._finished) < 2:
+            return None
+        # Items finished after the window's first, over the time since it: a stall since the
+        # last item (a slow judge) lowers the rate as it lasts.
+        span = now - self._finished[0]
+        if span < ETA_MIN_SPAN_S:
+            return None
+        rate = (len(self._finished) - 1) / span
+        return (self.total - self.done) / rate
 
 
 def format_duration(seconds: float) -> str:
@@ -69,17 +122,34 @@ class ProgressDisplay:
         self.stop()
 
 
+class _TimeLeftColumn(ProgressColumn):
+    """The bar's time left, from :class:`TimeLeft` (rich's own shows one after two items)."""
+
+    def __init__(self, time_left: TimeLeft, clock: Callable[[], float]) -> None:
+        super().__init__()
+        self._time_left = time_left
+        self._clock = clock
+
+    def render(self, task: Task) -> Text:
+        seconds = self._time_left.seconds(self._clock())
+        text = "-" if seconds is None else format_duration(seconds)
+        return Text(f"eta {text}", style="progress.remaining")
+
+
 class _Bar(ProgressDisplay):
     """rich's bar, for a terminal; it disappears when the run is over."""
 
-    def __init__(self, console: Console, total: int) -> None:
+    def __init__(
+        self, console: Console, total: int, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._time_left = TimeLeft(total)
+        self._clock = clock
         self._progress = Progress(
             TextColumn("evaluating"),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
-            TextColumn("eta"),
-            TimeRemainingColumn(),
+            _TimeLeftColumn(self._time_left, clock),
             console=console,
             transient=True,
         )
@@ -87,6 +157,7 @@ class _Bar(ProgressDisplay):
         self._progress.start()
 
     def advance(self) -> None:
+        self._time_left.record(self._clock())
         self._progress.advance(self._task)
 
     def stop(self) -> None:
@@ -111,7 +182,7 @@ class ProgressLines(ProgressDisplay):
         final: bool = False,
     ) -> None:
         self.total = total
-        self.done = 0
+        self._time_left = TimeLeft(total)
         self._write = write
         self._interval_s = interval_s
         self._clock = clock
@@ -119,6 +190,11 @@ class ProgressLines(ProgressDisplay):
         self._started = self._last = clock()
         self._written_at: int | None = None  # ``done`` at the last line written
         self._stopped = False
+
+    @property
+    def done(self) -> int:
+        """The items finished so far."""
+        return self._time_left.done
 
     def line(self, now: float) -> str:
         """The progress line at time ``now``."""
@@ -128,14 +204,14 @@ class ProgressLines(ProgressDisplay):
             f"scored {self.done:,}/{plural(self.total, 'question')} ({percent}%), "
             f"{format_duration(elapsed)} elapsed"
         )
-        if 0 < self.done < self.total:
-            left = elapsed * (self.total - self.done) / self.done
+        left = self._time_left.seconds(now)
+        if left is not None:
             text += f", ETA {format_duration(left)}"
         return text
 
     def advance(self) -> None:
-        self.done += 1
         now = self._clock()
+        self._time_left.record(now)
         if now - self._last >= self._interval_s:
             self._emit(now)
 
