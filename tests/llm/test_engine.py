@@ -20,8 +20,8 @@ from graphrag_eval import ConfigError, run_evaluation
 from graphrag_eval.config import ModelPrice, load_config
 from graphrag_eval.errors import CallFailed, LLMError, MalformedReply
 from graphrag_eval.evaluation import evaluate
-from graphrag_eval.llm.engine import Judged, LLMEngine, ReplyError, build_engine
 from graphrag_eval.llm.budget import DRY_RUN_REPLY_TOKENS
+from graphrag_eval.llm.engine import Judged, LLMEngine, ReplyError, build_engine
 from graphrag_eval.llm.pricing import PriceTable, TokenUsage, estimate_tokens
 from graphrag_eval.llm.replies import json_reply
 

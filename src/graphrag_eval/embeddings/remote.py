@@ -5,7 +5,6 @@ See docs/llm.md (configuration, cache, cost).
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -56,15 +55,13 @@ class RemoteEmbedder:
             else None
         )
         """The dimension of the model's vectors once known: the ``dimensions`` request
-        parameter, OpenAI's own for its models at its API, else two sources that agree (two replies, or a reply and the dimension
-        the cache kept from an earlier run). A reply of another dimension is a failed request,
-        sent again: one malformed reply never fixes the dimension for the others."""
+        parameter, OpenAI's own for its models at its API, else two sources that agree (two
+        replies, or a reply and the dimension the cache kept from an earlier run). A reply of
+        another dimension is a failed request, sent again: one malformed reply never fixes
+        the dimension for the others."""
         self._cached_dimension: int | None = None
         self._votes: Counter[int] = Counter()
         """Dimensions seen in replies (and the cache's) while none is agreed."""
-        self._sending = 0
-        """Requests in flight."""
-        self._waiting: asyncio.Event | None = None
         self._dimension_key = request_key(
             {"endpoint": self.identity, "model": self.model, "params": endpoint.request_parameters}
         )
@@ -161,7 +158,7 @@ class RemoteEmbedder:
         while True:
             vectors, total = await self._reply(texts, estimate, metric)
             dimension = len(vectors[0])
-            agreed = await self._agreed(dimension)
+            agreed = self._agreed(dimension)
             if agreed:
                 break
             if agreed is None:  # no dimension agreed yet: another reply decides
@@ -212,41 +209,19 @@ class RemoteEmbedder:
         self.calls.stats.record_call(metric, usage, self.calls.cost_usd(self.model, usage))
         return vectors, total
 
-    async def _agreed(self, dimension: int) -> bool | None:
-        """Whether a reply's ``dimension`` is the model's. While none is agreed, the reply's
-        vote is counted and it waits for the requests in flight to agree it (or another);
-        ``None`` when none is in flight and nothing agreed it: the request is sent again,
-        to confirm it."""
+    def _agreed(self, dimension: int) -> bool | None:
+        """Whether a reply's ``dimension`` is the model's; ``None`` while none is agreed and
+        no other source has this one yet (its vote is counted: the request is sent again, and
+        the next reply of that dimension, from any request, agrees it)."""
         if self.dimension is None:
             self._votes[dimension] += 1
-            self._agree(dimension)
-            self._tell()
-            while self.dimension is None and self._sending:
-                await self._news().wait()
-        if self.dimension is None:
-            return None
+            if self._votes[dimension] < 2:
+                return None
+            self.dimension = dimension
+            self._votes.clear()
+            if self.calls.cache is not None and dimension != self._cached_dimension:
+                self.calls.cache.put_dimension(self._dimension_key, dimension)
         return dimension == self.dimension
-
-    def _agree(self, dimension: int) -> None:
-        """Take ``dimension`` as the model's once two sources have it."""
-        if self._votes[dimension] < 2:
-            return
-        self.dimension = dimension
-        self._votes.clear()
-        if self.calls.cache is not None and dimension != self._cached_dimension:
-            self.calls.cache.put_dimension(self._dimension_key, dimension)
-
-    def _news(self) -> asyncio.Event:
-        """Set when a request ends or a dimension gets a vote (for replies waiting for one
-        to be agreed)."""
-        if self._waiting is None:
-            self._waiting = asyncio.Event()
-        return self._waiting
-
-    def _tell(self) -> None:
-        if self._waiting is not None:
-            self._waiting.set()
-            self._waiting = None
 
     async def _request(self, texts: list[str], estimate: int) -> Any:
         endpoint = self.endpoint
@@ -257,18 +232,12 @@ class RemoteEmbedder:
         }
         usage = TokenUsage(estimate, 0)
         cost = self.calls.cost_usd(self.model, usage) if self.calls.budget.max_cost_usd else 0.0
-        self._sending += 1
-        try:
-            return await self.calls.sender.send(
-                endpoint,
-                estimate,
-                raw_request(endpoint.client, "/embeddings", body, endpoint.request_parameters),
-                cost,
-            )
-        finally:
-            self._sending -= 1
-            if self.dimension is None:
-                self._tell()
+        return await self.calls.sender.send(
+            endpoint,
+            estimate,
+            raw_request(endpoint.client, "/embeddings", body, endpoint.request_parameters),
+            cost,
+        )
 
 
 def _vectors(response: Any, count: int) -> list[list[float]]:
