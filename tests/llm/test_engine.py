@@ -943,6 +943,25 @@ def test_cost_limit_stops_a_call_that_would_not_fit(
     assert server.count() == 1
 
 
+def test_calls_wait_for_room_the_calls_in_flight_reserved(
+    server: JudgeServer, make_config: MakeConfig, run_with_engine: RunWithEngine
+) -> None:
+    # Eight calls at once reserve far more than they cost: the calls the reservations leave
+    # no room for wait for the replies instead of failing, and all fit under the limit.
+    reference, responses = answers(8)
+    config = correctness_only(make_config(server, max_concurrency=8, cache={"enabled": False}))
+    _, unlimited = run_with_engine(reference, responses, config)
+    largest = max(_estimated_cost(request.body) for request in server.requests)
+    limit = unlimited.stats.cost_usd + largest
+    assert limit < 8 * largest  # the first eight calls' estimates would not fit at once
+
+    run, engine = run_with_engine(reference, responses, config, max_cost_usd=limit)
+
+    assert all(result["answer_f1"] == pytest.approx(2 / 3) for result in run.results)
+    assert engine.stats.budget_reached is False
+    assert engine.stats.cost_usd == pytest.approx(unlimited.stats.cost_usd)
+
+
 def test_cost_limit_below_one_calls_estimate_sends_nothing(
     server: JudgeServer, make_config: MakeConfig, run_with_engine: RunWithEngine
 ) -> None:

@@ -63,6 +63,8 @@ class Budget:
         """Dry run: the judge requests counted so far."""
         self.reserved_usd = 0.0
         """The estimated cost of the requests in flight (:meth:`reserve`)."""
+        self._reservations = 0
+        """Requests in flight with a reservation (none: nothing can make room)."""
         self._freed: asyncio.Event | None = None
         """Set when a reservation is given back (for the requests waiting for room)."""
 
@@ -81,23 +83,27 @@ class Budget:
         for :meth:`release` once the reply's real cost is counted."""
         self.check()
         limit = self.max_cost_usd
-        if limit is None:
-            return 0.0
+        if limit is None or not cost_usd:
+            return 0.0  # nothing to reserve (an unpriced model costs $0)
         while self.stats.cost_usd + self.reserved_usd + cost_usd > limit:
-            if self.reserved_usd <= 0 or self.stats.cost_usd + cost_usd > limit:
+            if not self._reservations or self.stats.cost_usd + cost_usd > limit:
                 self._reached()  # nothing in flight can make room for it
             if self._freed is None:
                 self._freed = asyncio.Event()
             await self._freed.wait()
         self.reserved_usd += cost_usd
+        self._reservations += 1
         return cost_usd
 
     def release(self, reserved_usd: float) -> None:
-        """Give back a reservation of :meth:`reserve` (the reply, if any, is counted at its
-        real cost by then: nothing awaits between the two)."""
+        """Give back a reservation of :meth:`reserve`. The requests waiting for room run
+        after the reply, if any, is counted at its real cost: its caller counts it before it
+        awaits anything."""
         if not reserved_usd:
             return
-        self.reserved_usd = max(0.0, self.reserved_usd - reserved_usd)
+        self._reservations -= 1
+        # Without requests in flight, nothing is reserved (no rounding left over).
+        self.reserved_usd = self.reserved_usd - reserved_usd if self._reservations else 0.0
         if self._freed is not None:
             self._freed.set()
             self._freed = None
