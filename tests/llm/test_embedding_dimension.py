@@ -5,15 +5,19 @@ value is scored (docs/llm.md, embeddings)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from graphrag_eval import run_evaluation
+from graphrag_eval.config import load_config
+from graphrag_eval.errors import CallFailed
+from graphrag_eval.llm.engine import build_engine
 
 from builders import dataset, question, response
-from judge_server import DIMENSIONS, Faults, JudgeServer
+from judge_server import DIMENSIONS, Faults, JudgeServer, scripted_transport
 
 MakeConfig = Callable[..., dict[str, Any]]
 StartJudge = Callable[..., JudgeServer]
@@ -97,3 +101,56 @@ def test_a_dimension_given_as_a_request_parameter_needs_no_confirming_request(
 
     assert all("semantic_similarity_percentage" in result for result in results)
     assert server.count("embeddings") == QUESTIONS
+
+
+def openai_embeddings(requests: list[Any], **embedding: Any) -> Any:
+    """An engine embedding with OpenAI's ``text-embedding-3-small`` at its own API, answered
+    in process (the transport hook: 64-dimensional vectors) and recording its requests."""
+    import httpx2
+
+    scripted = scripted_transport()
+
+    def handle(request: Any) -> Any:
+        requests.append(request)
+        return scripted.handle_request(request)
+
+    config = {
+        "llm": {
+            "embedding": {"provider": "openai", "api_key": "sk-test", **embedding},
+            "cache": {"enabled": False},
+            "max_retries": 1,
+        }
+    }
+    return build_engine(load_config(config), transport=httpx2.MockTransport(handle))
+
+
+@pytest.mark.parametrize(
+    ("embedding", "outcome"),
+    [
+        ({}, "the embedding endpoint returned vectors of dimension 64, the model's have 1536"),
+        ({"dimensions": DIMENSIONS}, None),
+    ],
+)
+def test_openai_models_at_its_api_have_their_known_dimension(
+    embedding: dict[str, Any], outcome: str | None
+) -> None:
+    requests: list[Any] = []
+
+    async def main() -> Any:
+        engine = openai_embeddings(requests, **embedding)
+        try:
+            return await engine.embed(["a b", "c d"], metric="probe")
+        except CallFailed as error:
+            return error
+        finally:
+            await engine.aclose()
+
+    result = asyncio.run(main())
+
+    assert str(requests[0].url) == "https://api.openai.com/v1/embeddings"
+    if outcome is None:  # the dimensions parameter: one request, no confirmation
+        assert len(result.vectors) == 2
+        assert len(requests) == 1
+    else:  # sent again once (max_retries), then the metric value fails
+        assert str(result).startswith(outcome)
+        assert len(requests) == 2

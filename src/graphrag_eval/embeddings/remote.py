@@ -17,6 +17,7 @@ from graphrag_eval.llm.cache import all_finite, request_key
 from graphrag_eval.llm.client import Endpoint, json_body, raw_request
 from graphrag_eval.llm.context import CallContext
 from graphrag_eval.llm.pricing import TokenUsage, embedding_window, estimate_tokens
+from graphrag_eval.llm.wire import OPENAI_BASE_URL
 
 __all__ = ["RemoteEmbedder"]
 
@@ -51,7 +52,7 @@ class RemoteEmbedder:
         """The longest text sent (``llm.embedding.max_input_tokens``, docs/llm.md)."""
         self.dimension: int | None = _configured_dimension(endpoint.request_parameters) or (
             _OPENAI_DIMENSIONS.get(self.model)
-            if self.settings.provider == "openai" and not self.settings.base_url
+            if str(endpoint.client.base_url).rstrip("/") == OPENAI_BASE_URL
             else None
         )
         """The dimension of the model's vectors once known: the ``dimensions`` request
