@@ -100,50 +100,51 @@ class Sender:
             # Calls queued for a slot see what happened while they waited.
             endpoint.ensure_usable()
             reserved = await self.budget.reserve(cost_usd)
+            self.stats.requests += 1
             try:
-                response = await self._request(endpoint, ticket, request)
+                async with asyncio.timeout(self._deadline_s):
+                    response = await request()
+            except TimeoutError:
+                self._not_reached(endpoint, DeadlineExceeded())
+                raise DeadlineExceeded() from None
+            except StatusError as exc:
+                self._answered(endpoint, exc)
+                if exc.status_code == 429:
+                    endpoint.lane.rate_limited(ticket)
+                raise
+            except Unreachable as exc:  # timeouts too
+                self._not_reached(endpoint, exc)
+                raise
             finally:
                 # The caller counts the reply's real cost before anything else runs.
                 self.budget.release(reserved)
+            self._check_json(endpoint, response)
             endpoint.breaker.reached()
             endpoint.lane.succeeded()
             return response
 
-    async def _request(
-        self, endpoint: Endpoint, ticket: Any, request: Callable[[], Awaitable[Any]]
-    ) -> Any:
-        """The request, its failure told to the breaker (and a 429 to the lane); a reply that
-        is not JSON is an :class:`UnusableReply`."""
-        self.stats.requests += 1
-        try:
-            async with asyncio.timeout(self._deadline_s):
-                response = await request()
-        except TimeoutError:
-            self._not_reached(endpoint, DeadlineExceeded())
-            raise DeadlineExceeded() from None
-        except StatusError as exc:
-            if unusable_status(exc.status_code):
-                self._unusable(endpoint, exc)
-            else:
-                endpoint.breaker.reached()
-            if exc.status_code == 429:
-                endpoint.lane.rate_limited(ticket)
-            raise
-        except Unreachable as exc:  # timeouts too
-            self._not_reached(endpoint, exc)
-            raise
+    def _answered(self, endpoint: Endpoint, exc: StatusError) -> None:
+        """Tell the breaker of an HTTP error reply: a reply of the API (a 429, a 400), or
+        none of use (a 5xx, a redirect)."""
+        if unusable_status(exc.status_code):
+            self._unusable(endpoint, exc)
+        else:
+            endpoint.breaker.reached()
+
+    def _check_json(self, endpoint: Endpoint, response: Any) -> None:
+        """An :class:`UnusableReply`, counted towards the breaker, for a successful reply
+        that is not JSON (a captive portal's or a proxy's page)."""
         content = getattr(response, "content", None)
-        if not json_like(content):
-            what = (
-                "the judge's reply is not a chat completion"
-                if endpoint.role == "generation"
-                else "the embedding endpoint's reply is not a list of embeddings"
-            )
-            start = bytes(content or b"")[:80]
-            unusable = UnusableReply(f"{what} (not JSON): {start!r}")
-            self._unusable(endpoint, unusable)
-            raise unusable
-        return response
+        if json_like(content):
+            return
+        what = (
+            "the judge's reply is not a chat completion"
+            if endpoint.role == "generation"
+            else "the embedding endpoint's reply is not a list of embeddings"
+        )
+        unusable = UnusableReply(f"{what} (not JSON): {bytes(content or b'')[:80]!r}")
+        self._unusable(endpoint, unusable)
+        raise unusable
 
     @property
     def _deadline_s(self) -> float:
