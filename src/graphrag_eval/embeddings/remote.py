@@ -264,8 +264,9 @@ def _vectors(response: Any, count: int) -> list[list[float]]:
 def _configured_dimension(parameters: dict[str, Any]) -> int | None:
     """The ``dimensions`` request parameter (OpenAI's models shortened), when it is one."""
     value = parameters.get("dimensions")
-    if value is None:
-        value = (parameters.get("extra_body") or {}).get("dimensions")
+    extra = parameters.get("extra_body")
+    if value is None and isinstance(extra, dict):
+        value = extra.get("dimensions")
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
