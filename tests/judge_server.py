@@ -90,6 +90,15 @@ class Faults:
     max_in_flight: int | None = None
     """A concurrency cap: a request that arrives while this many are being answered gets a
     429 at once (with ``retry-after-ms``), as a provider's rate limiter answers."""
+    # unusable replies: a gateway with nothing behind it, a captive portal, a bad first reply
+    bad_gateway: float = 0.0
+    """502 with a proxy's HTML page."""
+    redirect: float = 0.0
+    """A redirect (``redirect_status``) to a login page, with an empty body."""
+    redirect_status: int = 302
+    half_dimension_first: bool = False
+    """The first embeddings request gets vectors of half the dimension (a malformed reply);
+    every later one the right dimension."""
 
 
 @dataclass(frozen=True)
@@ -101,8 +110,8 @@ class Recorded:
     body: dict[str, Any]
     outcome: str
     """ok, rate_limit, server_error, malformed, hang, truncated, unauthorized, bad_request,
-    schema_keyword, over_capacity, or a list-shape fault (short_list, reversed_list,
-    duplicate_entry, out_of_range_entry)"""
+    schema_keyword, over_capacity, bad_gateway, redirect, or a list-shape fault (short_list,
+    reversed_list, duplicate_entry, out_of_range_entry)"""
     query: str = ""
     """The request's query string (Azure's ``api-version=...``)."""
 
@@ -129,6 +138,9 @@ class _State:
     # echoed credentials
     echo_authorization: bool = False
     """Echo each request's ``Authorization`` header (see :func:`echoed_authorization`)."""
+    # unusable replies
+    embedding_replies: int = 0
+    """Embeddings requests answered (for ``Faults.half_dimension_first``)."""
 
 
 class JudgeServer:
@@ -271,6 +283,8 @@ class _Handler(BaseHTTPRequestHandler):
             ("malformed", faults.malformed),
             ("truncated", faults.truncated),
             ("html", faults.html),
+            ("bad_gateway", faults.bad_gateway),
+            ("redirect", faults.redirect),
         ):
             if roll < share:
                 outcome = name
@@ -313,15 +327,47 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("content-length", str(len(page)))
             self.end_headers()
             self.wfile.write(page)
+        elif outcome in ("bad_gateway", "redirect"):
+            self._unusable(outcome)
         elif outcome == "hang":
             time.sleep(faults.hang_s)
             self._send(500, {"error": {"message": "hung"}})
         elif path.endswith("/embeddings"):
-            self._send(200, _embeddings(body))
+            self._send(200, self._embed(body))
         elif path.endswith("/chat/completions"):
             self._send(200, self._chat(body, outcome))
         else:
             self._send(404, {"error": {"message": f"no route {path}"}})
+
+    def _unusable(self, outcome: str) -> None:
+        """A gateway's 502 page, or a redirect to a login page (``Faults.bad_gateway``,
+        ``Faults.redirect``)."""
+        if outcome == "bad_gateway":
+            status, page = 502, b"<html><head><title>502 Bad Gateway</title></head></html>"
+            headers = {"content-type": "text/html"}
+        else:
+            status, page = self.state.faults.redirect_status, b""
+            headers = {"location": "http://127.0.0.1:9/login"}
+        try:
+            self.send_response(status)
+            for key, value in {**headers, "content-length": str(len(page))}.items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(page)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def _embed(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The embeddings reply; the first at half the dimension with
+        ``Faults.half_dimension_first``."""
+        reply = _embeddings(body)
+        with self.state.lock:
+            self.state.embedding_replies += 1
+            first = self.state.embedding_replies == 1
+        if first and self.state.faults.half_dimension_first:
+            for item in reply["data"]:
+                item["embedding"] = item["embedding"][: DIMENSIONS // 2]
+        return reply
 
     def _over_capacity(self, body: dict[str, Any]) -> None:
         """The concurrency cap's 429, answered at once (``Faults.max_in_flight``)."""

@@ -6,18 +6,27 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import yaml
 
 from graphrag_eval.cli import answer_correctness_main, main
 from graphrag_eval.cli.errors import EXIT_INCOMPLETE
-from graphrag_eval.llm.client import BREAKER_FAILURES
+from graphrag_eval.llm.client import BREAKER_FAILURES, BREAKER_UNUSABLE
+from graphrag_eval.metrics.base import (
+    ItemContext,
+    ItemMetric,
+    Outcome,
+    OutputKey,
+    register_metric,
+    unregister_metric,
+)
 
 from builders import write_tsv
-from judge_server import JudgeServer, closed_port_url
+from judge_server import Faults, JudgeServer, closed_port_url
 
 QUESTIONS = 6
 MAX_CONCURRENCY = 16
@@ -29,17 +38,17 @@ def _no_real_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GRAPHRAG_EVAL_CACHE", raising=False)
 
 
-def write_inputs(folder: Path) -> tuple[Path, Path]:
+def write_inputs(folder: Path, count: int = QUESTIONS) -> tuple[Path, Path]:
     """Questions with reference answers and responses with answers: correctness and
     relevance apply to each."""
     questions = [
         {"id": f"q{i}", "question_text": f"Which units are in S{i}?", "reference_answer": f"U{i}"}
-        for i in range(QUESTIONS)
+        for i in range(count)
     ]
     reference = folder / "reference.yaml"
     reference.write_text(yaml.safe_dump([{"template_id": "t", "questions": questions}]))
     responses = folder / "responses.jsonl"
-    lines = [json.dumps({"question_id": f"q{i}", "actual_answer": f"U{i}"}) for i in range(6)]
+    lines = [json.dumps({"question_id": f"q{i}", "actual_answer": f"U{i}"}) for i in range(count)]
     responses.write_text("\n".join(lines) + "\n")
     return reference, responses
 
@@ -173,3 +182,205 @@ def test_answer_correctness_with_a_dead_judge_exits_3_with_one_line(
     assert line.startswith("judging incomplete: 3 answers of 3 not judged (judge at ")
     assert f"{url} unreachable (connection failed" in line
     assert len(judged.read_text().splitlines()) == 4  # the header and every row, each failed
+
+
+# ------------------------------------------------------------------ a judge of no use
+
+UNUSABLE = {
+    "an HTML page with 200": (Faults(html=1.0), "the judge's reply is not a chat completion"),
+    "a 302 redirect": (Faults(redirect=1.0), "302 Error code: 302 - redirected to "),
+    "a 301 redirect": (
+        Faults(redirect=1.0, redirect_status=301),
+        "301 Error code: 301 - redirected to ",
+    ),
+    "a 502 on every request": (Faults(bad_gateway=1.0), "502 Error code: 502"),
+}
+
+
+@pytest.mark.parametrize(("faults", "what"), UNUSABLE.values(), ids=list(UNUSABLE))
+def test_evaluate_with_a_judge_of_no_use_exits_3_after_few_requests(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], faults: Faults, what: str
+) -> None:
+    questions = 20
+    reference, responses = write_inputs(tmp_path, questions)
+    out = tmp_path / "out"
+    with JudgeServer(faults=faults) as server:
+        config = write_config(tmp_path, server.url)
+        code = main(["evaluate", str(reference), str(responses), "-c", str(config),
+                     "-o", str(out)])  # fmt: skip
+        requests = server.count()
+
+    printed = capsys.readouterr()
+    assert code == EXIT_INCOMPLETE
+    [line] = printed.err.strip().splitlines()
+    assert line.startswith(f"evaluation incomplete: 40 metric values on {questions} questions")
+    assert what in line
+    assert line.endswith("--resume")
+    # Unusable replies in a row open the breaker: no minutes of retries (each of the 40 judge
+    # calls would be sent 7 times).
+    assert requests <= BREAKER_UNUSABLE + MAX_CONCURRENCY
+    results = read_results(out)
+    assert [result["question_id"] for result in results] == [f"q{i}" for i in range(questions)]
+    for result in results:
+        assert "answer_eval_error" in result
+        assert "answer_relevance_error" in result
+    run = yaml.safe_load((out / "run.yaml").read_text())
+    [unusable] = run["llm"]["unusable_endpoints"]
+    assert f"judge at {server.url} gives no usable reply ({what}" in unusable
+
+
+@pytest.mark.parametrize(("faults", "what"), UNUSABLE.values(), ids=list(UNUSABLE))
+def test_answer_correctness_with_a_judge_of_no_use_exits_3_with_every_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], faults: Faults, what: str
+) -> None:
+    rows = 30
+    answers = tmp_path / "answers.tsv"
+    write_tsv(answers, [(f"Which units are in S{i}?", f"U{i}", f"U{i}") for i in range(rows)])
+    judged = tmp_path / "judged.tsv"
+    with JudgeServer(faults=faults) as server:
+        config = write_config(tmp_path, server.url)
+        code = answer_correctness_main(["-i", str(answers), "-o", str(judged), "-c", str(config)])
+        requests = server.count()
+
+    printed = capsys.readouterr()
+    assert code == EXIT_INCOMPLETE
+    [line] = printed.err.strip().splitlines()
+    assert line.startswith(f"judging incomplete: {rows} answers of {rows} not judged (")
+    assert what in line
+    assert requests <= BREAKER_UNUSABLE + MAX_CONCURRENCY
+    written = judged.read_text().splitlines()
+    assert len(written) == rows + 1  # the header and every row, each failed
+
+
+def test_a_judge_whose_every_reply_is_malformed_exits_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Replies of the API (JSON chat completions), so no breaker opens: every value fails
+    # because no reply has the form asked for, and that is no complete run either.
+    reference, responses = write_inputs(tmp_path)
+    out = tmp_path / "out"
+    with JudgeServer(faults=Faults(malformed=1.0)) as server:
+        config = write_config(tmp_path, server.url)
+        code = main(["evaluate", str(reference), str(responses), "-c", str(config),
+                     "-o", str(out), "-q"])  # fmt: skip
+
+    assert code == EXIT_INCOMPLETE
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"evaluation incomplete: 12 metric values on {QUESTIONS} questions")
+    assert "(answer_correctness failed on every question (malformed judge reply" in line
+    assert "; answer_relevance failed on every question (malformed judge reply" in line
+    assert line.endswith("--resume")
+    assert len(read_results(out)) == QUESTIONS
+
+
+def test_a_judge_that_fails_some_values_only_exits_0(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference, responses = write_inputs(tmp_path)
+    with JudgeServer(faults=Faults(server_error=0.3), seed=3) as server:
+        config = write_config(tmp_path, server.url, max_retries=0)
+        code = main(["evaluate", str(reference), str(responses), "-c", str(config),
+                     "-o", str(tmp_path / "out")])  # fmt: skip
+        failed = server.count(outcome="server_error")
+
+    printed = capsys.readouterr()
+    assert 0 < failed < 2 * QUESTIONS
+    assert code == 0
+    assert "metric values failed" in printed.out
+    assert "incomplete" not in printed.err
+
+
+class _Broken(ItemMetric):
+    """A metric with a bug: it raises on every question."""
+
+    name = "broken"
+    outputs: ClassVar[tuple[OutputKey, ...]] = (OutputKey("broken_score"),)
+    error_keys: ClassVar[tuple[str, ...]] = ("broken_error",)
+
+    async def score(self, context: ItemContext) -> Outcome:
+        raise RuntimeError("a bug")
+
+
+@pytest.fixture
+def broken_metric() -> Iterator[None]:
+    register_metric(_Broken())
+    yield
+    unregister_metric("broken")
+
+
+@pytest.mark.usefixtures("broken_metric")
+def test_a_metric_that_failed_on_every_question_for_an_internal_reason_exits_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference, responses = write_inputs(tmp_path)
+    out = tmp_path / "out"
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({"metrics": ["broken"]}))
+
+    code = main(["evaluate", str(reference), str(responses), "-c", str(config), "-o", str(out),
+                 "-q"])  # fmt: skip
+
+    assert code == EXIT_INCOMPLETE
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line == (
+        f"evaluation incomplete: 6 metric values on {QUESTIONS} questions not computed (broken "
+        "failed on every question (internal error in broken: RuntimeError('a bug'))); when "
+        "that is fixed, run the command again (without --resume)"
+    )
+    assert all(r["broken_error"].startswith("internal error") for r in read_results(out))
+
+
+# ------------------------------------------------------------------------- cost limit
+
+
+def run_yaml(out: Path) -> dict[str, Any]:
+    document: dict[str, Any] = yaml.safe_load((out / "run.yaml").read_text())
+    return document
+
+
+def test_the_cost_limit_holds_with_many_calls_in_flight(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference, responses = write_inputs(tmp_path, 20)
+    # Replies take a while, so that many calls are in flight at once (each reserves its
+    # estimated cost before it is sent; before that, all of them started under the limit).
+    with JudgeServer(latency_s=0.05) as server:
+        config = write_config(tmp_path, server.url)
+        args = ["evaluate", str(reference), str(responses), "-c", str(config), "-q",
+                "--no-cache"]  # fmt: skip
+        assert main([*args, "-o", str(tmp_path / "full")]) == 0
+        full = run_yaml(tmp_path / "full")["llm"]
+        limit = round(full["cost_usd"] / 2, 8)
+
+        code = main([*args, "-o", str(tmp_path / "out"), "--max-cost", str(limit)])
+
+    assert code == EXIT_INCOMPLETE
+    assert f"the cost limit of ${limit:g} was reached" in capsys.readouterr().err
+    llm = run_yaml(tmp_path / "out")["llm"]
+    assert 0 < llm["cost_usd"] <= limit
+    assert (llm["budget_reached"], llm["budget_exceeded"]) == (True, False)
+    assert len(read_results(tmp_path / "out")) == 20
+
+
+def test_a_reply_longer_than_its_estimate_is_said_to_exceed_the_limit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A reply of about 1,000 tokens where 300 are reserved (no max_tokens): the one call the
+    # limit lets through costs more than all of it.
+    long_reason = "the candidate names the unit " * 140
+    reference, responses = write_inputs(tmp_path, 1)
+    config = tmp_path / "config.yaml"
+    with JudgeServer(responder=lambda body: f"1\t1\t1\t{long_reason}") as server:
+        write_config(tmp_path, server.url)
+        settings = yaml.safe_load(config.read_text())
+        config.write_text(yaml.safe_dump({**settings, "answer_relevance": {"enabled": False}}))
+        out = tmp_path / "out"
+        code = main(["evaluate", str(reference), str(responses), "-c", str(config), "-o",
+                     str(out), "--max-cost", "0.0003"])  # fmt: skip
+
+    printed = capsys.readouterr()
+    assert code == 0, printed.err  # every call was made: the run is complete
+    llm = run_yaml(out)["llm"]
+    assert llm["cost_usd"] > 0.0003
+    assert (llm["budget_reached"], llm["budget_exceeded"]) == (False, True)
+    assert "cost limit of $0.0003 exceeded: $0.000" in printed.out

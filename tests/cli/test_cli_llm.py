@@ -93,7 +93,9 @@ def test_a_second_identical_run_makes_no_calls(tmp_path: Path, server: JudgeServ
     config = write_config(tmp_path, server)
     assert evaluate(reference, responses, "-c", config, "-o", tmp_path / "a", "-q") == 0
     first = server.count()
-    assert first == 6 * 3  # correctness, relevance, embeddings per item
+    # Correctness, relevance, embeddings per item, and one embeddings request sent again
+    # to confirm the vectors' dimension on a new endpoint (the cache keeps it).
+    assert first == 6 * 3 + 1
     assert evaluate(reference, responses, "-c", config, "-o", tmp_path / "b", "-q") == 0
     assert server.count() == first
     assert read_results(tmp_path / "a") == read_results(tmp_path / "b")
@@ -107,7 +109,7 @@ def test_no_cache_calls_again(tmp_path: Path, server: JudgeServer) -> None:
     config = write_config(tmp_path, server)
     evaluate(reference, responses, "-c", config, "-o", tmp_path / "a", "-q")
     evaluate(reference, responses, "-c", config, "-o", tmp_path / "b", "-q", "--no-cache")
-    assert server.count() == 2 * 2 * 3
+    assert server.count() == 2 * (2 * 3 + 1)  # each run confirms the embedding dimension
 
 
 def test_dry_run_estimates_and_calls_nothing(
@@ -181,7 +183,9 @@ def test_resume_keeps_finished_items_and_evaluates_the_rest(
     server.reset()
     assert evaluate(reference, responses, "-c", config, "-o", out, "-q", "--resume") == 0
     assert read_results(out) == complete
-    assert server.count() == 5 * 3  # only the five unfinished items were judged
+    # Only the five unfinished items were judged (with a fresh cache, one embeddings
+    # request is sent again to confirm the vectors' dimension).
+    assert server.count() == 5 * 3 + 1
     run = yaml.safe_load((out / "run.yaml").read_text())
     assert run["resumed"] == {"kept": 3, "evaluated_again": 0}
 
@@ -452,7 +456,7 @@ def test_the_report_of_a_judged_run_shows_the_judge_cost_and_reasons(
     run = yaml.safe_load((tmp_path / "out" / "run.yaml").read_text())
     judge = page[page.index('id="judge"') : page.index('id="worst"')]
     assert f'<td>judge calls made</td><td class="num">{run["llm"]["calls"]}</td>' in judge
-    assert run["llm"]["calls"] == 9
+    assert run["llm"]["calls"] == 10  # one embeddings request confirms the dimension
     for metric in run["llm"]["by_metric"]:
         assert f"<td>{metric}</td>" in judge
     assert "answer_correctness_cost" not in judge  # the per-item sums are named by metric

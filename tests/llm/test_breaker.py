@@ -1,6 +1,8 @@
-"""Endpoints that die or hang: refused connections, TLS failures and silent servers open the
-endpoint's circuit breaker after a few failures in a row, so a dead judge costs seconds, not
-minutes of retries; a server that answers (even with errors) never opens it."""
+"""Endpoints that die, hang or give no usable reply: refused connections, TLS failures and
+silent servers open the endpoint's circuit breaker after a few failures in a row, and 5xx,
+redirects and pages that are not JSON after a few more, so a dead judge or a gateway with
+nothing behind it costs seconds, not minutes of retries; a server that answers with the API's
+replies (even 429s and 400s) never opens it."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import pytest
 
 from graphrag_eval.config import load_config
 from graphrag_eval.errors import CallFailed, LLMError
-from graphrag_eval.llm.client import BREAKER_FAILURES
+from graphrag_eval.llm.client import BREAKER_FAILURES, BREAKER_UNUSABLE
 from graphrag_eval.llm.engine import LLMEngine, build_engine
 
 from judge_server import Faults, JudgeServer, SilentServer, closed_port_url
@@ -111,14 +113,53 @@ def test_tls_to_a_plain_http_server_fails_as_unreachable(server: JudgeServer) ->
     assert server.count() == 0  # no HTTP request ever reached it
 
 
-def test_server_errors_do_not_open_the_breaker(judge: Any) -> None:
+def test_a_few_server_errors_in_a_row_do_not_open_the_breaker(judge: Any) -> None:
     server = judge(faults=Faults(server_error=1.0))
 
-    errors, engine = ask_many(judge_at(server.url, max_retries=0, max_concurrency=1), calls=8)
+    errors, engine = ask_many(
+        judge_at(server.url, max_retries=0, max_concurrency=1), calls=BREAKER_UNUSABLE - 1
+    )
 
-    assert server.count() == 8  # the endpoint answers: every call is made
+    assert server.count() == BREAKER_UNUSABLE - 1  # every call is made
     assert all("500" in str(error) for error in errors)
     assert engine.incomplete_reasons() == []
+
+
+def test_server_errors_on_a_share_of_requests_never_open_the_breaker(judge: Any) -> None:
+    server = judge(faults=Faults(server_error=0.3), seed=2)
+
+    errors, engine = ask_many(judge_at(server.url, max_concurrency=4), calls=60)
+
+    # More server errors in all than the breaker takes in a row, each call answered at last.
+    assert server.count(outcome="server_error") > BREAKER_UNUSABLE
+    assert not any(isinstance(error, LLMError) for error in errors)
+    assert engine.incomplete_reasons() == []
+
+
+@pytest.mark.parametrize(
+    ("faults", "what"),
+    [
+        (Faults(bad_gateway=1.0), "502 Error code: 502"),
+        (Faults(html=1.0), "the judge's reply is not a chat completion (not JSON): b'<html>"),
+        (Faults(redirect=1.0), "302 Error code: 302 - redirected to http://127.0.0.1:9/login"),
+    ],
+)
+def test_unusable_replies_in_a_row_open_the_breaker(judge: Any, faults: Faults, what: str) -> None:
+    server = judge(faults=faults)
+
+    errors, engine = ask_many(judge_at(server.url, max_retries=6, max_concurrency=1), calls=12)
+
+    # The first calls' attempts (a redirect is not retried) open the breaker; no later call
+    # makes a request.
+    assert server.count() == BREAKER_UNUSABLE
+    reason = f"judge at {server.url} gives no usable reply ({what}"
+    assert all(isinstance(error, CallFailed) for error in errors)
+    assert str(errors[-1]).startswith(reason)
+    assert str(errors[-1]).endswith(
+        f"; {BREAKER_UNUSABLE} requests in a row): no more calls to it in this run"
+    )
+    [unusable] = engine.incomplete_reasons()
+    assert unusable.startswith(reason)
 
 
 def test_connect_and_read_timeouts_are_set_apart(server: JudgeServer) -> None:

@@ -20,8 +20,9 @@ from graphrag_eval import ConfigError, run_evaluation
 from graphrag_eval.config import ModelPrice, load_config
 from graphrag_eval.errors import CallFailed, LLMError, MalformedReply
 from graphrag_eval.evaluation import evaluate
+from graphrag_eval.llm.budget import DRY_RUN_REPLY_TOKENS
 from graphrag_eval.llm.engine import Judged, LLMEngine, ReplyError, build_engine
-from graphrag_eval.llm.pricing import PriceTable, TokenUsage
+from graphrag_eval.llm.pricing import PriceTable, TokenUsage, estimate_tokens
 from graphrag_eval.llm.replies import json_reply
 
 from builders import contexts, dataset, question, response, step
@@ -520,7 +521,9 @@ def test_second_identical_run_is_served_from_the_cache(
 ) -> None:
     config = full(make_config(server))
     first = run_evaluation(FULL_REFERENCE, FULL_RESPONSES, config)
-    assert (server.count("chat/completions"), server.count("embeddings")) == (5, 1)
+    # The one embeddings request is sent twice: on a new endpoint, a second reply confirms
+    # the vectors' dimension (the cache keeps it for the runs after).
+    assert (server.count("chat/completions"), server.count("embeddings")) == (5, 2)
     server.reset()
 
     second = run_evaluation(FULL_REFERENCE, FULL_RESPONSES, config)
@@ -563,7 +566,8 @@ def test_disabled_cache_calls_the_endpoint_again(
 
     run_evaluation(FULL_REFERENCE, FULL_RESPONSES, config)
 
-    assert server.count() == 6
+    # Without the cache, the embedding dimension is confirmed again: 5 + 2 requests.
+    assert server.count() == 7
     assert not (tmp_path / "llm-cache.sqlite3").exists()
 
 
@@ -690,7 +694,8 @@ def test_embedding_requests_are_split_into_batches(
     [result] = run_evaluation(reference, responses, config)
 
     batches = [r.body["input"] for r in server.requests if r.path.endswith("embeddings")]
-    assert [len(batch) for batch in batches] == [3, 1]  # the question and three generated
+    # The question and three generated; the first batch twice, to confirm the dimension.
+    assert [len(batch) for batch in batches] == [3, 3, 1]
     assert "answer_relevance" in result
 
 
@@ -880,8 +885,10 @@ def test_embedding_endpoint_accepts_api_base_and_extra_parameters(
 
     [result] = run_evaluation(reference, responses, config)
 
-    [request] = [r for r in server.requests if r.path.endswith("embeddings")]
-    assert (request.body["model"], request.body["user"]) == ("text-embedding-3-small", "t")
+    requests = [r for r in server.requests if r.path.endswith("embeddings")]
+    assert len(requests) == 2  # the second confirms the vectors' dimension
+    for request in requests:
+        assert (request.body["model"], request.body["user"]) == ("text-embedding-3-small", "t")
     assert "answer_relevance" in result
 
 
@@ -890,20 +897,30 @@ def test_embedding_endpoint_accepts_api_base_and_extra_parameters(
 LIMIT_REACHED = "not computed: the cost limit of $1e-09 was reached"
 
 
-def test_cost_limit_stops_later_calls(server: JudgeServer, make_config: MakeConfig) -> None:
+def _estimated_cost(body: dict[str, Any]) -> float:
+    """What a judge request is reserved at under the cost limit (docs/llm.md, cost): its
+    prompt at four characters a token and its reply at ``max_tokens`` (else 300) tokens."""
+    prompt = estimate_tokens("".join(message["content"] for message in body["messages"]))
+    reply = body.get("max_tokens") or DRY_RUN_REPLY_TOKENS
+    return PriceTable().cost_usd(body["model"], TokenUsage(prompt, reply))
+
+
+def test_cost_limit_stops_a_call_that_would_not_fit(
+    server: JudgeServer, make_config: MakeConfig
+) -> None:
     _, responses = answers(2)
-    config = correctness_only(make_config(server))
+    config = correctness_only(make_config(server, cache={"enabled": False}))
+    first_question = dataset(question("q0", answer="Unit 0, Unit 100"))
+    run_evaluation(first_question, responses[:1], config)
+    [request] = server.requests
+    limit = _estimated_cost(request.body) * 1.001  # room for the first call's estimate only
+    server.reset()
 
     async def main() -> tuple[list[dict[str, Any]], LLMEngine]:
-        engine = build_engine(load_config(config), max_cost_usd=1e-9)
+        engine = build_engine(load_config(config), max_cost_usd=limit)
         assert engine is not None
         try:
-            first = await evaluate(
-                dataset(question("q0", answer="Unit 0, Unit 100")),
-                responses[:1],
-                config,
-                engine=engine,
-            )
+            first = await evaluate(first_question, responses[:1], config, engine=engine)
             second = await evaluate(
                 dataset(question("q1", answer="Unit 1, Unit 101")),
                 responses[1:],
@@ -917,13 +934,35 @@ def test_cost_limit_stops_later_calls(server: JudgeServer, make_config: MakeConf
     [spent, stopped], engine = asyncio.run(main())
 
     assert spent["answer_f1"] == pytest.approx(2 / 3)
-    assert stopped["answer_eval_error"] == LIMIT_REACHED
+    # What was spent plus the second call's estimate would pass the limit: it is not sent.
+    assert stopped["answer_eval_error"] == f"not computed: the cost limit of ${limit:g} was reached"
     assert "answer_f1" not in stopped
     assert engine.stats.budget_reached is True
+    assert 0 < engine.stats.cost_usd <= limit
+    assert engine.stats.as_dict()["budget_exceeded"] is False
     assert server.count() == 1
 
 
-def test_cost_limit_stops_calls_queued_for_a_slot(
+def test_calls_wait_for_room_the_calls_in_flight_reserved(
+    server: JudgeServer, make_config: MakeConfig, run_with_engine: RunWithEngine
+) -> None:
+    # Eight calls at once reserve far more than they cost: the calls the reservations leave
+    # no room for wait for the replies instead of failing, and all fit under the limit.
+    reference, responses = answers(8)
+    config = correctness_only(make_config(server, max_concurrency=8, cache={"enabled": False}))
+    _, unlimited = run_with_engine(reference, responses, config)
+    largest = max(_estimated_cost(request.body) for request in server.requests)
+    limit = unlimited.stats.cost_usd + largest
+    assert limit < 8 * largest  # the first eight calls' estimates would not fit at once
+
+    run, engine = run_with_engine(reference, responses, config, max_cost_usd=limit)
+
+    assert all(result["answer_f1"] == pytest.approx(2 / 3) for result in run.results)
+    assert engine.stats.budget_reached is False
+    assert engine.stats.cost_usd == pytest.approx(unlimited.stats.cost_usd)
+
+
+def test_cost_limit_below_one_calls_estimate_sends_nothing(
     server: JudgeServer, make_config: MakeConfig, run_with_engine: RunWithEngine
 ) -> None:
     reference, responses = answers(5)
@@ -932,9 +971,9 @@ def test_cost_limit_stops_calls_queued_for_a_slot(
     run, engine = run_with_engine(reference, responses, config, max_cost_usd=1e-9)
 
     errors = [result.get("answer_eval_error") for result in run.results]
-    assert errors.count(LIMIT_REACHED) == 4
+    assert errors.count(LIMIT_REACHED) == 5
     assert engine.stats.budget_reached is True
-    assert server.count() == 1
+    assert server.count() == 0
 
 
 def test_cost_limit_can_come_from_the_config(
@@ -945,7 +984,7 @@ def test_cost_limit_can_come_from_the_config(
 
     run, engine = run_with_engine(reference, responses, config)
 
-    assert [r.get("answer_eval_error") for r in run.results].count(LIMIT_REACHED) == 4
+    assert [r.get("answer_eval_error") for r in run.results].count(LIMIT_REACHED) == 5
     assert engine.stats.budget_reached is True
 
 
@@ -1101,10 +1140,11 @@ def test_run_stats_count_calls_tokens_and_cost_per_metric(
     _, engine = run_with_engine(FULL_REFERENCE, FULL_RESPONSES, config)
 
     summary = engine.stats.as_dict()
-    assert (summary["calls"], summary["requests"], summary["retries"]) == (6, 6, 0)
+    # The embeddings request is sent again once, to confirm its vectors' dimension.
+    assert (summary["calls"], summary["requests"], summary["retries"]) == (7, 7, 1)
     assert (summary["cache_hits"], summary["failed_calls"]) == (0, 0)
     assert sorted(summary["by_metric"]) == FULL_METRICS
-    assert summary["by_metric"]["answer_relevance"]["calls"] == 2
+    assert summary["by_metric"]["answer_relevance"]["calls"] == 3  # 1 judge, 2 embeddings
     assert summary["cost_usd"] == pytest.approx(
         sum(metric["cost_usd"] for metric in summary["by_metric"].values()), abs=1e-6
     )

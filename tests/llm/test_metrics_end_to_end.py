@@ -105,7 +105,7 @@ def test_answer_relevance_and_ragas_answer_relevance_share_one_judge_call(
     result = run_one(config, "OSLO T1 and OSLO T2")
 
     assert server.count("chat/completions") == 1
-    assert server.count("embeddings") == 1
+    assert server.count("embeddings") == 2  # one request, sent again to confirm its dimension
     assert result["ragas_answer_relevance"] == pytest.approx(100 * result["answer_relevance"])
     assert result["ragas_answer_relevance_reason"] == result["answer_relevance_reason"]
 

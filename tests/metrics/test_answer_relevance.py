@@ -120,7 +120,9 @@ def test_answer_relevance_asks_for_the_configured_number_of_questions() -> None:
 
     assert "Write 5 different questions" in task(judge.chats()[0])
     assert len(result["answer_relevance_reason"].splitlines()) == 5
-    [embeddings] = [body for path, body in judge.requests if path.endswith("embeddings")]
+    # One request, sent twice: a second reply confirms the vectors' dimension.
+    first, embeddings = [body for path, body in judge.requests if path.endswith("embeddings")]
+    assert first == embeddings
     assert len(embeddings["input"]) == 6  # the question and the five generated ones
 
 
@@ -148,7 +150,9 @@ def test_more_generated_questions_than_asked_are_cut_to_the_number_asked() -> No
     [result] = run_scripted(judge, reference, responses, only(judge_config(), "answer_relevance"))
 
     assert result["answer_relevance_reason"].splitlines() == questions[:3]
-    [embeddings] = [body for path, body in judge.requests if path.endswith("embeddings")]
+    # One request, sent twice: a second reply confirms the vectors' dimension.
+    first, embeddings = [body for path, body in judge.requests if path.endswith("embeddings")]
+    assert first == embeddings
     assert len(embeddings["input"]) == 4  # the question and the first three
 
 

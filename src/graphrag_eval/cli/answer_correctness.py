@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import click
 
 from graphrag_eval.cli.console import stdout
 from graphrag_eval.cli.errors import exit_on_failures
+from graphrag_eval.cli.incomplete import unexplained_failures
 from graphrag_eval.cli.options import (
     CONTEXT_SETTINGS,
     Decorator,
@@ -75,8 +77,9 @@ def answer_correctness_command(
     finished, in input order. Without a config (or without
     llm.generation in it) the judge is OpenAI's gpt-4o-mini, with the key from
     OPENAI_API_KEY. A text cell that a spreadsheet would run as a formula (it starts with
-    =, +, -, or @) is written with a ' in front. Exit code 3 when the judge was unusable
-    or the cost limit stopped calls (one line on stderr says what is missing).
+    =, +, -, or @) is written with a ' in front. Exit code 3 when the judge was unusable,
+    the cost limit stopped calls, or no answer could be judged (one line on stderr says what
+    is missing).
 
     \b
     Example:
@@ -111,7 +114,11 @@ def answer_correctness_command(
     )
     print_llm_summary(console, engine.stats, engine.max_cost_usd)
     reasons = engine.incomplete_reasons()
-    if reasons:  # the judge was unusable, or the cost limit stopped calls: exit 3
+    if rows and failed == len(rows):  # no answer judged: what failed them all says why
+        errors = Counter(o.error for o in outcomes if isinstance(o, Failed))
+        failing = {"answer_correctness": errors.most_common(1)[0][0]}
+        reasons += [f"every answer failed: {e}" for _, e in unexplained_failures(failing, reasons)]
+    if reasons:  # the judge was unusable, the cost limit stopped calls, or nothing was judged
         exit_on_failures(
             (),
             f"judging incomplete: {plural(failed, 'answer')} of {len(rows):,} not judged "

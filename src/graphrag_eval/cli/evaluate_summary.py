@@ -9,9 +9,11 @@ from pathlib import Path
 
 from graphrag_eval.checkpoint import REDO_CAUSES, Resumed
 from graphrag_eval.cli.console import stdout
+from graphrag_eval.cli.incomplete import INTERNAL_ERROR, failed_everywhere, unexplained_failures
 from graphrag_eval.evaluation import EvaluationRun
 from graphrag_eval.gating import Threshold
 from graphrag_eval.llm.engine import LLMEngine
+from graphrag_eval.metrics.base import metrics_for
 from graphrag_eval.report.console import (
     plural,
     print_llm_summary,
@@ -94,16 +96,33 @@ def failed_values(run: EvaluationRun) -> int:
 
 
 def incomplete_line(run: EvaluationRun, engine: LLMEngine | None, resume: str) -> str | None:
-    """The one line that says a run could not make every call it planned (a judge endpoint
-    was unusable, or the cost limit stopped calls), what is missing and that ``resume`` (the
-    command with ``--resume``) finishes it; ``None`` for a complete run."""
+    """The one line that says a run could not do all it was asked, what is missing and how
+    to finish it (``resume``: the command with ``--resume``); ``None`` for a complete run.
+    Incomplete: a judge or embedding endpoint was unusable, the cost limit stopped calls, a
+    judged metric failed on every question it applied to (a judge whose every reply was
+    unusable), or a metric did for an internal error."""
     reasons = engine.incomplete_reasons() if engine is not None else []
-    if not reasons:
+    judged = {metric.name for metric in metrics_for(run.config) if metric.uses_llm}
+    # A metric that is not judged fails on bad input too (the input notices say so): only
+    # an internal error of one makes the run incomplete.
+    failing = {
+        metric: error
+        for metric, error in failed_everywhere(run).items()
+        if metric in judged or error.startswith(INTERNAL_ERROR)
+    }
+    unexplained = unexplained_failures(failing, reasons)
+    if not reasons and not unexplained:
         return None
     failed = failed_values(run)
     questions = sum(1 for item in run.items if item.failed_metrics())
+    if reasons or any(set(metrics) & judged for metrics, _ in unexplained):
+        finish = f"when that is fixed, finish the run with: {resume}"
+    else:  # --resume keeps the questions whose failed metrics are not judged ones
+        finish = "when that is fixed, run the command again (without --resume)"
+    causes = reasons + [
+        f"{', '.join(metrics)} failed on every question ({error})" for metrics, error in unexplained
+    ]
     return (
         f"evaluation incomplete: {plural(failed, 'metric value')} on "
-        f"{plural(questions, 'question')} not computed ({'; '.join(reasons)}); when that is "
-        f"fixed, finish the run with: {resume}"
+        f"{plural(questions, 'question')} not computed ({'; '.join(causes)}); {finish}"
     )

@@ -6,6 +6,7 @@ See docs/llm.md (configuration, cache, cost).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,8 +17,22 @@ from graphrag_eval.llm.cache import all_finite, request_key
 from graphrag_eval.llm.client import Endpoint, json_body, raw_request
 from graphrag_eval.llm.context import CallContext
 from graphrag_eval.llm.pricing import TokenUsage, embedding_window, estimate_tokens
+from graphrag_eval.llm.wire import OPENAI_BASE_URL
 
 __all__ = ["RemoteEmbedder"]
+
+_OPENAI_DIMENSIONS = {
+    "text-embedding-3-small": 1536,
+    "text-embedding-3-large": 3072,
+    "text-embedding-ada-002": 1536,
+}
+"""The dimensions of OpenAI's embedding models at its own API (another server may serve a
+model under the same name with its own dimension)."""
+
+_CONFIRMATIONS = 3
+"""How many times a request is sent again, while no dimension is agreed, for a reply whose
+dimension no other source shares yet (three replies of three dimensions: the endpoint's
+vectors are not to be trusted)."""
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 """Not encodable as UTF-8 (a badly decoded file): replaced before the text is sent."""
@@ -35,9 +50,19 @@ class RemoteEmbedder:
         self.calls = calls
         self.max_input_tokens = self.settings.max_input_tokens or embedding_window(self.model)
         """The longest text sent (``llm.embedding.max_input_tokens``, docs/llm.md)."""
-        self.dimension: int | None = None
-        """The dimension of the endpoint's vectors: from the cache, until a reply shows it."""
-        self._dimension_seen = False
+        self.dimension: int | None = _configured_dimension(endpoint.request_parameters) or (
+            _OPENAI_DIMENSIONS.get(self.model)
+            if str(endpoint.client.base_url).rstrip("/") == OPENAI_BASE_URL
+            else None
+        )
+        """The dimension of the model's vectors once known: the ``dimensions`` request
+        parameter, OpenAI's own for its models at its API, else two sources that agree (two
+        replies, or a reply and the dimension the cache kept from an earlier run). A reply of
+        another dimension is a failed request, sent again: one malformed reply never fixes
+        the dimension for the others."""
+        self._cached_dimension: int | None = None
+        self._votes: Counter[int] = Counter()
+        """Dimensions seen in replies (and the cache's) while none is agreed."""
         self._dimension_key = request_key(
             {"endpoint": self.identity, "model": self.model, "params": endpoint.request_parameters}
         )
@@ -59,8 +84,10 @@ class RemoteEmbedder:
             )
             for text in texts
         ]
-        if self.dimension is None and self.calls.cache is not None:
-            self.dimension = self.calls.cache.get_dimension(self._dimension_key)
+        if self.dimension is None and not self._votes and self.calls.cache is not None:
+            self._cached_dimension = self.calls.cache.get_dimension(self._dimension_key)
+            if self._cached_dimension is not None:
+                self._votes[self._cached_dimension] += 1
         found, missing = await cached_vectors(self.calls, keys, metric)
         missing += self._misfits(found)
         text_of = dict(zip(keys, texts, strict=True))
@@ -108,9 +135,10 @@ class RemoteEmbedder:
         """Remove from ``found`` the cached vectors of another dimension than the endpoint's
         (all of them when they disagree and it is not known yet): they are fetched again."""
         dimensions = {len(vector) for vector, _ in found.values()}
-        if self.dimension is None and len(dimensions) <= 1:
+        known = self.dimension or self._cached_dimension
+        if known is None and len(dimensions) <= 1:
             return []
-        misfits = [key for key, (vector, _) in found.items() if len(vector) != self.dimension]
+        misfits = [key for key, (vector, _) in found.items() if len(vector) != known]
         for key in misfits:
             del found[key]
         return misfits
@@ -124,8 +152,46 @@ class RemoteEmbedder:
         await self.endpoint.close()
 
     async def _embed_batch(self, texts: list[str], keys: list[str], metric: str) -> Vectors:
-        """One request for ``texts``: their vectors by key, counted, priced and cached."""
+        """One request for ``texts`` (sent again while its vectors' dimension is not the
+        model's, or not confirmed yet): their vectors by key, counted, priced and cached."""
         estimate = sum(estimate_tokens(text) for text in texts)
+        unconfirmed = mismatched = 0
+        while True:
+            vectors, total = await self._reply(texts, estimate, metric)
+            dimension = len(vectors[0])
+            agreed = self._agreed(dimension)
+            if agreed:
+                break
+            if agreed is None:  # no dimension agreed yet: another reply decides
+                unconfirmed += 1
+                problem = f"vectors of dimension {dimension}, and no two replies agree yet"
+                if unconfirmed <= _CONFIRMATIONS:
+                    self.calls.stats.retries += 1
+                    continue
+            else:
+                mismatched += 1
+                problem = (
+                    f"vectors of dimension {dimension}, the model's have {self.dimension} "
+                    f"({mismatched} attempt{'s' if mismatched != 1 else ''})"
+                )
+                if mismatched <= self.calls.config.max_retries:
+                    self.calls.stats.retries += 1
+                    continue
+            self.calls.stats.record_failure(metric)
+            raise CallFailed(f"the embedding endpoint returned {problem}")
+        # The batch's tokens, shared out by length, are each text's nominal usage.
+        lengths = [max(1, len(text)) for text in texts]
+        shares = [round(total * length / sum(lengths)) for length in lengths]
+        entries = list(zip(keys, vectors, shares, strict=True))
+        if self.calls.cache is not None:
+            self.calls.cache.put_embeddings(self.model, entries)
+        return {key: (vector, share) for key, vector, share in entries}
+
+    async def _reply(
+        self, texts: list[str], estimate: int, metric: str
+    ) -> tuple[list[list[float]], int]:
+        """The vectors of one request for ``texts`` and its input tokens, counted and priced
+        (a reply is paid for whether its vectors are used or not)."""
         try:
             response = json_body(await self._request(texts, estimate))
             vectors = _vectors(response, len(texts))
@@ -137,30 +203,26 @@ class RemoteEmbedder:
         except Exception as exc:
             self.calls.stats.record_failure(metric)
             raise self.calls.sender.failure(self.endpoint, exc) from None
-        if not self._dimension_seen:
-            self._dimension_seen = True
-            if self.dimension != len(vectors[0]):
-                self.dimension = len(vectors[0])
-                if self.calls.cache is not None:
-                    self.calls.cache.put_dimension(self._dimension_key, self.dimension)
-        elif len(vectors[0]) != self.dimension:
-            self.calls.stats.record_failure(metric)
-            raise CallFailed(
-                f"the embedding endpoint returned vectors of dimension {len(vectors[0])}, "
-                f"earlier ones had {self.dimension}"
-            )
         usage_reported = response.get("usage")
         reported = usage_reported.get("prompt_tokens") if isinstance(usage_reported, dict) else None
         total = reported if isinstance(reported, int) and reported > 0 else estimate
         usage = TokenUsage(total, 0)
         self.calls.stats.record_call(metric, usage, self.calls.cost_usd(self.model, usage))
-        # The batch's tokens, shared out by length, are each text's nominal usage.
-        lengths = [max(1, len(text)) for text in texts]
-        shares = [round(total * length / sum(lengths)) for length in lengths]
-        entries = list(zip(keys, vectors, shares, strict=True))
-        if self.calls.cache is not None:
-            self.calls.cache.put_embeddings(self.model, entries)
-        return {key: (vector, share) for key, vector, share in entries}
+        return vectors, total
+
+    def _agreed(self, dimension: int) -> bool | None:
+        """Whether a reply's ``dimension`` is the model's; ``None`` while none is agreed and
+        no other source has this one yet (its vote is counted: the request is sent again, and
+        the next reply of that dimension, from any request, agrees it)."""
+        if self.dimension is None:
+            self._votes[dimension] += 1
+            if self._votes[dimension] < 2:
+                return None
+            self.dimension = dimension
+            self._votes.clear()
+            if self.calls.cache is not None and dimension != self._cached_dimension:
+                self.calls.cache.put_dimension(self._dimension_key, dimension)
+        return dimension == self.dimension
 
     async def _request(self, texts: list[str], estimate: int) -> Any:
         endpoint = self.endpoint
@@ -169,10 +231,13 @@ class RemoteEmbedder:
             "input": [_LONE_SURROGATE.sub("\ufffd", text) for text in texts],
             "encoding_format": "float",
         }
+        usage = TokenUsage(estimate, 0)
+        cost = self.calls.cost_usd(self.model, usage) if self.calls.budget.max_cost_usd else 0.0
         return await self.calls.sender.send(
             endpoint,
             estimate,
             raw_request(endpoint.client, "/embeddings", body, endpoint.request_parameters),
+            cost,
         )
 
 
@@ -194,6 +259,15 @@ def _vectors(response: Any, count: int) -> list[list[float]]:
     if not all(all_finite(vector) for vector in vectors):
         raise CallFailed("the embedding endpoint returned a vector that is not finite")
     return vectors
+
+
+def _configured_dimension(parameters: dict[str, Any]) -> int | None:
+    """The ``dimensions`` request parameter (OpenAI's models shortened), when it is one."""
+    value = parameters.get("dimensions")
+    extra = parameters.get("extra_body")
+    if value is None and isinstance(extra, dict):
+        value = extra.get("dimensions")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def _index(item: Any) -> int:

@@ -6,6 +6,7 @@ See docs/llm.md (what the engine does with each call).
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
@@ -50,15 +51,19 @@ async def chat(
     limits = loose_json is not None and loose_json != schema_json
     while True:
         structured, options, sent = _request(endpoint, messages, params, schema, schema_json)
-        estimate = estimate_tokens("".join(m["content"] for m in sent)) + int(
-            options.get("max_tokens") or DRY_RUN_REPLY_TOKENS
+        # What the request may cost, reserved under the cost limit while it is in flight.
+        guess = TokenUsage(
+            estimate_tokens("".join(m["content"] for m in sent)),
+            int(options.get("max_tokens") or DRY_RUN_REPLY_TOKENS),
         )
+        estimate = guess.input_tokens + guess.output_tokens
         loose = options
         if structured and limits and schema is not None and loose_json is not None:
             loose = {**options, "response_format": response_format(schema.__name__, loose_json)}
         create = _Create(endpoint, sent, options, loose, limits)
         try:
-            completion = await calls.sender.send(endpoint, estimate, create)
+            cost = _reserved_cost(calls, endpoint, guess, options)
+            completion = await calls.sender.send(endpoint, estimate, create, cost)
         except (BudgetExhausted, NotCalled):
             raise
         except Exception as exc:
@@ -187,6 +192,20 @@ def _read_completion(
         )
     # A key the judge echoes (in a reason, a generated question) goes no further.
     return calls.redactor.redact(text), usage
+
+
+def _reserved_cost(
+    calls: CallContext, endpoint: Endpoint, guess: TokenUsage, options: Mapping[str, Any]
+) -> float:
+    """What a request may cost (its messages, schema and reply at ``max_tokens`` or 300
+    tokens), reserved under the cost limit while it is in flight (docs/llm.md, cost); 0
+    without a limit."""
+    if calls.budget.max_cost_usd is None:
+        return 0.0
+    schema = options.get("response_format")
+    if schema is not None:
+        guess += TokenUsage(estimate_tokens(json.dumps(schema)), 0)
+    return calls.cost_usd(endpoint.model, guess)
 
 
 def _usage(usage: Any, messages: Sequence[Mapping[str, str]], text: str) -> TokenUsage:

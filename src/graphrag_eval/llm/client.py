@@ -29,7 +29,15 @@ from graphrag_eval.llm.wire import Timeouts, WireClient, default_base_url
 if TYPE_CHECKING:
     import httpx2  # the OpenAI SDK's HTTP client (the 'llm' extra)
 
-__all__ = ["BREAKER_FAILURES", "Breaker", "Endpoint", "Lane", "json_body", "raw_request"]
+__all__ = [
+    "BREAKER_FAILURES",
+    "BREAKER_UNUSABLE",
+    "Breaker",
+    "Endpoint",
+    "Lane",
+    "json_body",
+    "raw_request",
+]
 
 _DEFAULT_BASE_URLS = {
     "ollama": "http://localhost:11434/v1",
@@ -42,11 +50,18 @@ BREAKER_FAILURES = 5
 """Requests in a row that cannot reach an endpoint (connection refused, DNS or TLS failure,
 timeout) after which it gets no more calls in the run."""
 
+BREAKER_UNUSABLE = 10
+"""Requests in a row that get no usable reply (a 5xx, a redirect, a 200 that is not the API's
+JSON, such as a captive portal's page; requests that could not reach the endpoint count too)
+after which it gets no more calls in the run. More than :data:`BREAKER_FAILURES`: an endpoint
+that answers 5xx to a share of requests at random must not stop a run by chance."""
+
 
 class Breaker:
     """An endpoint's circuit breaker: open (no more calls) once the endpoint refused a request
-    (401, 403, 404) or :data:`BREAKER_FAILURES` requests in a row could not reach it. It stays
-    open for the rest of the run, whose unmade calls ``--resume`` makes later."""
+    (401, 403, 404), :data:`BREAKER_FAILURES` requests in a row could not reach it, or
+    :data:`BREAKER_UNUSABLE` requests in a row got no usable reply. It stays open for the rest
+    of the run, whose unmade calls ``--resume`` makes later."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -54,8 +69,10 @@ class Breaker:
         self.reason: str | None = None
         """Why it is open (``None``: closed)."""
         self.unreachable = False
-        """Open because the endpoint could not be reached (rather than refusing)."""
+        """Open because the endpoint could not be reached or gave no usable reply (rather
+        than refusing): the failed calls take the breaker's reason."""
         self._failures = 0
+        self._unusable = 0
 
     def check(self) -> None:
         """Raise :class:`CallFailed` when the breaker is open."""
@@ -63,18 +80,38 @@ class Breaker:
             raise CallFailed(self.reason)
 
     def reached(self) -> None:
-        """A request got an HTTP reply (whatever its status)."""
+        """A request got a reply of the API (a success, or an error such as a 429 or a 400)."""
         self._failures = 0
+        self._unusable = 0
 
     def not_reached(self, what: str) -> None:
         """A request could not reach the endpoint (``what`` says how); open the breaker after
-        :data:`BREAKER_FAILURES` in a row."""
+        :data:`BREAKER_FAILURES` in a row (or :data:`BREAKER_UNUSABLE` requests in a row
+        without a usable reply)."""
         self._failures += 1
+        self._unusable += 1
         if self._failures >= BREAKER_FAILURES and self.reason is None:
             self.unreachable = True
             self.reason = (
                 f"{self.name} unreachable ({what}; {self._failures} failures in a row): "
                 "no more calls to it in this run"
+            )
+        self._give_up(what)
+
+    def unusable(self, what: str) -> None:
+        """A request got a reply of no use (``what`` says which: a 5xx, a redirect, a page
+        that is not JSON); open the breaker after :data:`BREAKER_UNUSABLE` requests in a row
+        without a usable reply."""
+        self._failures = 0
+        self._unusable += 1
+        self._give_up(what)
+
+    def _give_up(self, what: str) -> None:
+        if self._unusable >= BREAKER_UNUSABLE and self.reason is None:
+            self.unreachable = True
+            self.reason = (
+                f"{self.name} gives no usable reply ({what}; {self._unusable} requests in a "
+                "row): no more calls to it in this run"
             )
 
     def refuse(self, reason: str) -> None:

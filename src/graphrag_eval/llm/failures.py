@@ -1,8 +1,9 @@
 """How a request to an endpoint can fail, whatever client sent it (the engine's own HTTP
-client, the ``openai`` SDK's or LiteLLM): an HTTP error reply (:class:`StatusError`), or no
-reply at all (:class:`Unreachable`). The retry policy, the circuit breaker and the messages
-read these two, never a client's own exception classes (docs/llm.md, what the engine does
-with each call).
+client, the ``openai`` SDK's or LiteLLM): an HTTP error reply (:class:`StatusError`), no
+reply at all (:class:`Unreachable`), or a reply that is not the API's (:class:`UnusableReply`:
+an HTML page with 200, say). The retry policy, the circuit breaker and the messages read
+these, never a client's own exception classes (docs/llm.md, what the engine does with each
+call).
 """
 
 from __future__ import annotations
@@ -12,7 +13,15 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["StatusError", "Unreachable", "status_error", "unreachable"]
+__all__ = [
+    "StatusError",
+    "Unreachable",
+    "UnusableReply",
+    "json_like",
+    "status_error",
+    "unreachable",
+    "unusable_status",
+]
 
 _CHAIN_LIMIT = 20
 """How far down a chain of exceptions to look for the one at its root."""
@@ -43,6 +52,35 @@ class Unreachable(Exception):
         self.detail = detail
         """What the error at the root of the client's exception chain said."""
         self.timed_out = timed_out
+
+
+class UnusableReply(Exception):
+    """A reply that is not the API's though its status says success (an HTML page from a
+    captive portal or a proxy), or that a caller's check refused (vectors of the wrong
+    dimension): retried, and counted towards the endpoint's breaker like a 5xx."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        """What the reply was, in a few words (with its start, for a page)."""
+
+
+def unusable_status(status: int) -> bool:
+    """Whether an HTTP error status says the endpoint gives no usable reply: a server error
+    (5xx: a gateway with nothing behind it) or a redirect (the base URL points elsewhere, a
+    captive portal's login page)."""
+    return status >= 500 or 300 <= status < 400
+
+
+def json_like(content: Any) -> bool:
+    """Whether a successful reply's body may be the API's JSON (an object or a list): an HTML
+    page, plain text or an empty body is not. Only its first bytes are looked at."""
+    if not isinstance(content, bytes | bytearray):
+        return False
+    start = content[:1]
+    if start in (b"{", b"["):
+        return True
+    return content[:4096].lstrip()[:1] in (b"{", b"[")
 
 
 def status_error(status: int, content: bytes, headers: Mapping[str, str]) -> StatusError:

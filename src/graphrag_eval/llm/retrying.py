@@ -2,10 +2,14 @@
 retried when the failure is worth retrying.
 
 * Retried: rate limits (429, honouring ``retry-after-ms``/``Retry-After``), 408, 409, server
-  errors (5xx), timeouts and connection errors, with exponential backoff and jitter.
+  errors (5xx), a 200 that is not JSON (an HTML page), timeouts and connection errors, with
+  exponential backoff and jitter.
 * Not retried: everything else. A refused request (401, 403, 404) also stops every further
   call to that endpoint, and so do :data:`~.client.BREAKER_FAILURES` requests in a row that
-  could not reach it (its :class:`~.client.Breaker`).
+  could not reach it, or :data:`~.client.BREAKER_UNUSABLE` in a row that got no usable reply
+  (a 5xx, a redirect, a 200 that is not JSON) (its :class:`~.client.Breaker`).
+* Each request reserves its estimated cost under the cost limit before it is sent
+  (:meth:`~.budget.Budget.reserve`).
 * A request never holds its slot past its time: the client's connect and read timeouts, and a
   deadline of both around the whole request (a server that trickles its reply).
 * Each reply tells the lane's adaptive concurrency limit how the endpoint is coping (a 429
@@ -31,7 +35,13 @@ from graphrag_eval.config.llm import LLMConfig
 from graphrag_eval.errors import CallFailed, LLMError
 from graphrag_eval.llm.budget import Budget
 from graphrag_eval.llm.client import Endpoint
-from graphrag_eval.llm.failures import StatusError, Unreachable
+from graphrag_eval.llm.failures import (
+    StatusError,
+    Unreachable,
+    UnusableReply,
+    json_like,
+    unusable_status,
+)
 from graphrag_eval.llm.redaction import Redactor
 
 __all__ = ["DeadlineExceeded", "Sender", "retry_after_s", "retryable", "status_text"]
@@ -51,12 +61,17 @@ class Sender:
         self.redactor = redactor
 
     async def send(
-        self, endpoint: Endpoint, tokens: int, request: Callable[[], Awaitable[Any]]
+        self,
+        endpoint: Endpoint,
+        tokens: int,
+        request: Callable[[], Awaitable[Any]],
+        cost_usd: float = 0.0,
     ) -> Any:
-        """Send one request of about ``tokens`` tokens, retrying transient failures."""
+        """Send one request of about ``tokens`` tokens and ``cost_usd`` dollars (reserved
+        under the cost limit while it is in flight), retrying transient failures."""
         # Most requests succeed at once: tenacity (and its cost) only for those that do not.
         try:
-            return await self._attempt(endpoint, tokens, request)
+            return await self._attempt(endpoint, tokens, request, cost_usd)
         except Exception as exc:
             if self.config.max_retries == 0 or not self._worth_retrying(endpoint, exc):
                 raise
@@ -65,7 +80,7 @@ class Sender:
         await asyncio.sleep(self._wait_s(first, 1))
         async for attempt in self._retrying(endpoint):
             with attempt:
-                return await self._attempt(endpoint, tokens, request)
+                return await self._attempt(endpoint, tokens, request, cost_usd)
         raise AssertionError("unreachable: tenacity re-raises the last failure")
 
     @staticmethod
@@ -73,14 +88,18 @@ class Sender:
         return retryable(exc) and endpoint.breaker.reason is None
 
     async def _attempt(
-        self, endpoint: Endpoint, tokens: int, request: Callable[[], Awaitable[Any]]
+        self,
+        endpoint: Endpoint,
+        tokens: int,
+        request: Callable[[], Awaitable[Any]],
+        cost_usd: float,
     ) -> Any:
         """One request, in a slot of the endpoint's lane; what came of it goes to the lane's
         concurrency limit and to the endpoint's breaker."""
         async with endpoint.lane.slot(tokens) as ticket:
             # Calls queued for a slot see what happened while they waited.
             endpoint.ensure_usable()
-            self.budget.check()
+            reserved = await self.budget.reserve(cost_usd)
             self.stats.requests += 1
             try:
                 async with asyncio.timeout(self._deadline_s):
@@ -89,16 +108,43 @@ class Sender:
                 self._not_reached(endpoint, DeadlineExceeded())
                 raise DeadlineExceeded() from None
             except StatusError as exc:
-                endpoint.breaker.reached()
+                self._answered(endpoint, exc)
                 if exc.status_code == 429:
                     endpoint.lane.rate_limited(ticket)
                 raise
             except Unreachable as exc:  # timeouts too
                 self._not_reached(endpoint, exc)
                 raise
+            finally:
+                # The caller counts the reply's real cost before anything else runs.
+                self.budget.release(reserved)
+            self._check_json(endpoint, response)
             endpoint.breaker.reached()
             endpoint.lane.succeeded()
             return response
+
+    def _answered(self, endpoint: Endpoint, exc: StatusError) -> None:
+        """Tell the breaker of an HTTP error reply: a reply of the API (a 429, a 400), or
+        none of use (a 5xx, a redirect)."""
+        if unusable_status(exc.status_code):
+            self._unusable(endpoint, exc)
+        else:
+            endpoint.breaker.reached()
+
+    def _check_json(self, endpoint: Endpoint, response: Any) -> None:
+        """An :class:`UnusableReply`, counted towards the breaker, for a successful reply
+        that is not JSON (a captive portal's or a proxy's page)."""
+        content = getattr(response, "content", None)
+        if json_like(content):
+            return
+        what = (
+            "the judge's reply is not a chat completion"
+            if endpoint.role == "generation"
+            else "the embedding endpoint's reply is not a list of embeddings"
+        )
+        unusable = UnusableReply(f"{what} (not JSON): {bytes(content or b'')[:80]!r}")
+        self._unusable(endpoint, unusable)
+        raise unusable
 
     @property
     def _deadline_s(self) -> float:
@@ -108,6 +154,12 @@ class Sender:
         """Count a request that could not reach the endpoint towards its breaker."""
         was_open = endpoint.breaker.reason is not None
         endpoint.breaker.not_reached(self.redactor.redact(self._describe(exc)))
+        self._note_opened(endpoint, was_open)
+
+    def _unusable(self, endpoint: Endpoint, exc: BaseException) -> None:
+        """Count a request that got no usable reply towards the endpoint's breaker."""
+        was_open = endpoint.breaker.reason is not None
+        endpoint.breaker.unusable(self.redactor.redact(self._describe(exc)))
         self._note_opened(endpoint, was_open)
 
     def _note_opened(self, endpoint: Endpoint, was_open: bool) -> None:
@@ -123,6 +175,8 @@ class Sender:
             return f"timed out after {self.config.timeout_s:g} s"
         if isinstance(exc, Unreachable):
             return f"connection failed: {exc.detail}"
+        if isinstance(exc, UnusableReply):
+            return exc.detail
         return repr(exc)
 
     def failure(self, endpoint: Endpoint, exc: BaseException) -> LLMError:
@@ -140,7 +194,7 @@ class Sender:
             )
             self._note_opened(endpoint, was_open)
             return CallFailed(endpoint.breaker.reason or "")
-        if endpoint.breaker.unreachable and isinstance(exc, Unreachable | DeadlineExceeded):
+        if endpoint.breaker.unreachable and _no_reply(exc):
             return CallFailed(endpoint.breaker.reason or "")
         attempts = self.config.max_retries + 1
         what = self.redactor.redact(self._describe(exc))
@@ -179,9 +233,16 @@ class Sender:
         self.stats.retries += 1
 
 
+def _no_reply(exc: BaseException) -> bool:
+    """Whether a request failed without a usable reply (what the breaker counts)."""
+    if isinstance(exc, StatusError):
+        return unusable_status(exc.status_code)
+    return isinstance(exc, Unreachable | DeadlineExceeded | UnusableReply)
+
+
 def retryable(exc: BaseException) -> bool:
     """Whether a failed request is worth sending again."""
-    if isinstance(exc, Unreachable | DeadlineExceeded):
+    if isinstance(exc, Unreachable | DeadlineExceeded | UnusableReply):
         return True
     if isinstance(exc, StatusError):
         return exc.status_code in (408, 409, 429) or exc.status_code >= 500

@@ -53,6 +53,8 @@ class CallStats(MetricCalls):
     """HTTP requests, retries included."""
     retries: int = 0
     budget_reached: bool = False
+    max_cost_usd: float | None = None
+    """The run's cost limit (``None``: none), for :attr:`budget_exceeded`."""
     unusable_endpoints: list[str] = field(default_factory=list)
     """Why each endpoint whose breaker opened got no more calls (docs/llm.md, endpoints that
     fail)."""
@@ -60,6 +62,12 @@ class CallStats(MetricCalls):
     by_metric: dict[str, MetricCalls] = field(default_factory=dict)
     planned: dict[str, MetricCalls] = field(default_factory=dict)
     """Dry run: the calls that would be made, with estimated tokens and cost."""
+
+    @property
+    def budget_exceeded(self) -> bool:
+        """Whether the run spent more than its cost limit (a reply that cost more than its
+        request's estimate, docs/llm.md, cost)."""
+        return self.max_cost_usd is not None and round(self.cost_usd, 6) > self.max_cost_usd
 
     def metric(self, name: str) -> MetricCalls:
         return self.by_metric.setdefault(name, MetricCalls())
@@ -100,6 +108,7 @@ class CallStats(MetricCalls):
             "retries": self.retries,
             **totals,
             "budget_reached": self.budget_reached,
+            "budget_exceeded": self.budget_exceeded,
             "unusable_endpoints": list(self.unusable_endpoints),
             "unpriced_models": sorted(self.unpriced_models),
             "by_metric": {name: calls.summary() for name, calls in sorted(self.by_metric.items())},

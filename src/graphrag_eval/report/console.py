@@ -248,6 +248,15 @@ def print_llm_summary(console: Console, stats: CallStats, max_cost_usd: float | 
             "(set llm.prices)",
             markup=False,
         )
+    if stats.budget_exceeded and max_cost_usd is not None:
+        console.print(
+            Text(
+                f"cost limit of {format_dollars(max_cost_usd)} exceeded: "
+                f"{format_dollars(stats.cost_usd)} spent (replies longer than the estimate of "
+                "their requests; set llm.generation.max_tokens to bound them)",
+                style="yellow",
+            )
+        )
     if stats.budget_reached and max_cost_usd is not None:
         console.print(
             Text(
