@@ -156,12 +156,11 @@ async def _score(
 ) -> list[tuple[_Key, Outcome]]:
     """Every outcome of the item, in ``metrics`` order: the skipped metrics' reasons, the
     others run concurrently, and derived metrics after them, from their values."""
-    question_id = context.question.id
     outcomes: dict[_Key, Outcome] = {}
     for metric, skipped in plan.skipped:
         outcomes.update((key, skipped) for key, _ in _targets(metric, context))
     jobs = {
-        key: _safely(metric, question_id, _scoring(metric, context, step))
+        key: _safely(metric, context, _scoring(metric, context, step))
         for metric in plan.runs
         if not isinstance(metric, DerivedMetric)
         for key, step in _targets(metric, context)
@@ -176,7 +175,7 @@ async def _score(
                 scores.update(outcome.values)
         with_scores = dataclasses.replace(context, scores=scores)
         for metric in derived:
-            outcomes[(metric, None)] = await _safely(metric, question_id, metric.score(with_scores))
+            outcomes[(metric, None)] = await _safely(metric, context, metric.score(with_scores))
     order = {id(metric): position for position, metric in enumerate(metrics)}
     return sorted(outcomes.items(), key=lambda entry: order[id(entry[0][0])])
 
@@ -214,10 +213,13 @@ def _error_sample(
     return result
 
 
-async def _safely(metric: Metric, question_id: str, work: Awaitable[Outcome]) -> Outcome:
-    """Run a metric; an exception in it (a bug) becomes that metric's failure on this item."""
+async def _safely(metric: Metric, context: ItemContext, work: Awaitable[Outcome]) -> Outcome:
+    """Run a metric; an exception in it (a bug) becomes that metric's failure on this item,
+    its message without any secret the engine knows (docs/security.md)."""
     try:
         return await work
     except Exception as exc:
-        logger.exception("metric %s failed on question %r", metric.name, question_id)
-        return Failed(f"internal error in {metric.name}: {exc!r}")
+        logger.exception("metric %s failed on question %r", metric.name, context.question.id)
+        error = f"internal error in {metric.name}: {exc!r}"
+        engine = context.services.get("llm")
+        return Failed(engine.redact(error) if isinstance(engine, LLMEngine) else error)

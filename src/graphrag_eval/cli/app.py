@@ -31,8 +31,8 @@ def cli(debug: bool) -> None:
       0    ok
       1    a CI gate failed (--fail-under, --fail-over, --fail-on-regression)
       2    bad input, config or option
-      3    evaluation incomplete (a judge unusable, or the cost limit reached: --resume
-           finishes it)
+      3    evaluation incomplete (a judge unusable, the cost limit reached, or a metric
+           that failed on every question: the line printed says how to finish)
       130  interrupted (Ctrl-C)
       143  stopped (SIGTERM)
 

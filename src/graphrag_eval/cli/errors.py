@@ -3,7 +3,8 @@
 
 Exit codes: 0 ok, 1 a CI gate failed (``--fail-under``, ``--fail-over``,
 ``--fail-on-regression``), 2 bad input or config, 3 evaluation incomplete (a judge endpoint
-was unusable, or the cost limit stopped calls; ``--resume`` finishes it), 130 interrupted
+was unusable, the cost limit stopped calls, or a metric failed on every question; the line
+printed says how to finish it), 130 interrupted
 (Ctrl-C), 143 stopped by SIGTERM (docs/report.md, docs/llm.md, docs/security.md).
 """
 

@@ -179,7 +179,8 @@ def evaluate_command(**options: Any) -> None:
     \b
     Exit codes: 0 ok, 1 a --fail-under or --fail-over threshold not met, 2 bad input,
     config or option (an OUT_DIR holding an earlier run included), 3 evaluation incomplete
-    (a judge endpoint was unusable or the cost limit stopped calls; --resume finishes it),
+    (a judge endpoint was unusable, the cost limit stopped calls, or a metric failed on
+    every question; the line printed says how to finish it),
     130 interrupted (Ctrl-C), 143 stopped (SIGTERM).
 
     \b
