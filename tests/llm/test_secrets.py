@@ -233,3 +233,20 @@ def test_a_metric_bug_whose_message_carries_the_key_fails_without_it(
     assert result["leaky_bug_error"] == (
         "internal error in leaky_bug: RuntimeError('request with key *** went wrong')"
     )
+
+
+def test_credentials_in_a_proxy_url_are_redacted(
+    judge: StartJudge, make_config: MakeConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = judge()
+    # A proxy with credentials that the judge's own address bypasses.
+    monkeypatch.setenv("HTTPS_PROXY", f"http://proxyuser:{URL_SECRET}@127.0.0.1:9")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    engine = build_engine(load_config(make_config(server)))
+    assert engine is not None
+    try:
+        shown = engine.redact(f"407 from the proxy: proxyuser:{URL_SECRET} refused")
+    finally:
+        asyncio.run(engine.aclose())
+    assert URL_SECRET not in shown
+    assert shown == "407 from the proxy: *** refused"

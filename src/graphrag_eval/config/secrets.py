@@ -12,6 +12,7 @@ __all__ = [
     "basic_credentials",
     "mask_secrets",
     "mask_url_credentials",
+    "proxy_credentials",
     "secret_values",
     "url_credentials",
     "without_secrets",
@@ -69,6 +70,18 @@ def url_credentials(url: str | None) -> list[str]:
         sent = None
     if sent is not None:
         found.append(sent)
+    return list(dict.fromkeys(found))
+
+
+def proxy_credentials() -> list[str]:
+    """The secrets written into the proxy URLs the environment names (``HTTPS_PROXY``,
+    ``HTTP_PROXY``, ``ALL_PROXY``, ...), to redact as :func:`url_credentials` does: a proxy
+    may echo its ``Proxy-Authorization`` in an error page."""
+    import urllib.request
+
+    found: list[str] = []
+    for url in urllib.request.getproxies().values():
+        found += url_credentials(url)
     return list(dict.fromkeys(found))
 
 

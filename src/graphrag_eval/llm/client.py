@@ -18,7 +18,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from graphrag_eval.config.llm import EmbeddingConfig, GenerationConfig, LLMConfig
-from graphrag_eval.config.secrets import mask_url_credentials, secret_values, url_credentials
+from graphrag_eval.config.secrets import (
+    mask_url_credentials,
+    proxy_credentials,
+    secret_values,
+    url_credentials,
+)
 from graphrag_eval.errors import CallFailed, ConfigError
 from graphrag_eval.llm.failures import StatusError, unreachable
 from graphrag_eval.llm.lane import Lane
@@ -137,7 +142,7 @@ class Endpoint:
         self.settings = settings
         self.model = settings.model
         redactor.add(*secret_values(settings.request_parameters))
-        redactor.add(*url_credentials(settings.base_url))
+        redactor.add(*url_credentials(settings.base_url), *proxy_credentials())
         if uses_litellm(settings.provider):  # not OpenAI-compatible: the 'litellm' extra
             self.client: Any = _litellm_client(role, settings, config, redactor, transport)
             self.base_url: str | None = self.client.base_url
