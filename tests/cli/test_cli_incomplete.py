@@ -384,3 +384,6 @@ def test_a_reply_longer_than_its_estimate_is_said_to_exceed_the_limit(
     assert llm["cost_usd"] > 0.0003
     assert (llm["budget_reached"], llm["budget_exceeded"]) == (False, True)
     assert "cost limit of $0.0003 exceeded: $0.000" in printed.out
+    page = (out / "report.html").read_text()
+    assert "cost limit exceeded" in page
+    assert "by replies longer than estimated (limit $0.0003)" in page

@@ -81,6 +81,14 @@ def judge_summary(info: Mapping[str, Any], micro: Mapping[str, Any]) -> dict[str
         totals.append(("texts encoded by local models", format_number(llm["local_texts"])))
     if llm.get("budget_reached"):
         totals.append(("cost limit", "reached: later calls were not made"))
+    limit = llm.get("max_cost_usd")
+    if llm.get("budget_exceeded") and isinstance(limit, int | float):
+        totals.append(
+            (
+                "cost limit exceeded",
+                f"by replies longer than estimated (limit {format_dollars(float(limit))})",
+            )
+        )
     for reason in llm.get("unusable_endpoints") or ():
         totals.append(("endpoint not usable", str(reason)))
     by_metric = [
