@@ -148,3 +148,6 @@ def test_report_question_shows_why_a_group_was_not_scored_and_what_it_expects(
     assert not_scored + "expected IRI <http://example.org/OSLO>" in text
     assert not_scored + "expected 1 row of (t), first ('urn:T9')" in text
     assert "expected (reference) rows" in page
+    # the step table's status says so too
+    assert text.count(">not scored<") == 2
+    assert ">not matched<" not in text

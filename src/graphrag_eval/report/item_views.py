@@ -14,6 +14,7 @@ from graphrag_eval.metrics.base import IDENTITY_KEYS, Aggregation, OutputKey
 from graphrag_eval.report.injection import injection_notes
 from graphrag_eval.report.step_views import MismatchView, mismatch_views
 from graphrag_eval.result_types import QuestionResult
+from graphrag_eval.steps.reasons import NOT_REACHED
 
 __all__ = [
     "ItemView",
@@ -177,7 +178,7 @@ def _reference_steps(result: Mapping[str, Any], matched: dict[str, str]) -> list
                     label=f"{g + 1}.{i + 1}",
                     name=str(step.get("name")),
                     args=clip_text(step.get("args")),
-                    status="matched" if target is not None else "not matched",
+                    status=_reference_status(step),
                     detail=(
                         f"by actual step {target}"
                         if target is not None
@@ -186,6 +187,16 @@ def _reference_steps(result: Mapping[str, Any], matched: dict[str, str]) -> list
                 )
             )
     return views
+
+
+def _reference_status(step: Mapping[str, Any]) -> str:
+    """A reference step's status: matched, not matched, or, as its ``mismatch_reason`` begins,
+    not scored (a group ``last_group`` mode does not score) or not compared (docs/steps.md)."""
+    if step.get("matches") is not None:
+        return "matched"
+    reason = step.get("mismatch_reason")
+    head = reason.partition(":")[0] if isinstance(reason, str) else ""
+    return head if head in NOT_REACHED else "not matched"
 
 
 def _actual_steps(result: QuestionResult, matched: Mapping[str, str]) -> list[StepView]:

@@ -31,6 +31,7 @@ from graphrag_eval.steps.sparql_values import parse_sparql_results
 
 __all__ = [
     "MAX_CANDIDATES",
+    "NOT_REACHED",
     "REASON_CHARACTERS",
     "StepExplanation",
     "expected_of",
@@ -95,11 +96,18 @@ def explain_steps(
     return found
 
 
+NOT_REACHED: Final = ("not scored", "not compared")
+"""How the reason of a reference step that matching did not reach begins (before a colon):
+``last_group`` mode does not score its group; ``all_groups`` mode did not compare it."""
+
+
 def _not_reached(reference: ReferenceStep, first: int, *, all_groups: bool) -> StepExplanation:
     """A reference step of a group before ``first``, the earliest that matching reached."""
     if all_groups:
-        return StepExplanation(f"not compared: reference group {first + 1} was not fully matched")
-    reason = f"not scored: in last_group mode only reference group {first + 1} is scored"
+        return StepExplanation(
+            f"{NOT_REACHED[1]}: reference group {first + 1} was not fully matched"
+        )
+    reason = f"{NOT_REACHED[0]}: in last_group mode only reference group {first + 1} is scored"
     expected = expected_of(
         reference.name, reference.args, reference.output, reference.output_media_type
     )
