@@ -177,3 +177,22 @@ def test_a_bare_carriage_return_in_a_tsv_cell_costs_that_row_only(
         f"{source}: line 3: Reference answer: a carriage return inside the value (quote the "
         "value, or remove the carriage return); not judged"
     )
+
+
+def test_a_row_with_more_values_than_columns_costs_that_row_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source, target = tmp_path / "in.tsv", tmp_path / "judged.tsv"
+    write_tsv(source, [("Q1?", "T1a", "T1a"), ("Q2?", "T2a", "T2a")])
+    source.write_text(source.read_text() + "Q3?\tT3a\tT3a\textra\n")
+    with JudgeServer() as server:
+        config = _judge_config(tmp_path, server)
+        code = answer_correctness_main(["-i", str(source), "-o", str(target), "-c", str(config)])
+    assert code == 0, capsys.readouterr().err
+    with target.open(newline="") as stream:
+        judged = list(csv.DictReader(stream, delimiter="\t"))
+    assert [row["answer_recall"] for row in judged] == ["1.0", "1.0", ""]
+    assert judged[2]["Question"] == "Q3?"
+    assert judged[2]["answer_eval_error"] == (
+        f"{source}: line 4: more values than columns (a tab inside a value?); not judged"
+    )
