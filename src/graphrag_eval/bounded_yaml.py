@@ -9,9 +9,9 @@ node), which must stay under :func:`~graphrag_eval.bounded.expanded_size_limit`.
 
 A responses document is read item by item (``split_items``): an item over a limit, one
 whose construction fails (a ``!!python/object`` tag), or one nested deeper than libyaml
-reads (1,000 levels, where libyaml stops the whole document: the document is then composed
-again with PyYAML's own parser, without recursion) becomes a :class:`Refused`, and the
-others are read. The alias budget is shared by the whole file.
+reads (1,000 levels, where libyaml stops the whole document: :mod:`graphrag_eval.yaml_items`
+then composes it item by item) becomes a :class:`Refused`, and the others are read. The
+alias budget is shared by the whole file.
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ from graphrag_eval.bounded import (
     expanded_size_limit,
     format_size,
 )
+from graphrag_eval.yaml_items import LIBYAML_TOO_DEEP, compose_items
 
 __all__ = ["load_yaml_bounded"]
 
-_LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
 _CONSTRUCTION_ERRORS = (
     yaml.YAMLError,
     ValueError,
@@ -196,134 +196,23 @@ def _split(loader: Any, root: yaml.Node, budget: _Budget, refused: dict[int, str
     return result
 
 
-class _ItemComposer:
-    """Composes a document from PyYAML's own parser, without recursion, skipping what lies
-    deeper than ``depth_limit`` in an item (a child of the top-level list or mapping) and
-    marking that item refused; an alias to an anchor not composed refuses its item too."""
-
-    def __init__(self, loader: Any, depth_limit: int) -> None:
-        self.loader = loader  # a yaml.SafeLoader: its event interface is untyped
-        self.depth_limit = depth_limit
-        self.anchors: dict[str, yaml.Node] = {}
-        self.refused: dict[int, str] = {}
-        self.open: list[list[Any]] = []  # [collection node, key waiting for its value]
-
-    def compose(self) -> yaml.Node | None:
-        loader = self.loader
-        loader.get_event()  # the stream's start
-        if loader.check_event(yaml.StreamEndEvent):
-            return None
-        loader.get_event()  # the document's start
-        root: yaml.Node | None = None
-        while root is None or self.open:
-            node = self._next(loader.get_event())
-            if root is None:
-                root = node
-        end: Any = loader.get_event()  # the document's end
-        if not loader.check_event(yaml.StreamEndEvent):
-            raise yaml.composer.ComposerError(
-                "expected a single document in the stream",
-                None,
-                "but found another document",
-                end.end_mark,
-            )
-        return root
-
-    def _next(self, event: Any) -> yaml.Node | None:
-        """The node ``event`` starts or is (attached to its parent), or ``None``."""
-        if isinstance(event, yaml.SequenceEndEvent | yaml.MappingEndEvent):
-            self.open.pop()[0].end_mark = event.end_mark
-            return None
-        if isinstance(event, yaml.AliasEvent):
-            return self._attach(self._alias(event))
-        tag, start, end = event.tag, event.start_mark, event.end_mark
-        if isinstance(event, yaml.ScalarEvent):
-            if tag is None or tag == "!":
-                tag = self.loader.resolve(yaml.ScalarNode, event.value, event.implicit)
-            node: yaml.Node = yaml.ScalarNode(tag, event.value, start, end, style=event.style)
-        else:
-            if len(self.open) > self.depth_limit:
-                self._skip()
-                return None
-            kind: Any = yaml.MappingNode
-            if isinstance(event, yaml.SequenceStartEvent):
-                kind = yaml.SequenceNode
-            if tag is None or tag == "!":
-                tag = self.loader.resolve(kind, None, event.implicit)
-            node = kind(tag, [], start, None, flow_style=event.flow_style)
-        anchor = event.anchor
-        if anchor is not None:
-            self.anchors[anchor] = node
-        self._attach(node)
-        if isinstance(node, yaml.CollectionNode):
-            self.open.append([node, None])
-        return node
-
-    def _attach(self, node: yaml.Node) -> yaml.Node:
-        if self.open:
-            parent = self.open[-1]
-            if isinstance(parent[0], yaml.SequenceNode):
-                parent[0].value.append(node)
-            elif parent[1] is None:
-                parent[1] = node
-            else:
-                parent[0].value.append((parent[1], node))
-                parent[1] = None
-        return node
-
-    def _item(self, node: yaml.Node) -> yaml.Node:
-        """The item ``node`` is in (the child of the top-level node it is under)."""
-        return self.open[1][0] if len(self.open) > 1 else node
-
-    def _alias(self, event: Any) -> yaml.Node:
-        node = self.anchors.get(str(event.anchor))
-        if node is not None:
-            return node
-        if not self.open:
-            raise yaml.composer.ComposerError(
-                None, None, f"found undefined alias {event.anchor!r}", event.start_mark
-            )
-        node = yaml.ScalarNode("tag:yaml.org,2002:null", "", event.start_mark, event.end_mark)
-        self.refused.setdefault(
-            id(self._item(node)),
-            f"line {event.start_mark.line + 1}: the alias *{event.anchor} refers to no anchor "
-            "read before it",
-        )
-        return node
-
-    def _skip(self) -> None:
-        """Skip the collection just started, refusing its item as too deep (the limit is at
-        least 1, so the item is open)."""
-        self.refused[id(self.open[1][0])] = f"nested more than {self.depth_limit} levels deep"
-        depth = 1
-        while depth:
-            event = self.loader.get_event()
-            if isinstance(event, yaml.CollectionStartEvent):
-                depth += 1
-            elif isinstance(event, yaml.CollectionEndEvent):
-                depth -= 1
-
-
 def _compose(
     text: str, loader_class: type[Any], split_items: bool
 ) -> tuple[Any, Any, dict[int, str]]:
-    """(loader, root node, refused items) of ``text``."""
+    """(loader, root node, refused items) of ``text``: libyaml composes it whole; a
+    responses document it cannot read whole (an item nested past its 1,000 levels) is
+    composed item by item (:mod:`graphrag_eval.yaml_items`)."""
     loader = loader_class(text)
     try:
         return loader, loader.get_single_node(), {}
     except (yaml.scanner.ScannerError, RecursionError) as exc:
-        too_deep = isinstance(exc, RecursionError) or exc.problem == _LIBYAML_TOO_DEEP
+        too_deep = isinstance(exc, RecursionError) or exc.problem == LIBYAML_TOO_DEEP
         if not (split_items and too_deep):
             loader.dispose()
             raise
     loader.dispose()
-    loader = yaml.SafeLoader(text)
-    composer = _ItemComposer(loader, MAX_DEPTH)
-    try:
-        return loader, composer.compose(), composer.refused
-    except BaseException:
-        loader.dispose()
-        raise
+    root, refused = compose_items(text, MAX_DEPTH)
+    return loader_class(""), root, refused
 
 
 def load_yaml_bounded(
