@@ -302,7 +302,8 @@ def test_a_deep_item_of_a_json_responses_file_costs_that_item_only(tmp_path: Pat
     assert main(["evaluate", str(reference), str(responses), "-o", str(out), "-q"]) == 0
     results = read_results(out)
     assert results["q0"]["error"] == (
-        f"{responses}: question 'q0': unparsable response: nested more than 100 levels deep"
+        f"{responses}: question 'q0': unparsable response: nested more than 100 levels deep "
+        "(in the field 'actual_steps')"
     )
     assert results["q1"]["steps_score"] == pytest.approx(1.0)
 

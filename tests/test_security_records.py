@@ -19,6 +19,7 @@ from builders import write_tsv
 from judge_server import JudgeServer
 
 DEPTH = 1_100  # past Python's recursion limit and libyaml's 1,000 levels
+TOO_DEEP = "nested more than 100 levels deep"
 
 
 def deep_list(depth: int = DEPTH) -> str:
@@ -52,7 +53,7 @@ def test_a_json_response_nested_past_the_parser_costs_that_item_only(
     out = tmp_path / "out"
     assert evaluate(capsys, reference, responses, out) == 0
     assert_only_q1_refused(
-        out, responses, "responses[1] (question 'q1')", "nested more than 100 levels deep"
+        out, responses, "responses[1] (question 'q1')", f"{TOO_DEEP} (in the field 'x')"
     )
 
 
@@ -65,7 +66,7 @@ def test_a_json_mapping_value_nested_past_the_parser_costs_that_question_only(
     responses.write_text(text.replace('"DEEP"', f'{{"x": "]}}[", "y": {deep_list()}}}'))
     out = tmp_path / "out"
     assert evaluate(capsys, reference, responses, out) == 0
-    assert_only_q1_refused(out, responses, "question 'q1'", "nested more than 100 levels deep")
+    assert_only_q1_refused(out, responses, "question 'q1'", f"{TOO_DEEP} (in the field 'y')")
 
 
 def test_a_yaml_response_nested_past_libyaml_costs_that_item_only(
@@ -83,7 +84,7 @@ def test_a_yaml_response_nested_past_libyaml_costs_that_item_only(
     out = tmp_path / "out"
     assert evaluate(capsys, reference, responses, out) == 0
     assert_only_q1_refused(
-        out, responses, "responses[1] (question 'q1')", "nested more than 100 levels deep"
+        out, responses, "responses[1] (question 'q1')", f"{TOO_DEEP} (in the field 'x')"
     )
 
 
@@ -102,7 +103,7 @@ def test_a_deep_yaml_response_in_block_style_costs_that_question_only(
     )
     out = tmp_path / "out"
     assert evaluate(capsys, reference, responses, out) == 0
-    assert_only_q1_refused(out, responses, "question 'q1'", "nested more than 100 levels deep")
+    assert_only_q1_refused(out, responses, "question 'q1'", f"{TOO_DEEP} (in the field 'x')")
 
 
 def test_a_python_object_tag_costs_that_item_only(

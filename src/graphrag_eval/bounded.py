@@ -45,6 +45,7 @@ __all__ = [
     "max_expanded_size",
     "parse_size",
     "split_json_items",
+    "too_deep",
 ]
 
 MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
@@ -170,14 +171,25 @@ def json_depth(value: Any, stop_after: int = MAX_DOCUMENT_DEPTH) -> int:
 
 
 def check_json_depth(value: Any, limit: int = MAX_DOCUMENT_DEPTH) -> str | None:
-    """The message for a value nested deeper than ``limit``, else ``None``."""
-    if json_depth(value, limit) > limit:
-        return f"nested more than {limit} levels deep"
-    return None
+    """The message for a value nested deeper than ``limit`` (naming the field of a mapping
+    that is), else ``None``."""
+    if json_depth(value, limit) <= limit:
+        return None
+    field = None
+    if isinstance(value, Mapping):
+        field = next((k for k, v in value.items() if json_depth(v, limit - 1) >= limit), None)
+    return too_deep(limit, None if field is None else str(field))
+
+
+def too_deep(limit: int, field: str | None = None) -> str:
+    """The message for an item nested deeper than ``limit``, in ``field`` when known."""
+    where = "" if field is None else f" (in the field '{field}')"
+    return f"nested more than {limit} levels deep{where}"
 
 
 _BLANK = re.compile(r"[ \t\n\r]*")
 _JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
+_COLON = re.compile(r"[ \t\n\r]*:")
 _KEPT_TEXT = 64 * 1024  # of an item refused, enough to find its question_id
 
 
@@ -237,13 +249,19 @@ def _json_item(decoder: json.JSONDecoder, text: str, pos: int) -> tuple[Any, int
     except RecursionError:
         pass
     depth = 0
+    key: str | None = None  # of the item's field read last
+    field: str | None = None  # the field where the item goes too deep
     for match in _JSON_TOKEN.finditer(text, pos):
         token = match.group()
         if token in ("[", "{"):
             depth += 1
+            if depth > MAX_DEPTH and field is None:
+                field = key
         elif token in ("]", "}"):
             depth -= 1
+        elif depth == 1 and text[pos] == "{" and _COLON.match(text, match.end()):
+            key = token[1:-1]
         if depth == 0:
             kept = text[pos : min(match.end(), pos + _KEPT_TEXT)]
-            return Refused(f"nested more than {MAX_DEPTH} levels deep", None, kept), match.end()
+            return Refused(too_deep(MAX_DEPTH, field), None, kept), match.end()
     raise json.JSONDecodeError("Unterminated value", text, pos)

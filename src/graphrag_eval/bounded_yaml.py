@@ -30,6 +30,7 @@ from graphrag_eval.bounded import (
     Refused,
     expanded_size_limit,
     format_size,
+    too_deep,
 )
 from graphrag_eval.yaml_items import LIBYAML_TOO_DEEP, compose_items
 
@@ -133,7 +134,12 @@ def _problem(measure: _Measure, node: yaml.Node, depth_limit: int, budget: _Budg
     except ValueError as exc:
         return str(exc)
     if depth > depth_limit:
-        return f"nested more than {depth_limit} levels deep (aliases followed)"
+        field = None
+        if isinstance(node, yaml.MappingNode):
+            field = next(
+                (k.value for k, v in node.value if measure.depth[id(v)] >= depth_limit), None
+            )
+        return too_deep(depth_limit, field if isinstance(field, str) else None)
     return budget.spend(measure, node)
 
 

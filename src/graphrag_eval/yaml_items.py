@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from graphrag_eval.bounded import too_deep
+
 __all__ = ["LIBYAML_TOO_DEEP", "compose_items"]
 
 LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
@@ -187,7 +189,12 @@ class _ItemComposer:
     def _skip(self) -> None:
         """Skip the collection just started, refusing its item as too deep (the limit is at
         least 1, so the item is open)."""
-        self.refused[id(self.open[1][0])] = f"nested more than {self.depth_limit} levels deep"
+        item, field = self.open[1][0], None
+        if isinstance(item, yaml.MappingNode) and len(self.open) > 2 and item.value:
+            key, value = item.value[-1]
+            if value is self.open[2][0] and isinstance(key, yaml.ScalarNode):
+                field = key.value
+        self.refused[id(item)] = too_deep(self.depth_limit, field)
         depth = 1
         while depth:
             event = self.loader.get_event()

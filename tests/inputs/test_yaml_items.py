@@ -80,7 +80,7 @@ def test_the_deep_items_are_refused_and_the_others_read() -> None:
     values = _values(*compose_items(SEQUENCE, 100))
     refused = [isinstance(value, tuple) for value in values]
     assert refused == [False, True, False, True, False, False, True]
-    assert values[1] == ("refused", "nested more than 100 levels deep")
+    assert values[1] == ("refused", "nested more than 100 levels deep (in the field 'x')")
     assert values[2]["actual_answer"] == "a block scalar\n- that is no item\n"
     assert values[4]["actual_answer"] == "multi line"
     assert values[5] == {"question_id": "q5", "n": [1, 2]}  # an anchor after the deep part
@@ -102,7 +102,7 @@ def test_a_deep_item_in_block_style_is_refused(tmp_path: Path) -> None:
     items = read_document(path, split_items=True)
     assert items[0] == {"question_id": "q0"}
     assert isinstance(items[1], BrokenLine)
-    assert str(items[1]) == "nested more than 100 levels deep"
+    assert str(items[1]) == "nested more than 100 levels deep (in the field 'x')"
     assert items[1].question_id == "q1"
     assert isinstance(items[2], BrokenLine)  # its line counts the lines of the deep item
     assert str(items[2]).startswith(f"line {1_013}, column 36: cannot be read: could not")
