@@ -165,3 +165,12 @@ def test_responses_given_as_the_config_are_named(
     assert code == 2
     assert "this looks like a responses file, not a config" in err
     assert err.count("\n") == 1
+    lines = tmp_path / "responses.jsonl"
+    lines.write_text(json.dumps(response("q0")) + "\n" + json.dumps(response("q1")) + "\n")
+    code, err = run(capsys, "validate", reference, lines, "-c", lines)
+    assert code == 2
+    assert_one_line(
+        err,
+        f"{lines}: this looks like a responses file (JSON Lines), not a config (a mapping of "
+        "sections such as llm: and steps:); give the config file with -c",
+    )

@@ -37,7 +37,7 @@ from graphrag_eval.config.sections import (
     StepsConfig,
 )
 from graphrag_eval.errors import ConfigError
-from graphrag_eval.files import read_document
+from graphrag_eval.files import JSONL_SUFFIXES, read_document
 from graphrag_eval.inputs.shapes import TEMPLATE_KEYS
 
 if TYPE_CHECKING:
@@ -142,6 +142,8 @@ def _other_input(source: ConfigSource) -> str | None:
     the responses), if it is one of them."""
     if not isinstance(source, str | Path):
         return None
+    if Path(source).suffix.lower() in JSONL_SUFFIXES:
+        return "a responses file (JSON Lines)"
     try:
         data = read_document(Path(source))
     except (OSError, ValueError):
