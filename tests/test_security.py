@@ -302,7 +302,8 @@ def test_a_deep_item_of_a_json_responses_file_costs_that_item_only(tmp_path: Pat
     assert main(["evaluate", str(reference), str(responses), "-o", str(out), "-q"]) == 0
     results = read_results(out)
     assert results["q0"]["error"] == (
-        f"{responses}: question 'q0': unparsable response: nested more than 100 levels deep"
+        f"{responses}: question 'q0': unparsable response: nested more than 100 levels deep "
+        "(in the field 'actual_steps')"
     )
     assert results["q1"]["steps_score"] == pytest.approx(1.0)
 
@@ -345,3 +346,32 @@ def test_resume_never_reads_a_planted_link_or_pipe(
     )
     assert main([*args, "--overwrite"]) == 0  # a fresh run replaces it
     assert (out / name).is_file() and not (out / name).is_symlink()
+
+
+def test_temporary_files_a_killed_run_left_are_removed_by_the_next_run(tmp_path: Path) -> None:
+    reference = write_reference(tmp_path)
+    responses = write_responses(tmp_path, [response("q0")])
+    out = tmp_path / "out"
+    out.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text(VICTIM_TEXT)
+    stale = [".results.jsonl.0123456789ab.tmp", ".run.yaml.a1b2c3d4e5f6.tmp"]
+    for name in stale:
+        (out / name).write_text("half written")  # as kill -9 between write and replace
+    kept = {
+        ".report.html.ffffffffffff.tmp": "a link",  # never followed, never removed
+        ".cache.0123456789ab.tmp": "a directory",
+        "notes.0123456789ab.tmp": "not hidden: not our name",
+        ".results.jsonl.tmp": "no random part: not our name",
+        ".x.0123456789AB.tmp": "upper case: not our name",
+    }
+    (out / ".report.html.ffffffffffff.tmp").symlink_to(victim)
+    (out / ".cache.0123456789ab.tmp").mkdir()
+    for name in list(kept)[2:]:
+        (out / name).write_text("the user's")
+    assert main(["evaluate", str(reference), str(responses), "-o", str(out), "-q"]) == 0
+    assert not any((out / name).exists() for name in stale)
+    assert all((out / name).is_symlink() or (out / name).exists() for name in kept)
+    assert (out / ".report.html.ffffffffffff.tmp").is_symlink()
+    assert victim.read_text() == VICTIM_TEXT
+    assert read_results(out)["q0"]["steps_score"] == pytest.approx(1.0)

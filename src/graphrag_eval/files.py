@@ -13,6 +13,7 @@ import json
 import os
 import re
 import secrets
+import stat
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -26,7 +27,15 @@ from graphrag_eval.bounded import (
     Refused,
     check_json_depth,
     document_too_large,
-    load_yaml_bounded,
+    split_json_items,
+)
+from graphrag_eval.bounded_yaml import load_yaml_bounded
+from graphrag_eval.textcheck import (
+    UTF16_BOMS,
+    bad_byte,
+    binary_problem,
+    decode_utf8,
+    encoding_hint,
 )
 
 __all__ = [
@@ -38,6 +47,7 @@ __all__ = [
     "iter_jsonl",
     "open_for_append",
     "read_document",
+    "remove_stale_temporaries",
     "write_json_lines",
     "write_text_atomic",
 ]
@@ -60,20 +70,17 @@ def read_document(path: Path, *, split_items: bool = False) -> Any:
     The document is bounded (docs/security.md): its size, its nesting depth and what YAML
     aliases may add to it. A document over a limit is a ``ValueError``; with ``split_items``
     (a responses file), each top-level item over a limit becomes a :class:`BrokenLine` and
-    the rest is read."""
-    text = decode_utf8(_read_bounded(path))
+    the rest is read. A binary file (an image, a spreadsheet) is a ``ValueError`` that
+    says so."""
+    raw = _read_bounded(path)
+    binary = binary_problem(raw, "a YAML or JSON text file")
+    if binary is not None:
+        raise ValueError(binary)
+    text = decode_utf8(raw)
     if path.suffix.lower() == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(
-                f"line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}"
-            ) from None
-        except RecursionError:
-            raise ValueError("nested too deeply to read") from None
-        return _bounded_json(data, split_items)
+        return _read_json(text, split_items)
     try:
-        data = load_yaml_bounded(text, _Loader, split_items=split_items)
+        data = load_yaml_bounded(text, _Loader, split_items=split_items, document_bytes=len(raw))
     except RecursionError:
         raise ValueError("nested too deeply to read") from None
     except yaml.YAMLError as exc:
@@ -100,6 +107,23 @@ def _read_bounded(path: Path) -> bytes:
     return b"".join(chunks)
 
 
+def _read_json(text: str, split_items: bool) -> Any:
+    try:
+        try:
+            data = json.loads(text)
+        except RecursionError:
+            if not split_items:
+                raise
+            data = split_json_items(text)  # only the items nested too deeply are refused
+    except json.JSONDecodeError as exc:
+        raise ValueError(
+            f"line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}"
+        ) from None
+    except RecursionError:
+        raise ValueError("nested too deeply to read") from None
+    return _bounded_json(data, split_items)
+
+
 def _bounded_json(data: Any, split_items: bool) -> Any:
     if split_items and isinstance(data, list):
         return [_json_item(item) for item in data]
@@ -112,6 +136,8 @@ def _bounded_json(data: Any, split_items: bool) -> Any:
 
 
 def _json_item(item: Any) -> Any:
+    if isinstance(item, Refused):
+        return _as_broken(item)
     problem = check_json_depth(item, MAX_DEPTH)
     if problem is None:
         return item
@@ -131,41 +157,14 @@ def _broken_refused(data: Any) -> Any:
 
 def _as_broken(item: Any) -> Any:
     if isinstance(item, Refused):
-        return BrokenLine(item.message, "", item.question_id)
+        return BrokenLine(item.message, item.text, item.question_id)
     return item
 
 
 _ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
-_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _LINE_END = re.compile("\r\n?|\n")
 _CHUNK_BYTES = 1024 * 1024  # how much of an over-long line is read at a time, and dropped
 _KEPT_OF_LONG_LINE = 64 * 1024  # enough to find its question_id, for the error's item
-
-
-def _bad_byte(value: int) -> str:
-    return f"(byte 0x{value:02x})"
-
-
-def _utf16_hint(data: bytes) -> str:
-    return "; the file looks UTF-16: save it as UTF-8" if data.startswith(_UTF16_BOMS) else ""
-
-
-def decode_utf8(data: bytes) -> str:
-    """``data`` as UTF-8 text (a byte order mark is dropped). Text that is not UTF-8 is a
-    one-line ``ValueError`` naming the line and column of the first bad byte, never a codec
-    message with a byte offset."""
-    try:
-        # Not the utf-8-sig codec: its error positions do not count the byte order mark.
-        return data.decode("utf-8").removeprefix("\ufeff")
-    except UnicodeDecodeError as exc:
-        before = data[: exc.start].removeprefix(codecs.BOM_UTF8)
-        line_start = before.rfind(b"\n") + 1
-        line = before.count(b"\n") + 1
-        column = len(before[line_start:].decode("utf-8")) + 1
-        raise ValueError(
-            f"line {line}, column {column}: not UTF-8 text "
-            f"{_bad_byte(data[exc.start])}{_utf16_hint(data)}"
-        ) from None
 
 
 class BrokenLine(ValueError):
@@ -231,9 +230,10 @@ def _jsonl_value(number: int, line: str, max_depth: int) -> Any:
     bad = _ESCAPED_BYTE.search(line)
     if bad is not None:
         escaped = ord(bad.group()) - 0xDC00
-        message = f"not UTF-8 text at column {bad.start() + 1} {_bad_byte(escaped)}"
-        if number == 1 and bad.start() == 0:
-            message += _utf16_hint(line.encode("utf-8", "surrogateescape"))
+        message = f"not UTF-8 text at column {bad.start() + 1} {bad_byte(escaped)}"
+        raw = line.encode("utf-8", "surrogateescape")
+        if number == 1 or not raw.startswith(UTF16_BOMS):  # a UTF-16 mark starts a file only
+            message += encoding_hint(raw)
         return BrokenLine(message, _ESCAPED_BYTE.sub("\ufffd", line))
     try:
         value = json.loads(line)
@@ -303,6 +303,30 @@ def _new_temporary(path: Path) -> tuple[int, Path]:
         except FileExistsError:
             continue
     raise FileExistsError(errno.EEXIST, "no unique temporary name found", str(path))
+
+
+_TEMPORARY_NAME = re.compile(r"\A\..+\.[0-9a-f]{12}\.tmp\Z", re.DOTALL)
+"""The names :func:`_new_temporary` gives: ``.results.jsonl.0123456789ab.tmp``."""
+
+
+def remove_stale_temporaries(directory: Path) -> list[str]:
+    """Remove the temporary files that a write into ``directory`` left behind when it was
+    killed (``kill -9`` between creating and replacing): only regular files named as
+    :func:`write_text_atomic` names them, never through a link; the names removed. Call it
+    only while no one writes there (the run holds the directory's lock)."""
+    removed: list[str] = []
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not _TEMPORARY_NAME.match(entry.name):
+            continue
+        with contextlib.suppress(OSError):
+            if stat.S_ISREG(entry.stat(follow_symlinks=False).st_mode):
+                Path(entry.path).unlink()
+                removed.append(entry.name)
+    return removed
 
 
 def write_text_atomic(path: Path, text: str) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from graphrag_eval.errors import GraphragEvalError
+from graphrag_eval.files import remove_stale_temporaries
 
 if sys.platform != "win32":
     import fcntl
@@ -46,7 +47,8 @@ def lock_out_dir(out_dir: Path) -> Iterator[None]:
     """Hold the exclusive lock on ``out_dir`` (created when missing) while the block runs.
 
     Raises :class:`OutputDirBusy`, naming the directory and the holder's process id, when
-    another run holds it; it never waits."""
+    another run holds it; it never waits. Once it holds the lock, the temporary files a
+    run killed while writing left in ``out_dir`` are removed (no run writes there now)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     if sys.platform == "win32":  # pragma: no cover - no fcntl
         yield
@@ -63,6 +65,7 @@ def lock_out_dir(out_dir: Path) -> Iterator[None]:
             ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        remove_stale_temporaries(out_dir)
         yield
     finally:
         os.close(fd)  # releases the lock

@@ -81,7 +81,8 @@ def test_a_jsonl_line_that_is_not_utf8_costs_only_that_line(
     summary = yaml.safe_load((out / "run.yaml").read_text())
     assert summary["input_problems"] == {"malformed_response": 1}
     assert summary["notices"] == [
-        f"{responses}: line 2 (question 'q2'): not UTF-8 text at column 44 (byte 0xe9)"
+        f"{responses}: line 2 (question 'q2'): not UTF-8 text at column 44 (byte 0xe9); "
+        "it looks like Windows-1252/Latin-1: re-save the file as UTF-8"
     ]
 
 

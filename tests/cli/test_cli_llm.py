@@ -401,7 +401,8 @@ def test_answer_correctness_tsv_that_is_not_utf8_names_line_and_column(
     assert code == 2
     err = capsys.readouterr().err
     assert err == (
-        f"answer-correctness: error: {source}: line 2, column 8: not UTF-8 text (byte 0xe9)\n"
+        f"answer-correctness: error: {source}: line 2, column 8: not UTF-8 text (byte 0xe9); "
+        "it looks like Windows-1252/Latin-1: re-save the file as UTF-8\n"
     )
     assert not (tmp_path / "out.tsv").exists()
 

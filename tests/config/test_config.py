@@ -98,7 +98,10 @@ def test_config_that_is_not_utf8_names_line_and_column(tmp_path: Path) -> None:
     path.write_bytes(b'steps:\n  score_mode: "all\xe9"\n')  # Latin-1, not UTF-8
     with pytest.raises(ConfigError) as caught:
         load_config(path)
-    assert str(caught.value) == f"{path}: line 2, column 19: not UTF-8 text (byte 0xe9)"
+    assert str(caught.value) == (
+        f"{path}: line 2, column 19: not UTF-8 text (byte 0xe9); "
+        "it looks like Windows-1252/Latin-1: re-save the file as UTF-8"
+    )
 
 
 class _ToneSettings(Section):

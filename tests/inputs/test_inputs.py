@@ -15,6 +15,8 @@ from graphrag_eval.steps.rules import check_reference_step
 
 from builders import dataset, question, ref_step, response, sparql, sparql_ref, step
 
+LATIN_1_HINT = "; it looks like Windows-1252/Latin-1: re-save the file as UTF-8"
+
 # ---------------------------------------------------------------- reference: structural errors
 
 
@@ -360,7 +362,7 @@ def test_jsonl_line_that_is_not_utf8_is_that_lines_malformed_response(tmp_path: 
     assert broken.is_error
     assert broken.error is not None and "line 2" in broken.error
     assert [str(notice) for notice in parsed.notices] == [
-        f"{path}: line 2 (question 'q2'): not UTF-8 text at column 44 (byte 0xe9)"
+        f"{path}: line 2 (question 'q2'): not UTF-8 text at column 44 (byte 0xe9){LATIN_1_HINT}"
     ]
     assert parsed.notices[0].kind == "malformed_response"
 
@@ -380,7 +382,9 @@ def test_json_responses_that_are_not_utf8_name_line_and_column(tmp_path: Path) -
     path.write_bytes(b'[\n  {"question_id": "q1",\n   "actual_answer": "\xff"}\n]\n')
     with pytest.raises(InputError) as caught:
         load_responses(path)
-    assert str(caught.value) == f"{path}: line 3, column 22: not UTF-8 text (byte 0xff)"
+    assert str(caught.value) == (
+        f"{path}: line 3, column 22: not UTF-8 text (byte 0xff){LATIN_1_HINT}"
+    )
 
 
 @pytest.mark.parametrize("suffix", [".yaml", ".json"])
@@ -393,7 +397,9 @@ def test_reference_that_is_not_utf8_names_line_and_column(tmp_path: Path, suffix
     with pytest.raises(InputError) as caught:
         load_reference(path)
     message = str(caught.value)
-    assert message == f"{path}: line {line}, column {column}: not UTF-8 text (byte 0xef)"
+    assert message == (
+        f"{path}: line {line}, column {column}: not UTF-8 text (byte 0xef){LATIN_1_HINT}"
+    )
     assert "codec" not in message and "position" not in message
 
 
@@ -495,7 +501,7 @@ def test_responses_none_of_which_is_usable_are_an_error(tmp_path: Path) -> None:
         check_evaluable(_questions(), load_responses(path))
     assert str(caught.value) == (
         f"{path}: none of its 2 records is a usable response, so nothing would be evaluated; "
-        "line 1: not UTF-8 text at column 1 (byte 0xff)"
+        f"line 1: not UTF-8 text at column 1 (byte 0xff){LATIN_1_HINT}"
     )
 
 

@@ -23,7 +23,7 @@ from graphrag_eval.cli.options import (
     no_cache_option,
 )
 from graphrag_eval.cli.signals import deferred_interrupts
-from graphrag_eval.cli.tsv import StreamedRows, read_answer_rows, write_judged_rows
+from graphrag_eval.cli.tsv import RefusedRow, StreamedRows, read_answer_rows, write_judged_rows
 from graphrag_eval.config import EvaluationConfig, GenerationConfig, load_config
 from graphrag_eval.llm.engine import LLMEngine, build_engine
 from graphrag_eval.metrics.answer_correctness import judge_correctness
@@ -163,6 +163,8 @@ async def _judge_all(
 
 async def _guarded(engine: LLMEngine, config: EvaluationConfig, row: dict[str, str]) -> Outcome:
     """One row's judgement; an unexpected error (a bug) costs that row only."""
+    if isinstance(row, RefusedRow):  # it could not be read: its error, not judged
+        return Failed(row.problem)
     question = row.get("Question") or ""
     reference = row.get("Reference answer") or ""
     actual = row.get("Actual answer") or ""

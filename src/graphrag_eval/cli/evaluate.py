@@ -29,6 +29,7 @@ from graphrag_eval.cli.options import (
     gate_options,
     input_file_arguments,
     max_cost_option,
+    max_expanded_size_option,
     no_cache_option,
     numeric_outputs,
 )
@@ -105,6 +106,7 @@ class EvaluateOptions:
 @debug_option
 @input_file_arguments("reference", "responses")
 @config_option("YAML config file.")
+@max_expanded_size_option
 @click.option(
     "-o",
     "--out-dir",

@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from graphrag_eval.bounded import EXPANDED_SIZE_ENV, max_expanded_size, parse_size
 from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.gating import Threshold, parse_threshold
 from graphrag_eval.metrics.base import Aggregation, configured_metrics, declared_outputs
@@ -24,6 +25,7 @@ __all__ = [
     "gate_options",
     "input_file_arguments",
     "max_cost_option",
+    "max_expanded_size_option",
     "no_cache_option",
     "numeric_outputs",
     "output_file_option",
@@ -84,6 +86,26 @@ def _directory_hint(directory: Path, param: click.Parameter | None) -> str:
         candidates = []
     hint = f"did you mean {candidates[0]}?" if candidates else "give a file in it"
     return f"{str(directory)!r} is a directory, not a file ({hint})"
+
+
+def _expanded_size(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        try:
+            size = parse_size(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+        ctx.with_resource(max_expanded_size(size))  # for the command, undone after it
+
+
+max_expanded_size_option: Decorator = click.option(
+    "--max-expanded-size",
+    metavar="SIZE",
+    expose_value=False,
+    callback=_expanded_size,
+    help="Let YAML aliases add up to SIZE (such as 1G) to an input file once expanded "
+    "(default: 10 times the file's size, at least 64M, at most 512M; also "
+    f"${EXPANDED_SIZE_ENV}).",
+)
 
 
 def config_option(help_text: str) -> Decorator:

@@ -11,13 +11,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from graphrag_eval.errors import InputError
+from graphrag_eval.errors import InputError, locate
 from graphrag_eval.files import decode_utf8, open_for_append, write_text_atomic
 from graphrag_eval.metrics.base import Failed, Outcome, Scored
 
 __all__ = [
     "TSV_COLUMNS",
     "TSV_OUTPUTS",
+    "RefusedRow",
     "StreamedRows",
     "neutralise_formula",
     "read_answer_rows",
@@ -38,8 +39,19 @@ TSV_OUTPUTS = (
 )
 
 
+class RefusedRow(dict[str, str]):
+    """A row that cannot be judged (a carriage return or a tab inside a value): its cells as
+    far as they could be read, and ``problem``, the one-line error naming the file, the line
+    and the column, which is the row's ``answer_eval_error``."""
+
+    def __init__(self, cells: dict[str, str], problem: str) -> None:
+        super().__init__(cells)
+        self.problem = problem
+
+
 def read_answer_rows(path: Path) -> list[dict[str, str]]:
-    """The rows of the TSV file ``path``, which must have the :data:`TSV_COLUMNS`.
+    """The rows of the TSV file ``path``, which must have the :data:`TSV_COLUMNS`. A row that
+    cannot be read is a :class:`RefusedRow`, and the others are read.
 
     Raises :class:`InputError` for a file that cannot be read as such."""
     label = str(path)
@@ -49,8 +61,13 @@ def read_answer_rows(path: Path) -> list[dict[str, str]]:
         raise InputError("file not found", file=label) from None
     except ValueError as exc:  # not UTF-8: the line and column of the first bad byte
         raise InputError(str(exc), file=label) from None
-    reader = csv.DictReader(io.StringIO(text), delimiter="\t")
-    header = reader.fieldnames or []
+    # Lines end at a line feed only: a lone carriage return is inside its line, and the
+    # reader refuses it there (a value with one must be quoted).
+    lines = [line + "\n" for line in text.split("\n")]
+    if lines[-1] == "\n":
+        lines.pop()
+    reader = csv.reader(lines, delimiter="\t")
+    header = next(reader, [])
     missing = [column for column in TSV_COLUMNS if column not in header]
     if missing:
         raise InputError(
@@ -59,16 +76,40 @@ def read_answer_rows(path: Path) -> list[dict[str, str]]:
             file=label,
             item="line 1",
         )
-    rows = []
-    for number, row in enumerate(reader, start=2):
-        if None in row:
-            raise InputError(
-                "more values than columns (a tab inside a value?)",
-                file=label,
-                item=f"line {number}",
-            )
-        rows.append({key: value or "" for key, value in row.items()})
-    return rows
+    rows: list[dict[str, str]] = []
+    while True:
+        first_line = reader.line_num + 1
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return rows
+        except csv.Error:
+            rows.append(_refused_row(label, header, lines[reader.line_num - 1], reader.line_num))
+            continue
+        if cells:
+            rows.append(_row(label, header, cells, first_line))
+
+
+def _row(label: str, header: list[str], cells: list[str], line: int) -> dict[str, str]:
+    row = dict(zip(header, cells, strict=False))
+    row.update(dict.fromkeys(header[len(cells) :], ""))
+    if len(cells) <= len(header):
+        return row
+    problem = "more values than columns (a tab inside a value?); not judged"
+    return RefusedRow(row, f"{locate(label, f'line {line}')}: {problem}")
+
+
+def _refused_row(label: str, header: list[str], text: str, line: int) -> RefusedRow:
+    """The row of line ``text``, which has a carriage return inside an unquoted value."""
+    cells = text.removesuffix("\n").split("\t")
+    column = next((i for i, cell in enumerate(cells) if "\r" in cell.rstrip("\r")), 0)
+    name = header[column] if column < len(header) else f"column {column + 1}"
+    row = {key: cells[i] if i < len(cells) else "" for i, key in enumerate(header)}
+    problem = (
+        "a carriage return inside the value (quote the value, or remove the carriage "
+        "return); not judged"
+    )
+    return RefusedRow(row, f"{locate(label, f'line {line}', name)}: {problem}")
 
 
 def write_judged_rows(
@@ -118,17 +159,19 @@ def _fieldnames(rows: Sequence[dict[str, str]]) -> list[str]:
 def _line(fieldnames: list[str], row: dict[str, str] | None, outcome: Outcome | None) -> str:
     """One TSV line: the header (without a row), or a row with its outcome's keys."""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames, delimiter="\t", lineterminator="\n")
+    # A carriage return counts as a line end, so a value holding one is quoted (the line
+    # itself ends with a line feed only).
+    writer = csv.DictWriter(buffer, fieldnames, delimiter="\t", lineterminator="\r\n")
     if row is None:
         writer.writeheader()
-        return buffer.getvalue()
+        return buffer.getvalue().removesuffix("\r\n") + "\n"
     values: dict[str, Any] = dict(row)
     if isinstance(outcome, Scored):
         values.update({key: _plain(value) for key, value in outcome.values.items()})
     elif isinstance(outcome, Failed):
         values["answer_eval_error"] = outcome.error
     writer.writerow({key: neutralise_formula(value) for key, value in values.items()})
-    return buffer.getvalue()
+    return buffer.getvalue().removesuffix("\r\n") + "\n"
 
 
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")

@@ -11,7 +11,12 @@ import click
 
 from graphrag_eval.cli.console import stdout
 from graphrag_eval.cli.errors import EXIT_BAD_INPUT
-from graphrag_eval.cli.options import config_option, debug_option, input_file_arguments
+from graphrag_eval.cli.options import (
+    config_option,
+    debug_option,
+    input_file_arguments,
+    max_expanded_size_option,
+)
 from graphrag_eval.config import EvaluationConfig, load_config
 from graphrag_eval.evaluation import (
     EvaluationRun,
@@ -41,6 +46,7 @@ __all__ = ["validate"]
 @debug_option
 @input_file_arguments("reference", "responses")
 @config_option("YAML config file to check too.")
+@max_expanded_size_option
 @click.option(
     "--strict",
     is_flag=True,

@@ -16,6 +16,7 @@ below it imports it.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +36,9 @@ from graphrag_eval.config.sections import (
     CustomEvaluationConfig,
     StepsConfig,
 )
+from graphrag_eval.errors import ConfigError
+from graphrag_eval.files import JSONL_SUFFIXES, read_document
+from graphrag_eval.inputs.shapes import TEMPLATE_KEYS
 
 if TYPE_CHECKING:
     from graphrag_eval.metrics.answer_classification import (
@@ -117,7 +121,36 @@ def load_config(source: ConfigSource = None) -> EvaluationConfig:
     """
     from graphrag_eval.planning import check_metric_names  # above the metrics: see the top
 
-    config = parse_config(source)
+    try:
+        config = parse_config(source)
+    except ConfigError:
+        other = _other_input(source)
+        if other is None:
+            raise
+        raise ConfigError(
+            f"this looks like {other}, not a config (a mapping of sections such as llm: and "
+            "steps:); give the config file with -c",
+            file=str(source),
+        ) from None
     label = str(source) if isinstance(source, str | Path) else "<config>"
     check_metric_names(config, label)
     return config
+
+
+def _other_input(source: ConfigSource) -> str | None:
+    """What the file ``source`` that is no config looks like instead (the reference dataset,
+    the responses), if it is one of them."""
+    if not isinstance(source, str | Path):
+        return None
+    if Path(source).suffix.lower() in JSONL_SUFFIXES:
+        return "a responses file (JSON Lines)"
+    try:
+        data = read_document(Path(source))
+    except (OSError, ValueError):
+        return None
+    first = data[0] if isinstance(data, list) and data else None
+    if isinstance(first, Mapping) and first.keys() & TEMPLATE_KEYS:
+        return "a reference dataset"
+    if isinstance(first, Mapping) and "question_id" in first:
+        return "a responses file"
+    return None

@@ -22,15 +22,17 @@ def check_evaluable(questions: Sequence[ReferenceQuestion], responses: ResponseS
     question (most likely the two files were swapped, or belong to different datasets).
 
     Responses that are merely absent (an empty file) are not an error: every question is
-    evaluated as missing, and counted so.
+    evaluated as missing, and counted so. Records none of which could be read (every line of
+    a file in another encoding broken) are: their first problem is the message.
     """
     if not questions:
         raise InputError("the reference dataset has no questions: nothing to evaluate")
     known = {question.id for question in questions}
-    if any(question_id in known for question_id in responses.responses):
+    readable = [qid for qid in responses.responses if qid not in responses.unreadable]
+    if any(question_id in known for question_id in readable):
         return
-    if responses.responses:
-        count = len(responses.responses)
+    if readable:
+        count = len(readable)
         which = "its only response is not" if count == 1 else f"none of its {count} responses is"
         raise InputError(
             f"{which} for a question of the reference dataset, so nothing would be evaluated "

@@ -22,6 +22,7 @@ from graphrag_eval.inputs.shapes import (
     TEMPLATE_KEYS,
     count_noun,
     describe_kind,
+    unsupported_format,
 )
 from graphrag_eval.inputs.steps import ReferenceCheck, ReferenceStep, parse_reference_steps
 
@@ -55,6 +56,9 @@ def load_reference(path: str | Path) -> list[Any]:
     Raises :class:`InputError` naming the file and line when it cannot be parsed.
     """
     path = Path(path)
+    unsupported = unsupported_format(path, "YAML or JSON")
+    if unsupported is not None:
+        raise InputError(unsupported, file=str(path))
     # A reference is never JSON Lines: such a file is most likely the responses.
     hint = (
         f"; a reference dataset is YAML or JSON, not JSON Lines ({SWAP_HINT})"

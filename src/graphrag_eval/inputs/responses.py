@@ -31,8 +31,10 @@ from graphrag_eval.inputs.shapes import (
     describe_kind,
     error_message,
     error_path,
+    unsupported_format,
 )
 from graphrag_eval.inputs.steps import ActualStep, parse_actual_step
+from graphrag_eval.textcheck import binary_problem
 
 __all__ = ["Response", "ResponseSet", "load_responses", "parse_responses", "question_id_in_text"]
 
@@ -68,6 +70,9 @@ class ResponseSet:
     source: str
     records: int = 0
     """How many records (lines, list items, dict entries) the input had, readable or not."""
+    unreadable: set[str] = field(default_factory=set)
+    """The question ids in ``responses`` whose response could not be read (a broken line, a
+    value that is no mapping): an error result each, nothing to evaluate."""
 
 
 def load_responses(path: str | Path) -> ResponseSet:
@@ -76,8 +81,15 @@ def load_responses(path: str | Path) -> ResponseSet:
     raised; only an unreadable file raises :class:`InputError`."""
     path = Path(path)
     label = str(path)
+    unsupported = unsupported_format(path, "JSONL, JSON or YAML")
+    if unsupported is not None:
+        raise InputError(unsupported, file=label)
     if path.suffix.lower() in JSONL_SUFFIXES:
         try:
+            with path.open("rb") as stream:
+                binary = binary_problem(stream.read(8192), "a JSON Lines text file")
+            if binary is not None:
+                raise InputError(binary, file=label)
             # A line that is not UTF-8, or nested too deeply, is a broken line.
             lines = list(iter_jsonl(path, max_depth=MAX_DEPTH))
         except FileNotFoundError:
@@ -132,6 +144,7 @@ class _RecordReader:
     responses: dict[str, Response] = field(default_factory=dict)
     notices: list[Notice] = field(default_factory=list)
     unused: Counter[str] = field(default_factory=Counter)
+    unreadable: set[str] = field(default_factory=set)
 
     def read_broken_line(self, where: str, line: BrokenLine, key: str | None = None) -> None:
         # Attribute a broken line to its question when the id is still readable, so the
@@ -142,6 +155,7 @@ class _RecordReader:
         if qid is not None and qid not in self.responses:
             message = locate(self.source, item, None) + f": unparsable response: {line}"
             self.responses[qid] = _unusable(qid, None, message)
+            self.unreadable.add(qid)
 
     def read(self, where: str, value: Any, key: str | None) -> None:
         response = _parse_response(value, where, self.source, key, self.notices)
@@ -149,6 +163,9 @@ class _RecordReader:
             return
         if isinstance(value, Mapping):
             self.unused.update(k for k in value if k not in _RESPONSE_KEYS)
+            self.unreadable.discard(response.question_id)
+        else:
+            self.unreadable.add(response.question_id)
         if response.question_id in self.responses:
             self.notices.append(
                 Notice(
@@ -176,7 +193,11 @@ def _parse_response_records(
     for name, count in reader.unused.items():
         reader.notices.append(unused_field(source, name, count_noun(count, "response")))
     return ResponseSet(
-        responses=reader.responses, notices=reader.notices, source=source, records=position + 1
+        responses=reader.responses,
+        notices=reader.notices,
+        source=source,
+        records=position + 1,
+        unreadable=reader.unreadable,
     )
 
 

@@ -8,6 +8,7 @@ path notation (``reference_steps[0][1].output``) and say what was found instead.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -25,6 +26,7 @@ __all__ = [
     "error_message",
     "error_path",
     "first_error",
+    "unsupported_format",
 ]
 
 REFERENCE_LABEL = "<reference>"
@@ -125,3 +127,13 @@ def describe_kind(value: object) -> str:
     if value is None:
         return "nothing"
     return f"a {type(value).__name__}"
+
+
+_TABLE_SUFFIXES = {".csv": "CSV", ".tsv": "TSV", ".xlsx": "Excel", ".xls": "Excel"}
+
+
+def unsupported_format(path: Path, supported: str) -> str | None:
+    """The message for an input file whose name says it is a table (CSV, TSV, Excel),
+    which graphrag-eval does not read: ``supported`` names what it does."""
+    kind = _TABLE_SUFFIXES.get(path.suffix.lower())
+    return None if kind is None else f"{kind} is not supported: use {supported}"

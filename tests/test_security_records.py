@@ -1,0 +1,199 @@
+"""One hostile record costs that record only (docs/inputs.md, docs/security.md): a response
+nested deeper than the parsers go, one with a ``!!python/object`` tag, a TSV row with a bare
+carriage return. Each through the command line; the other records are scored."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from graphrag_eval.cli import answer_correctness_main, main
+from test_security import read_results, response, write_reference
+
+from builders import write_tsv
+from judge_server import JudgeServer
+
+DEPTH = 1_100  # past Python's recursion limit and libyaml's 1,000 levels
+TOO_DEEP = "nested more than 100 levels deep"
+
+
+def deep_list(depth: int = DEPTH) -> str:
+    return "[" * depth + "]" * depth
+
+
+def evaluate(
+    capsys: pytest.CaptureFixture[str], reference: Path, responses: Path, out: Path
+) -> int:
+    code = main(["evaluate", str(reference), str(responses), "-o", str(out), "-q"])
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return code
+
+
+def assert_only_q1_refused(out: Path, responses: Path, where: str, problem: str) -> None:
+    results = read_results(out)
+    assert results["q0"]["steps_score"] == pytest.approx(1.0)
+    assert results["q2"]["steps_score"] == pytest.approx(1.0)
+    assert results["q1"]["status"] == "error"
+    assert results["q1"]["error"] == f"{responses}: {where}: unparsable response: {problem}"
+
+
+def test_a_json_response_nested_past_the_parser_costs_that_item_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference = write_reference(tmp_path)
+    responses = tmp_path / "responses.json"
+    deep = f'{{"question_id": "q1", "actual_answer": "a", "x": {deep_list()}}}'
+    responses.write_text(f"[{json.dumps(response('q0'))}, {deep}, {json.dumps(response('q2'))}]")
+    out = tmp_path / "out"
+    assert evaluate(capsys, reference, responses, out) == 0
+    assert_only_q1_refused(
+        out, responses, "responses[1] (question 'q1')", f"{TOO_DEEP} (in the field 'x')"
+    )
+
+
+def test_a_json_mapping_value_nested_past_the_parser_costs_that_question_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference = write_reference(tmp_path)
+    responses = tmp_path / "responses.json"
+    text = json.dumps({"q0": response("q0"), "q1": "DEEP", "q2": response("q2")})
+    responses.write_text(text.replace('"DEEP"', f'{{"x": "]}}[", "y": {deep_list()}}}'))
+    out = tmp_path / "out"
+    assert evaluate(capsys, reference, responses, out) == 0
+    assert_only_q1_refused(out, responses, "question 'q1'", f"{TOO_DEEP} (in the field 'y')")
+
+
+def test_a_yaml_response_nested_past_libyaml_costs_that_item_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference = write_reference(tmp_path)
+    responses = tmp_path / "responses.yaml"
+    # q2's steps are an alias of q0's: anchors still work when the document is read again.
+    responses.write_text(
+        "- {question_id: q0, actual_answer: a, actual_steps: &steps "
+        f"{json.dumps(response('q0')['actual_steps'])}}}\n"
+        f"- {{question_id: q1, actual_answer: a, x: {deep_list()}}}\n"
+        "- {question_id: q2, actual_answer: a, actual_steps: *steps}\n"
+    )
+    out = tmp_path / "out"
+    assert evaluate(capsys, reference, responses, out) == 0
+    assert_only_q1_refused(
+        out, responses, "responses[1] (question 'q1')", f"{TOO_DEEP} (in the field 'x')"
+    )
+
+
+def test_a_deep_yaml_response_in_block_style_costs_that_question_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference = write_reference(tmp_path)
+    responses = tmp_path / "responses.yaml"
+    deep = "".join(" " * (2 * level) + "a:\n" for level in range(1, DEPTH))
+    responses.write_text(
+        yaml.safe_dump({"q0": response("q0")})
+        + "q1:\n  question_id: q1\n  x:\n"
+        + "\n".join("  " + line for line in deep.splitlines())
+        + " 1\n"
+        + yaml.safe_dump({"q2": response("q2")})
+    )
+    out = tmp_path / "out"
+    assert evaluate(capsys, reference, responses, out) == 0
+    assert_only_q1_refused(out, responses, "question 'q1'", f"{TOO_DEEP} (in the field 'x')")
+
+
+def test_a_python_object_tag_costs_that_item_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference = write_reference(tmp_path)
+    responses = tmp_path / "responses.yaml"
+    responses.write_text(
+        yaml.safe_dump([response("q0")])
+        + "- {question_id: q1, actual_answer: !!python/object/apply:os.system [echo owned]}\n"
+        + yaml.safe_dump([response("q2")])
+    )
+    out = tmp_path / "out"
+    assert evaluate(capsys, reference, responses, out) == 0
+    line = len(yaml.safe_dump([response("q0")]).splitlines()) + 1
+    assert_only_q1_refused(
+        out,
+        responses,
+        "responses[1] (question 'q1')",
+        f"line {line}, column 36: cannot be read: could not determine a constructor for the "
+        "tag 'tag:yaml.org,2002:python/object/apply:os.system'",
+    )
+
+
+def test_a_python_object_tag_in_the_reference_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference = tmp_path / "reference.yaml"
+    reference.write_text("- !!python/object:os.system {template_id: t, questions: []}\n")
+    responses = tmp_path / "responses.jsonl"
+    responses.write_text(json.dumps(response("q0")) + "\n")
+    code = main(["evaluate", str(reference), str(responses), "-o", str(tmp_path / "out")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "could not determine a constructor for the tag" in err
+
+
+def _judge_config(folder: Path, server: JudgeServer) -> Path:
+    settings: dict[str, Any] = {
+        "generation": {"provider": "openai-compatible", "base_url": server.url},
+        "cache": {"path": str(folder / "cache.sqlite3")},
+        "backoff_initial_s": 0.001,
+    }
+    path = folder / "config.yaml"
+    path.write_text(yaml.safe_dump({"llm": settings}))
+    return path
+
+
+def test_a_bare_carriage_return_in_a_tsv_cell_costs_that_row_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source, target = tmp_path / "in.tsv", tmp_path / "judged.tsv"
+    write_tsv(source, [("Q1?", "T1a", "T1a"), ("Q2?", "T2a\rT2b", "T2a"), ("Q3?", "T3a", "T3a")])
+    assert b"T2a\rT2b\t" in source.read_bytes()
+    with JudgeServer() as server:
+        config = _judge_config(tmp_path, server)
+        code = answer_correctness_main(["-i", str(source), "-o", str(target), "-c", str(config)])
+        assert server.count("/chat/completions") == 2  # the refused row was not sent
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "Traceback" not in captured.err
+    assert "3 answers judged (1 failed)" in captured.out
+    with target.open(newline="") as stream:
+        judged = list(csv.DictReader(stream, delimiter="\t"))
+    assert [row["Question"] for row in judged] == ["Q1?", "Q2?", "Q3?"]
+    assert judged[0]["answer_recall"] == "1.0"
+    assert judged[2]["answer_recall"] == "1.0"
+    assert judged[1]["Reference answer"] == "T2a\rT2b"  # quoted, so it reads back whole
+    assert judged[1]["answer_recall"] == ""
+    assert judged[1]["answer_eval_error"] == (
+        f"{source}: line 3: Reference answer: a carriage return inside the value (quote the "
+        "value, or remove the carriage return); not judged"
+    )
+
+
+def test_a_row_with_more_values_than_columns_costs_that_row_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source, target = tmp_path / "in.tsv", tmp_path / "judged.tsv"
+    write_tsv(source, [("Q1?", "T1a", "T1a"), ("Q2?", "T2a", "T2a")])
+    source.write_text(source.read_text() + "Q3?\tT3a\tT3a\textra\n")
+    with JudgeServer() as server:
+        config = _judge_config(tmp_path, server)
+        code = answer_correctness_main(["-i", str(source), "-o", str(target), "-c", str(config)])
+    assert code == 0, capsys.readouterr().err
+    with target.open(newline="") as stream:
+        judged = list(csv.DictReader(stream, delimiter="\t"))
+    assert [row["answer_recall"] for row in judged] == ["1.0", "1.0", ""]
+    assert judged[2]["Question"] == "Q3?"
+    assert judged[2]["answer_eval_error"] == (
+        f"{source}: line 4: more values than columns (a tab inside a value?); not judged"
+    )
