@@ -87,6 +87,9 @@ class Faults:
     max_in_flight: int | None = None
     """A concurrency cap: a request that arrives while this many are being answered gets a
     429 at once (with ``retry-after-ms``), as a provider's rate limiter answers."""
+    hang_first: str | None = None
+    """A request whose body holds this text hangs (``hang_s``) the first time it comes; its
+    copies after that are answered as usual (a hung request among healthy ones)."""
 
 
 @dataclass(frozen=True)
@@ -266,6 +269,8 @@ class _Handler(BaseHTTPRequestHandler):
                 outcome = name
                 break
             roll -= share
+        if faults.hang_first is not None and nth == 1 and faults.hang_first.encode() in raw:
+            outcome = "hang"
         if path.endswith("/chat/completions") and outcome in ("malformed", "truncated"):
             pass
         elif outcome in ("malformed", "truncated"):
