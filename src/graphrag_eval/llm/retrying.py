@@ -7,7 +7,10 @@ retried when the failure is worth retrying.
   call to that endpoint, and so do :data:`~.client.BREAKER_FAILURES` requests in a row that
   could not reach it (its :class:`~.client.Breaker`).
 * A request never holds its slot past its time: the client's connect and read timeouts, and a
-  deadline of both around the whole request (a server that trickles its reply).
+  deadline of both around the whole request (a server that trickles its reply); once the
+  endpoint's latencies are known, a shorter deadline from them (:meth:`.lane.Lane.deadline_s`),
+  after which the request is abandoned and retried (a hung request holds its slot for
+  seconds; it does not count towards the breaker).
 * Each reply tells the lane's adaptive concurrency limit how the endpoint is coping (a 429
   lowers it, a reply raises it; :mod:`.lane`).
 
@@ -56,7 +59,7 @@ class Sender:
         """Send one request of about ``tokens`` tokens, retrying transient failures."""
         # Most requests succeed at once: tenacity (and its cost) only for those that do not.
         try:
-            return await self._attempt(endpoint, tokens, request)
+            return await self._attempt(endpoint, tokens, request, 1)
         except Exception as exc:
             if self.config.max_retries == 0 or not self._worth_retrying(endpoint, exc):
                 raise
@@ -65,7 +68,8 @@ class Sender:
         await asyncio.sleep(self._wait_s(first, 1))
         async for attempt in self._retrying(endpoint):
             with attempt:
-                return await self._attempt(endpoint, tokens, request)
+                number = attempt.retry_state.attempt_number + 1  # after the first
+                return await self._attempt(endpoint, tokens, request, number)
         raise AssertionError("unreachable: tenacity re-raises the last failure")
 
     @staticmethod
@@ -73,19 +77,33 @@ class Sender:
         return retryable(exc) and endpoint.breaker.reason is None
 
     async def _attempt(
-        self, endpoint: Endpoint, tokens: int, request: Callable[[], Awaitable[Any]]
+        self,
+        endpoint: Endpoint,
+        tokens: int,
+        request: Callable[[], Awaitable[Any]],
+        attempt: int,
     ) -> Any:
-        """One request, in a slot of the endpoint's lane; what came of it goes to the lane's
-        concurrency limit and to the endpoint's breaker."""
+        """Attempt ``attempt`` (from 1) of a request, in a slot of the endpoint's lane; what
+        came of it goes to the lane (its concurrency limit and latencies) and to the
+        endpoint's breaker."""
         async with endpoint.lane.slot(tokens) as ticket:
             # Calls queued for a slot see what happened while they waited.
             endpoint.ensure_usable()
             self.budget.check()
             self.stats.requests += 1
+            deadline = endpoint.lane.deadline_s(
+                self._deadline_s, attempt, last=attempt > self.config.max_retries
+            )
+            started = time.monotonic()
             try:
-                async with asyncio.timeout(self._deadline_s):
+                async with asyncio.timeout(deadline):
                     response = await request()
             except TimeoutError:
+                if deadline < self._deadline_s:
+                    # Far slower than the endpoint's replies: abandoned and retried, with a
+                    # longer deadline; not a sign that the endpoint cannot be reached.
+                    endpoint.lane.abandoned += 1
+                    raise DeadlineExceeded() from None
                 self._not_reached(endpoint, DeadlineExceeded())
                 raise DeadlineExceeded() from None
             except StatusError as exc:
@@ -97,7 +115,7 @@ class Sender:
                 self._not_reached(endpoint, exc)
                 raise
             endpoint.breaker.reached()
-            endpoint.lane.succeeded()
+            endpoint.lane.succeeded(ticket, time.monotonic() - started)
             return response
 
     @property
