@@ -42,25 +42,25 @@ def lane_with_latencies(*latencies: float) -> Lane:
 
 def test_until_enough_replies_came_back_a_request_has_the_configured_timeouts() -> None:
     lane = lane_with_latencies(*[0.1] * (LATENCY_SAMPLES - 1))
-    assert lane.deadline_s(60.0, attempt=1, last=False) == pytest.approx(60.0)
+    assert lane.deadline_s(60.0, abandoned=0, last=False) == pytest.approx(60.0)
 
 
 def test_the_deadline_follows_the_latencies_with_a_floor() -> None:
     fast = lane_with_latencies(*[0.01] * LATENCY_SAMPLES)
-    assert fast.deadline_s(60.0, attempt=1, last=False) == pytest.approx(DEADLINE_FLOOR_S)
+    assert fast.deadline_s(60.0, abandoned=0, last=False) == pytest.approx(DEADLINE_FLOOR_S)
 
     # 95 replies in 1 s and 5 in 2 s: the 95th percentile is 1 s.
     slow = lane_with_latencies(*[1.0] * 95, *[2.0] * 5)
-    assert slow.deadline_s(60.0, attempt=1, last=False) == pytest.approx(DEADLINE_FACTOR)
+    assert slow.deadline_s(60.0, abandoned=0, last=False) == pytest.approx(DEADLINE_FACTOR)
 
 
-def test_each_retry_gets_twice_the_deadline_and_the_last_the_configured_timeouts() -> None:
+def test_each_abandoned_attempt_doubles_the_deadline_and_the_last_has_the_timeouts() -> None:
     lane = lane_with_latencies(*[1.0] * LATENCY_SAMPLES)
-    first = lane.deadline_s(60.0, attempt=1, last=False)
+    first = lane.deadline_s(60.0, abandoned=0, last=False)
 
-    assert lane.deadline_s(60.0, attempt=2, last=False) == pytest.approx(2 * first)
-    assert lane.deadline_s(60.0, attempt=6, last=False) == pytest.approx(60.0)  # capped
-    assert lane.deadline_s(60.0, attempt=2, last=True) == pytest.approx(60.0)
+    assert lane.deadline_s(60.0, abandoned=1, last=False) == pytest.approx(2 * first)
+    assert lane.deadline_s(60.0, abandoned=5, last=False) == pytest.approx(60.0)  # capped
+    assert lane.deadline_s(60.0, abandoned=0, last=True) == pytest.approx(60.0)
 
 
 def judge_config(server: JudgeServer, **llm: Any) -> dict[str, Any]:
@@ -112,6 +112,34 @@ def test_a_hung_request_is_abandoned_at_the_deadline_retried_and_the_item_scored
     assert engine.generation is not None
     assert engine.generation.lane.abandoned >= 1  # ... was abandoned at the deadline ...
     assert engine.stats.retries >= 1  # ... and sent again
+
+
+def test_a_request_sent_before_the_deadline_was_known_gets_it_when_it_is(judge: Any) -> None:
+    """The first request hangs; the replies after it make the deadline known: it is
+    abandoned then, not at the end of the configured timeouts."""
+    server: JudgeServer = judge(faults=Faults(hang_first=MARKER, hang_s=60))
+    config = judge_config(server, max_concurrency=4, max_retries=2)
+
+    async def main() -> tuple[str, LLMEngine]:
+        engine = build_engine(load_config(config))
+        assert engine is not None
+        try:
+            hung = asyncio.create_task(
+                engine.judge([{"role": "user", "content": MARKER}], str, metric="m")
+            )
+            while server.count(outcome="hang") == 0:  # sent with the configured timeouts
+                await asyncio.sleep(0.01)
+            await warm_up(engine)
+            return await hung, engine
+        finally:
+            await engine.aclose()
+
+    reply, engine = asyncio.run(main())
+
+    assert reply
+    assert engine.generation is not None
+    assert engine.generation.lane.abandoned >= 1
+    assert server.count(outcome="hang") == 1
 
 
 def test_requests_abandoned_at_the_deadline_never_open_the_breaker(judge: Any) -> None:

@@ -72,14 +72,24 @@ def replies(slots: Lane, level: int, count: int, wave: int = 0) -> None:
 
 def test_429s_above_the_level_where_replies_succeed_bring_the_limit_below_it() -> None:
     slots = lane(32)
-    slots.limit = 12
+    slots.limit = 10
     replies(slots, level=8, count=8)
-    for level in (9, 10, 11, 12):  # a cap of 8: what was sent above it got 429s
+    for level in (9, 10):  # a cap of 8: what was sent above it got 429s
         slots.rate_limited(Ticket(0, level))
 
-    # Not x 0.75 or x 0.5 of 12: just below the first level that failed.
-    assert slots.limit == pytest.approx(min(12 * DECREASE_FACTOR, 9 - 1))
+    # Not x 0.75 or x 0.5 of 10: just below the first level that failed.
+    assert slots.limit == pytest.approx(8)
     assert slots.ceiling == pytest.approx(9)
+
+
+def test_a_decrease_takes_at_most_the_lowest_factor() -> None:
+    slots = lane(32)
+    slots.limit = 20
+    replies(slots, level=8, count=8)
+    for level in (9, 10):
+        slots.rate_limited(Ticket(0, level))
+
+    assert slots.limit == pytest.approx(20 * LOWEST_FACTOR)
 
 
 def test_a_429_lowers_the_limit_once_per_wave() -> None:
@@ -94,13 +104,7 @@ def test_a_429_lowers_the_limit_once_per_wave() -> None:
     assert slots.limit == pytest.approx(lowered * DECREASE_FACTOR)
 
 
-def test_a_decrease_never_takes_more_than_half_nor_goes_below_one() -> None:
-    slots = lane(16)
-    slots.limit = 16
-    slots.rate_limited(Ticket(0, 2))
-    slots.rate_limited(Ticket(0, 2))
-    assert slots.limit == pytest.approx(16 * LOWEST_FACTOR)
-
+def test_the_limit_never_drops_below_one() -> None:
     small = lane(4)
     for wave in range(10):
         small.rate_limited(Ticket(wave, 1))
@@ -130,6 +134,18 @@ def test_one_429_with_no_reply_at_its_level_yet_waits_for_a_second() -> None:
 
     slots.rate_limited(Ticket(0, 16))
     assert slots.limit == pytest.approx(16 * DECREASE_FACTOR)
+
+
+def test_429s_where_no_reply_came_yet_are_isolated_when_those_below_got_429s_too() -> None:
+    slots = lane(16)
+    slots.limit = 12
+    for _ in range(3):  # one in ten of the replies below got a 429
+        replies(slots, level=8, count=9)
+        slots.rate_limited(Ticket(0, 8))
+    slots.rate_limited(Ticket(0, 12))
+    slots.rate_limited(Ticket(0, 11))
+
+    assert slots.limit == pytest.approx(12)
 
 
 def test_replies_that_succeed_at_the_ceiling_lift_it() -> None:

@@ -4,15 +4,21 @@ tokens-per-minute limits, and a deadline per request from the latencies observed
 
 The concurrency limit follows AIMD (additive increase, multiplicative decrease, as TCP's
 congestion control). It starts at :data:`INITIAL_LIMIT` (or ``llm.max_concurrency`` if lower)
-and, until the first decrease, each reply while calls wait adds a slot (it doubles every
-round of replies: "slow start", so a run does not open with a wave of 429s). Each request
-carries its *level*: the requests in flight when it was sent, itself included.
+and, until the first decrease, each reply while calls wait adds :data:`SLOW_START_STEP` of a
+slot (x 1.5 every round of replies: "slow start", so a run does not open with a wave of
+429s). Each request carries its *level*: the requests in flight when it was sent, itself
+included.
 
 * A 429 is read as rate limiting only when it is not *isolated*: among the last
-  :data:`RECENT` replies, those to requests sent at its level or above were mostly 429s too.
+  :data:`RECENT` replies, those to requests sent at its level or above were mostly 429s too
+  (more than :data:`ISOLATED_SHARE` of them; while fewer than :data:`ISOLATED_EVIDENCE`
+  succeeded, more than succeeded).
   A 429 among replies that succeeded at the same concurrency (an endpoint that answers 429 to
   a share of requests whatever the load) changes nothing: lowering the limit would not make
-  it go away.
+  it go away. With too few replies at its level to tell, it is isolated when the replies
+  below its level got 429s too (:data:`BACKGROUND_SHARE`). Nor does one 429 alone while no
+  reply came at its level yet: a second one confirms it (or a level at or above the
+  ceiling, which failed before).
 * A 429 that is rate limiting lowers the limit (once per wave: requests sent before the last
   decrease do not lower it again) to below its level and at most :data:`DECREASE_FACTOR`
   times what it was, never below :data:`LOWEST_FACTOR` times, and its level becomes the
@@ -21,8 +27,8 @@ carries its *level*: the requests in flight when it was sent, itself included.
 * Each reply while calls are waiting for a slot raises the limit by ``1 / limit``, about one
   slot per round of replies, up to one below the ceiling, and above that
   :data:`PROBE_ROUNDS` times slower (probing whether the endpoint now takes more). Replies
-  that mostly succeed at or above the ceiling (:data:`ISOLATED_EVIDENCE` of them, with few
-  429s) lift it: back to slow start.
+  that mostly succeed at or above the ceiling, to requests sent after the last decrease
+  (:data:`ISOLATED_EVIDENCE` of them, with few 429s), lift it above their level.
 
 It stays within ``[1, llm.max_concurrency]``. So a provider that answers 429 above some
 concurrency gets about that concurrency, not waves of 429s, and one that answers 429 at
@@ -30,9 +36,11 @@ random keeps its concurrency.
 
 The deadline (:meth:`Lane.deadline_s`): once :data:`LATENCY_SAMPLES` replies came back, a
 request still going after :data:`DEADLINE_FACTOR` times the 95th percentile of the recent
-replies' latencies (at least :data:`DEADLINE_FLOOR_S`) is abandoned and retried, each retry
-with twice the deadline of the attempt before, the last with the configured timeouts. So a
-hung request holds its slot for seconds, not for the whole read timeout. See docs/llm.md
+replies' latencies (at least :data:`DEADLINE_FLOOR_S`) is abandoned and retried, with twice
+the deadline for each attempt abandoned before, the last attempt with the configured
+timeouts. So a
+hung request holds its slot for seconds, not for the whole read timeout; requests sent
+before the deadline was known get it when it is. See docs/llm.md
 (what the engine does with each call) and docs/benchmarks.md.
 """
 
@@ -41,8 +49,8 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import deque
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 
 from aiolimiter import AsyncLimiter
@@ -50,6 +58,8 @@ from aiolimiter import AsyncLimiter
 from graphrag_eval.config.llm import LLMConfig
 
 __all__ = [
+    "BACKGROUND_EVIDENCE",
+    "BACKGROUND_SHARE",
     "DEADLINE_FACTOR",
     "DEADLINE_FLOOR_S",
     "DECREASE_FACTOR",
@@ -66,7 +76,7 @@ __all__ = [
 
 DECREASE_FACTOR = 0.9
 """The most a decrease leaves of the concurrency limit."""
-LOWEST_FACTOR = 0.5
+LOWEST_FACTOR = 0.7
 """The least a decrease leaves of it."""
 PROBE_ROUNDS = 8
 """Near the ceiling, rounds of replies per slot added."""
@@ -78,9 +88,14 @@ RECENT = 64
 """Replies remembered (their level and whether they were 429s) to tell an isolated 429."""
 ISOLATED_SHARE = 0.25
 """A 429 is isolated when at most this share of the recent replies at its level and above
-were 429s ..."""
+were 429s, and at least :data:`ISOLATED_EVIDENCE` of them succeeded (with fewer, when no
+fewer succeeded than got 429s)."""
 ISOLATED_EVIDENCE = 4
-"""... and at least this many of them succeeded."""
+BACKGROUND_SHARE = 0.05
+"""With too few replies at a 429's level to tell, it is isolated when at least this share of
+the recent replies below its level were 429s too ..."""
+BACKGROUND_EVIDENCE = 16
+"""... and there were at least this many."""
 LATENCY_SAMPLES = 20
 """Replies needed before requests get a deadline from the latencies observed."""
 LATENCY_WINDOW = 200
@@ -112,7 +127,7 @@ class Lane:
         self.lowest_limit = self.limit
         """The lowest the limit went in the run."""
         self.ceiling: float | None = None
-        """The level of the last 429 read as rate limiting (``None`` before: slow start)."""
+        """The lowest level that failed at the last decrease (``None`` before: slow start)."""
         self.in_flight = 0
         self.isolated = 0
         """429s read as isolated (the limit left alone)."""
@@ -130,6 +145,9 @@ class Lane:
         """The 95th percentile of ``_latencies`` (``None``: to compute again)."""
         self._new_latencies = 0
         """Latencies added since ``_percentile`` was computed."""
+        self._early: dict[asyncio.Timeout, float] = {}
+        """The timers of requests in flight sent before the deadline was known, with the
+        loop time they were sent."""
         self.requests = (
             AsyncLimiter(config.requests_per_minute, 60) if config.requests_per_minute else None
         )
@@ -163,6 +181,8 @@ class Lane:
             self._new_latencies += 1
             if self._new_latencies >= 16:
                 self._percentile = None
+            if len(self._latencies) == LATENCY_SAMPLES and self._early:
+                self._bound_early()
         if self._waiting and self.limit < self.max_concurrency:
             if self.ceiling is None:
                 step = SLOW_START_STEP
@@ -181,7 +201,7 @@ class Lane:
             return
         level = min(ticket.level, self._lowest_429 or ticket.level)
         succeeded, limited = self._replies_from(level)
-        if _isolated(succeeded, limited):
+        if _isolated(succeeded, limited) or self._background(level, succeeded):
             self.isolated += 1
             self._lowest_429 = None
             return
@@ -208,16 +228,29 @@ class Lane:
                     succeeded += 1
         return succeeded, limited
 
+    def _background(self, level: int, succeeded: int) -> bool:
+        """Whether, with too few replies at ``level`` and above to tell (``succeeded`` of
+        them succeeded), the recent replies below it got 429s too (at least
+        :data:`BACKGROUND_SHARE` of them): 429s at any concurrency, not a limit above it."""
+        if succeeded >= ISOLATED_EVIDENCE:
+            return False
+        below = [was_limited for seen, was_limited in self._recent if seen < level]
+        return len(below) >= BACKGROUND_EVIDENCE and sum(below) >= BACKGROUND_SHARE * len(below)
+
     def _raise_ceiling(self, ticket: Ticket) -> None:
         """A reply at or above the ceiling to a request sent after the last decrease: when
         the recent replies there mostly succeeded, the ceiling goes above its level."""
-        if ticket.wave == self._wave and _isolated(*self._replies_from(ticket.level)):
+        if ticket.wave != self._wave:
+            return
+        succeeded, limited = self._replies_from(ticket.level)
+        if succeeded >= ISOLATED_EVIDENCE and _isolated(succeeded, limited):
             self.ceiling = ticket.level + 1.0
 
-    def deadline_s(self, timeout_s: float, attempt: int, last: bool) -> float:
-        """How long attempt ``attempt`` (from 1) of a request may take: ``timeout_s`` (the
-        configured timeouts) for the ``last`` one and until enough replies came back, else
-        the deadline from the latencies observed, doubled for each attempt before."""
+    def deadline_s(self, timeout_s: float, abandoned: int, last: bool) -> float:
+        """How long an attempt of a request may take: ``timeout_s`` (the configured
+        timeouts) for the ``last`` one and until enough replies came back, else the deadline
+        from the latencies observed, doubled for each attempt of the request ``abandoned``
+        at its deadline before."""
         if last or len(self._latencies) < LATENCY_SAMPLES:
             return timeout_s
         if self._percentile is None:
@@ -225,7 +258,33 @@ class Lane:
             self._new_latencies = 0
             self._percentile = ordered[math.ceil(0.95 * len(ordered)) - 1]
         base = max(DEADLINE_FLOOR_S, DEADLINE_FACTOR * self._percentile)
-        return min(timeout_s, base * 2.0 ** (attempt - 1))
+        return min(timeout_s, base * 2.0**abandoned)
+
+    @contextmanager
+    def bounding(self, timer: asyncio.Timeout, started: float, last: bool) -> Iterator[None]:
+        """While a request sent at loop time ``started`` runs under ``timer``: if it was
+        sent with the configured timeouts because too few replies had come back (and it is
+        not the ``last`` attempt), shorten ``timer`` to the deadline from the latencies as
+        soon as they are known (a request that hung at the start of a run is abandoned
+        then, not at the end of its timeout)."""
+        if last or len(self._latencies) >= LATENCY_SAMPLES:
+            yield
+            return
+        self._early[timer] = started
+        try:
+            yield
+        finally:
+            self._early.pop(timer, None)
+
+    def _bound_early(self) -> None:
+        """Give the requests sent before the deadline was known that deadline."""
+        deadline = self.deadline_s(math.inf, 0, last=False)
+        now = asyncio.get_running_loop().time()
+        for timer, started in self._early.items():
+            when = timer.when()
+            if when is None or started + deadline < when:
+                timer.reschedule(max(now, started + deadline))
+        self._early.clear()
 
     async def _acquire(self) -> None:
         if not self._waiting and self.in_flight < int(self.limit):
@@ -254,5 +313,8 @@ class Lane:
 
 def _isolated(succeeded: int, limited: int) -> bool:
     """Whether replies at some level (``succeeded`` of them, ``limited`` 429s) mostly
-    succeeded: a 429 among them is isolated."""
-    return succeeded >= ISOLATED_EVIDENCE and limited <= ISOLATED_SHARE * (succeeded + limited)
+    succeeded: a 429 among them is isolated. With fewer than :data:`ISOLATED_EVIDENCE` that
+    succeeded, when they are no fewer than the 429s."""
+    if succeeded < ISOLATED_EVIDENCE:
+        return 0 < succeeded >= limited
+    return limited <= ISOLATED_SHARE * (succeeded + limited)

@@ -58,8 +58,10 @@ class Sender:
     ) -> Any:
         """Send one request of about ``tokens`` tokens, retrying transient failures."""
         # Most requests succeed at once: tenacity (and its cost) only for those that do not.
+        abandoned = [0]  # attempts abandoned at their deadline: each doubles the next one's
         try:
-            return await self._attempt(endpoint, tokens, request, 1)
+            only = self.config.max_retries == 0
+            return await self._attempt(endpoint, tokens, request, abandoned, last=only)
         except Exception as exc:
             if self.config.max_retries == 0 or not self._worth_retrying(endpoint, exc):
                 raise
@@ -68,8 +70,8 @@ class Sender:
         await asyncio.sleep(self._wait_s(first, 1))
         async for attempt in self._retrying(endpoint):
             with attempt:
-                number = attempt.retry_state.attempt_number + 1  # after the first
-                return await self._attempt(endpoint, tokens, request, number)
+                last = attempt.retry_state.attempt_number >= self.config.max_retries
+                return await self._attempt(endpoint, tokens, request, abandoned, last)
         raise AssertionError("unreachable: tenacity re-raises the last failure")
 
     @staticmethod
@@ -81,9 +83,11 @@ class Sender:
         endpoint: Endpoint,
         tokens: int,
         request: Callable[[], Awaitable[Any]],
-        attempt: int,
+        abandoned: list[int],
+        last: bool,
     ) -> Any:
-        """Attempt ``attempt`` (from 1) of a request, in a slot of the endpoint's lane; what
+        """One attempt of a request (the ``last`` one, or not; ``abandoned``: how many of its
+        attempts were abandoned at their deadline), in a slot of the endpoint's lane; what
         came of it goes to the lane (its concurrency limit and latencies) and to the
         endpoint's breaker."""
         async with endpoint.lane.slot(tokens) as ticket:
@@ -91,18 +95,18 @@ class Sender:
             endpoint.ensure_usable()
             self.budget.check()
             self.stats.requests += 1
-            deadline = endpoint.lane.deadline_s(
-                self._deadline_s, attempt, last=attempt > self.config.max_retries
-            )
-            started = time.monotonic()
+            deadline = endpoint.lane.deadline_s(self._deadline_s, abandoned[0], last)
+            started = asyncio.get_running_loop().time()
             try:
-                async with asyncio.timeout(deadline):
-                    response = await request()
+                async with asyncio.timeout(deadline) as timer:
+                    with endpoint.lane.bounding(timer, started, last):
+                        response = await request()
             except TimeoutError:
-                if deadline < self._deadline_s:
+                if (timer.when() or started) < started + self._deadline_s - 0.001:
                     # Far slower than the endpoint's replies: abandoned and retried, with a
                     # longer deadline; not a sign that the endpoint cannot be reached.
                     endpoint.lane.abandoned += 1
+                    abandoned[0] += 1
                     raise DeadlineExceeded() from None
                 self._not_reached(endpoint, DeadlineExceeded())
                 raise DeadlineExceeded() from None
@@ -115,7 +119,7 @@ class Sender:
                 self._not_reached(endpoint, exc)
                 raise
             endpoint.breaker.reached()
-            endpoint.lane.succeeded(ticket, time.monotonic() - started)
+            endpoint.lane.succeeded(ticket, asyncio.get_running_loop().time() - started)
             return response
 
     @property
