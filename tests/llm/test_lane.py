@@ -148,6 +148,20 @@ def test_429s_where_no_reply_came_yet_are_isolated_when_those_below_got_429s_too
     assert slots.limit == pytest.approx(12)
 
 
+def test_429s_just_above_a_level_where_some_429s_came_still_lower_the_limit() -> None:
+    """At a cap of 8, a request sent as a reply leaves may find the cap still full: 429s
+    at the cap's level do not make those above it background."""
+    slots = lane(16)
+    slots.limit = 10
+    for _ in range(3):
+        replies(slots, level=8, count=9)
+        slots.rate_limited(Ticket(0, 8))
+    slots.rate_limited(Ticket(0, 10))
+    slots.rate_limited(Ticket(0, 9))
+
+    assert slots.limit == pytest.approx(8)
+
+
 def test_replies_that_succeed_at_the_ceiling_lift_it() -> None:
     slots = lane(32)
     slots.limit = 16
@@ -211,6 +225,29 @@ def test_replies_raise_the_limit_slower_near_the_ceiling() -> None:
         return after
 
     assert asyncio.run(main()) == pytest.approx(3.5 + 1 / (3.5 * PROBE_ROUNDS))
+
+
+def test_a_probe_that_finds_the_same_ceiling_again_probes_half_as_often() -> None:
+    async def main() -> float:
+        slots = lane(16)
+        slots.limit = 10
+        replies(slots, level=8, count=8)
+        slots.rate_limited(Ticket(0, 9))
+        slots.rate_limited(Ticket(0, 9))  # a cap of 8: ceiling 9, limit 8
+        slots.limit = 9
+        slots.rate_limited(Ticket(1, 9))  # the probe at 9 fails again
+        assert (slots.limit, slots.ceiling) == (8, 9)
+        slots.limit = 8.5
+        async with contextlib.AsyncExitStack() as held:
+            for _ in range(8):
+                await held.enter_async_context(slots.slot(1))
+            waiting = await _waiting_call(slots)
+            slots.succeeded()
+            after = slots.limit
+        await waiting
+        return after
+
+    assert asyncio.run(main()) == pytest.approx(8.5 + 1 / (8.5 * 2 * PROBE_ROUNDS))
 
 
 def test_replies_without_calls_waiting_leave_the_limit_alone() -> None:

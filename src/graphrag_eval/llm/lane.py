@@ -16,9 +16,9 @@ included.
   A 429 among replies that succeeded at the same concurrency (an endpoint that answers 429 to
   a share of requests whatever the load) changes nothing: lowering the limit would not make
   it go away. With too few replies at its level to tell, it is isolated when the replies
-  below its level got 429s too (:data:`BACKGROUND_SHARE`). Nor does one 429 alone while no
-  reply came at its level yet: a second one confirms it (or a level at or above the
-  ceiling, which failed before).
+  two levels and more below got 429s too (:data:`BACKGROUND_SHARE`). Nor does one 429
+  alone while no reply came at its level yet: a second one confirms it (or a level at or
+  above the ceiling, which failed before).
 * A 429 that is rate limiting lowers the limit (once per wave: requests sent before the last
   decrease do not lower it again) to below its level and at most :data:`DECREASE_FACTOR`
   times what it was, never below :data:`LOWEST_FACTOR` times, and its level becomes the
@@ -26,7 +26,8 @@ included.
   not lower.
 * Each reply while calls are waiting for a slot raises the limit by ``1 / limit``, about one
   slot per round of replies, up to one below the ceiling, and above that
-  :data:`PROBE_ROUNDS` times slower (probing whether the endpoint now takes more). Replies
+  :data:`PROBE_ROUNDS` times slower (probing whether the endpoint now takes more), twice
+  slower again each time the probe finds the same ceiling (up to :data:`MAX_PROBE_ROUNDS`). Replies
   that mostly succeed at or above the ceiling, to requests sent after the last decrease
   (:data:`ISOLATED_EVIDENCE` of them, with few 429s), lift it above their level.
 
@@ -68,6 +69,7 @@ __all__ = [
     "ISOLATED_SHARE",
     "LATENCY_SAMPLES",
     "LOWEST_FACTOR",
+    "MAX_PROBE_ROUNDS",
     "PROBE_ROUNDS",
     "RECENT",
     "Lane",
@@ -79,7 +81,9 @@ DECREASE_FACTOR = 0.9
 LOWEST_FACTOR = 0.7
 """The least a decrease leaves of it."""
 PROBE_ROUNDS = 8
-"""Near the ceiling, rounds of replies per slot added."""
+"""Near the ceiling, rounds of replies per slot added; twice as many each time a probe finds
+the same ceiling again, up to :data:`MAX_PROBE_ROUNDS`."""
+MAX_PROBE_ROUNDS = 64
 INITIAL_LIMIT = 8
 """Where the limit starts (slow start)."""
 SLOW_START_STEP = 0.5
@@ -136,6 +140,8 @@ class Lane:
         self._waiting: deque[asyncio.Future[None]] = deque()
         self._wave = 0
         """Decreases so far: a 429 to a request sent before the last one is not news."""
+        self._probe_rounds = PROBE_ROUNDS
+        """Rounds of replies per slot above the ceiling now."""
         self._lowest_429: int | None = None
         """The lowest level of this wave's 429s so far."""
         self._recent: deque[tuple[int, bool]] = deque(maxlen=RECENT)
@@ -189,7 +195,7 @@ class Lane:
             elif self.limit + 1 < self.ceiling:
                 step = 1 / self.limit  # one slot a round
             else:
-                step = 1 / (self.limit * PROBE_ROUNDS)
+                step = 1 / (self.limit * self._probe_rounds)
             self.limit = min(float(self.max_concurrency), self.limit + step)
             self._wake()
 
@@ -213,7 +219,12 @@ class Lane:
         self._lowest_429 = None
         below = min(self.limit * DECREASE_FACTOR, level - 1.0)
         self.limit = max(1.0, self.limit * LOWEST_FACTOR, below)
-        self.ceiling = max(float(level), self.limit + 1)
+        ceiling = max(float(level), self.limit + 1)
+        if ceiling == self.ceiling:  # the same limit again: probe it half as often
+            self._probe_rounds = min(MAX_PROBE_ROUNDS, 2 * self._probe_rounds)
+        else:
+            self._probe_rounds = PROBE_ROUNDS
+        self.ceiling = ceiling
         self.lowest_limit = min(self.lowest_limit, self.limit)
 
     def _replies_from(self, level: int) -> tuple[int, int]:
@@ -230,11 +241,13 @@ class Lane:
 
     def _background(self, level: int, succeeded: int) -> bool:
         """Whether, with too few replies at ``level`` and above to tell (``succeeded`` of
-        them succeeded), the recent replies below it got 429s too (at least
-        :data:`BACKGROUND_SHARE` of them): 429s at any concurrency, not a limit above it."""
+        them succeeded), the recent replies at least two levels below it got 429s too (at
+        least :data:`BACKGROUND_SHARE` of them): 429s at any concurrency, not a limit above
+        it. (Not the level just below: at a concurrency cap, a request sent as a reply
+        leaves may find the cap still full.)"""
         if succeeded >= ISOLATED_EVIDENCE:
             return False
-        below = [was_limited for seen, was_limited in self._recent if seen < level]
+        below = [was_limited for seen, was_limited in self._recent if seen < level - 1]
         return len(below) >= BACKGROUND_EVIDENCE and sum(below) >= BACKGROUND_SHARE * len(below)
 
     def _raise_ceiling(self, ticket: Ticket) -> None:
@@ -245,6 +258,7 @@ class Lane:
         succeeded, limited = self._replies_from(ticket.level)
         if succeeded >= ISOLATED_EVIDENCE and _isolated(succeeded, limited):
             self.ceiling = ticket.level + 1.0
+            self._probe_rounds = PROBE_ROUNDS
 
     def deadline_s(self, timeout_s: float, abandoned: int, last: bool) -> float:
         """How long an attempt of a request may take: ``timeout_s`` (the configured
