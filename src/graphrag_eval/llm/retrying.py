@@ -102,7 +102,8 @@ class Sender:
                     with endpoint.lane.bounding(timer, started, last):
                         response = await request()
             except TimeoutError:
-                if (timer.when() or started) < started + self._deadline_s - 0.001:
+                when = timer.when()
+                if when is not None and when < started + self._deadline_s - 0.001:
                     # Far slower than the endpoint's replies: abandoned and retried, with a
                     # longer deadline; not a sign that the endpoint cannot be reached.
                     endpoint.lane.abandoned += 1
