@@ -12,13 +12,12 @@ included.
 * A 429 is read as rate limiting only when it is not *isolated*: among the last
   :data:`RECENT` replies, those to requests sent at its level or above were mostly 429s too
   (more than :data:`ISOLATED_SHARE` of them; while fewer than :data:`ISOLATED_EVIDENCE`
-  succeeded, more than succeeded).
-  A 429 among replies that succeeded at the same concurrency (an endpoint that answers 429 to
-  a share of requests whatever the load) changes nothing: lowering the limit would not make
-  it go away. With too few replies at its level to tell, it is isolated when the replies
-  two levels and more below got 429s too (:data:`BACKGROUND_SHARE`). Nor does one 429
-  alone while no reply came at its level yet: a second one confirms it (or a level at or
-  above the ceiling, which failed before).
+  succeeded, more than succeeded). A 429 among replies that succeeded at the same
+  concurrency (an endpoint that answers 429 to a share of requests whatever the load)
+  changes nothing: lowering the limit would not make it go away. With too few replies at
+  its level to tell, it is isolated when the replies two levels and more below got 429s too
+  (:data:`BACKGROUND_SHARE`). Nor does one 429 alone while no reply came at its level yet:
+  a second one confirms it (or a level at or above the ceiling, which failed before).
 * A 429 that is rate limiting lowers the limit (once per wave: requests sent before the last
   decrease do not lower it again) to below its level and at most :data:`DECREASE_FACTOR`
   times what it was, never below :data:`LOWEST_FACTOR` times, and its level becomes the
@@ -27,9 +26,10 @@ included.
 * Each reply while calls are waiting for a slot raises the limit by ``1 / limit``, about one
   slot per round of replies, up to one below the ceiling, and above that
   :data:`PROBE_ROUNDS` times slower (probing whether the endpoint now takes more), twice
-  slower again each time the probe finds the same ceiling (up to :data:`MAX_PROBE_ROUNDS`). Replies
-  that mostly succeed at or above the ceiling, to requests sent after the last decrease
-  (:data:`ISOLATED_EVIDENCE` of them, with few 429s), lift it above their level.
+  slower again each time the probe finds the same ceiling (up to
+  :data:`MAX_PROBE_ROUNDS`). Replies that mostly succeed at or above the ceiling, to
+  requests sent after the last decrease (:data:`ISOLATED_EVIDENCE` of them, with few 429s),
+  lift it above their level.
 
 It stays within ``[1, llm.max_concurrency]``. So a provider that answers 429 above some
 concurrency gets about that concurrency, not waves of 429s, and one that answers 429 at
@@ -39,10 +39,9 @@ The deadline (:meth:`Lane.deadline_s`): once :data:`LATENCY_SAMPLES` replies cam
 request still going after :data:`DEADLINE_FACTOR` times the 95th percentile of the recent
 replies' latencies (at least :data:`DEADLINE_FLOOR_S`) is abandoned and retried, with twice
 the deadline for each attempt abandoned before, the last attempt with the configured
-timeouts. So a
-hung request holds its slot for seconds, not for the whole read timeout; requests sent
-before the deadline was known get it when it is. See docs/llm.md
-(what the engine does with each call) and docs/benchmarks.md.
+timeouts. So a hung request holds its slot for seconds, not for the whole read timeout;
+requests sent before the deadline was known get it when it is. See docs/llm.md (what the
+engine does with each call, hung servers) and docs/benchmarks.md.
 """
 
 from __future__ import annotations
