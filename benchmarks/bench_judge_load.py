@@ -13,6 +13,14 @@ Scenarios (``--scenario``, default ``all``):
   Targets: 429s under 5 % of the requests the server got, and the wall time within 1.3 x the
   ideal at the cap (``calls x latency / cap``). The same run at ``max_concurrency`` = cap (no
   429 possible) is shown beside it.
+* ``mixed-faults``: ``--fault-questions`` (500) questions (answer correctness and relevance:
+  3 calls each) at ``--fault-latency`` (0.1 s) against a server that answers 10 % of requests
+  with a 429 (``retry-after-ms`` 20), 5 % with a 500, 5 % with a malformed reply and lets 2 %
+  hang (30 s), with ``llm.max_concurrency`` ``--fault-concurrency`` (16) and the default
+  timeouts, retries and backoff. Target: the wall time within 3 x the ideal
+  (``calls x latency / concurrency``), and >= 98 % of the metric values computed.
+* ``random-429``: the same with 429s alone (10 %, at random whatever the load): the wall
+  time against the same ideal (target 1.5 x).
 * ``cpu``: ``--cpu-questions`` (2,000) questions at ``--cpu-latency`` (0.05 s) and
   ``max_concurrency`` ``--cpu-concurrency`` (64), a fresh cache: the wall time against the
   ideal ``calls x latency / concurrency`` (target <= 1.5) and the command's CPU time (user +
@@ -24,7 +32,11 @@ Prints a table; exits 1 when a target is missed. Run from the repository root::
 
     .venv/bin/python benchmarks/bench_judge_load.py [--scenario all|rate-limit|cpu]
         [--questions 1500] [--latency 0.1] [--cap 8] [--concurrency 32]
-        [--cpu-questions 2000] [--cpu-latency 0.05] [--cpu-concurrency 64] [--json [PATH]]
+        [--cpu-questions 2000] [--cpu-latency 0.05] [--cpu-concurrency 64]
+        [--fault-questions 500] [--fault-latency 0.1] [--fault-concurrency 16] [--json [PATH]]
+
+A short rate-capped run (the cap's 429s while the limit is still finding it) is
+``--scenario rate-limit --questions 400``.
 """
 
 from __future__ import annotations
@@ -46,6 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # The sibling script, on the path just above.
 from bench_llm import (
+    METRICS,
     JudgeProcess,
     Run,
     Scenario,
@@ -54,6 +67,7 @@ from bench_llm import (
     evaluate,
     generate,
     ran,
+    read_results,
     write_config,
 )
 
@@ -62,6 +76,12 @@ RATE_LIMIT_RATIO_TARGET = 1.3
 CPU_RATIO_TARGET = 1.5
 CPU_PER_REQUEST_TARGET_S = 0.001
 BACKLOG = 512
+FAULT_RATIO_TARGETS = {"mixed-faults": 3.0, "random-429": 1.5}
+FAULT_COMPUTED_TARGET = 0.98
+FAULT_MIXES: dict[str, dict[str, float]] = {
+    "mixed-faults": {"rate_limit": 0.10, "server_error": 0.05, "malformed": 0.05, "hang": 0.02},
+    "random-429": {"rate_limit": 0.10},
+}
 
 
 def timed_run(workspace: Workspace, config: Path, out: Path) -> tuple[Run, float]:
@@ -129,6 +149,57 @@ def rate_limit(workspace: Workspace, args: argparse.Namespace) -> Scenario:
     return scenario
 
 
+def judge_faults(workspace: Workspace, args: argparse.Namespace, name: str) -> Scenario:
+    """A run against a server that fails a share of requests each way (``FAULT_MIXES``),
+    with the default timeouts, retries and backoff."""
+    scenario = Scenario(name)
+    directory = workspace.directory
+    mix = FAULT_MIXES[name]
+    server = JudgeProcess(directory / f"{name}.log", args.fault_latency, BACKLOG, mix)
+    try:
+        config = write_config(
+            directory / f"{name}.yaml",
+            server.url,
+            directory / f"{name}.sqlite3",
+            args.fault_concurrency,
+        )
+        run = evaluate(workspace, config, directory / f"out-{name}")
+        stats = server.stats()
+    finally:
+        server.stop()
+    if not ran(scenario, run, "evaluate"):
+        return scenario
+    results = read_results(directory / f"out-{name}")
+    slots = len(results) * len(METRICS)
+    computed = sum(1 for result in results for key, _ in METRICS if key in result)
+    calls = int(run.llm.get("calls", 0))
+    ideal = calls * args.fault_latency / args.fault_concurrency
+    scenario.figures = {
+        "calls": calls,
+        "requests": run.llm.get("requests"),
+        "retries": run.llm.get("retries"),
+        "failed_calls": run.llm.get("failed_calls"),
+        "server_outcomes": stats["outcomes"],
+        "computed": computed,
+        "metric_values": slots,
+        "wall_s": run.wall_s,
+        "ideal_s": ideal,
+        "ratio": run.wall_s / ideal if ideal else 0.0,
+    }
+    target = FAULT_RATIO_TARGETS[name]
+    scenario.check(
+        f"wall / ideal <= {target:g}",
+        run.wall_s <= target * ideal,
+        f"{run.wall_s:.2f} s / {ideal:.2f} s = {scenario.figures['ratio']:.2f}",
+    )
+    scenario.check(
+        f">= {FAULT_COMPUTED_TARGET:.0%} of the metric values computed",
+        slots > 0 and computed >= FAULT_COMPUTED_TARGET * slots,
+        f"{computed}/{slots}",
+    )
+    return scenario
+
+
 def cpu(workspace: Workspace, args: argparse.Namespace) -> Scenario:
     scenario = Scenario("cpu")
     directory = workspace.directory
@@ -189,6 +260,15 @@ def render(scenarios: Sequence[Scenario], args: argparse.Namespace) -> str:
                 f"ideal {f['ideal_s']:.2f} s, ratio {f['ratio']:.2f}; CPU {f['cpu_s']:.2f} s, "
                 f"{f['cpu_per_request_ms']:.2f} ms per request"
             )
+        elif scenario.name in FAULT_MIXES and f:
+            lines.append(
+                f"{scenario.name}: {args.fault_questions} questions, latency "
+                f"{args.fault_latency:g} s, max_concurrency {args.fault_concurrency}, faults "
+                f"{FAULT_MIXES[scenario.name]}: {f['calls']} calls, {f['requests']} requests, "
+                f"{f['retries']} retries, {f['failed_calls']} failed; server "
+                f"{dict(f['server_outcomes'])}; {f['computed']}/{f['metric_values']} values; "
+                f"{f['wall_s']:.2f} s, ideal {f['ideal_s']:.2f} s, ratio {f['ratio']:.2f}"
+            )
         for check in scenario.checks:
             lines.append(f"  {'ok  ' if check.ok else 'MISS'} {check.name}: {check.detail}")
     return "\n".join(lines)
@@ -196,7 +276,11 @@ def render(scenarios: Sequence[Scenario], args: argparse.Namespace) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scenario", choices=("all", "rate-limit", "cpu"), default="all")
+    parser.add_argument(
+        "--scenario",
+        choices=("all", "rate-limit", "mixed-faults", "random-429", "cpu"),
+        default="all",
+    )
     parser.add_argument("--questions", type=int, default=1500)
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--cap", type=int, default=8, help="the server's requests in flight")
@@ -204,6 +288,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cpu-questions", type=int, default=2000)
     parser.add_argument("--cpu-latency", type=float, default=0.05)
     parser.add_argument("--cpu-concurrency", type=int, default=64)
+    parser.add_argument("--fault-questions", type=int, default=500)
+    parser.add_argument("--fault-latency", type=float, default=0.1)
+    parser.add_argument("--fault-concurrency", type=int, default=16)
     parser.add_argument("--seed", type=int, default=7, help="random seed of the data")
     parser.add_argument("--json", nargs="?", const="-", metavar="PATH")
     args = parser.parse_args(argv)
@@ -215,6 +302,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             (directory / "rate-limit").mkdir()
             workspace = generate(directory / "rate-limit", args.questions, args.seed)
             scenarios.append(rate_limit(workspace, args))
+        for name in FAULT_MIXES:
+            if args.scenario in ("all", name):
+                (directory / name).mkdir()
+                workspace = generate(directory / name, args.fault_questions, args.seed)
+                scenarios.append(judge_faults(workspace, args, name))
         if args.scenario in ("all", "cpu"):
             (directory / "cpu").mkdir()
             workspace = generate(directory / "cpu", args.cpu_questions, args.seed)

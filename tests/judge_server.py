@@ -99,6 +99,9 @@ class Faults:
     half_dimension_first: bool = False
     """The first embeddings request gets vectors of half the dimension (a malformed reply);
     every later one the right dimension."""
+    hang_first: str | None = None
+    """A request whose body holds this text hangs (``hang_s``) the first time it comes; its
+    copies after that are answered as usual (a hung request among healthy ones)."""
 
 
 @dataclass(frozen=True)
@@ -290,6 +293,8 @@ class _Handler(BaseHTTPRequestHandler):
                 outcome = name
                 break
             roll -= share
+        if faults.hang_first is not None and nth == 1 and faults.hang_first.encode() in raw:
+            outcome = "hang"
         if path.endswith("/chat/completions") and outcome in ("malformed", "truncated"):
             pass
         elif outcome in ("malformed", "truncated"):

@@ -11,7 +11,10 @@ retried when the failure is worth retrying.
 * Each request reserves its estimated cost under the cost limit before it is sent
   (:meth:`~.budget.Budget.reserve`).
 * A request never holds its slot past its time: the client's connect and read timeouts, and a
-  deadline of both around the whole request (a server that trickles its reply).
+  deadline of both around the whole request (a server that trickles its reply); once the
+  endpoint's latencies are known, a shorter deadline from them (:meth:`.lane.Lane.deadline_s`),
+  after which the request is abandoned and retried (a hung request holds its slot for
+  seconds; it does not count towards the breaker).
 * Each reply tells the lane's adaptive concurrency limit how the endpoint is coping (a 429
   lowers it, a reply raises it; :mod:`.lane`).
 
@@ -70,8 +73,10 @@ class Sender:
         """Send one request of about ``tokens`` tokens and ``cost_usd`` dollars (reserved
         under the cost limit while it is in flight), retrying transient failures."""
         # Most requests succeed at once: tenacity (and its cost) only for those that do not.
+        abandoned = [0]  # attempts abandoned at their deadline: each doubles the next one's
         try:
-            return await self._attempt(endpoint, tokens, request, cost_usd)
+            only = self.config.max_retries == 0
+            return await self._attempt(endpoint, tokens, request, cost_usd, abandoned, last=only)
         except Exception as exc:
             if self.config.max_retries == 0 or not self._worth_retrying(endpoint, exc):
                 raise
@@ -80,7 +85,8 @@ class Sender:
         await asyncio.sleep(self._wait_s(first, 1))
         async for attempt in self._retrying(endpoint):
             with attempt:
-                return await self._attempt(endpoint, tokens, request, cost_usd)
+                last = attempt.retry_state.attempt_number >= self.config.max_retries
+                return await self._attempt(endpoint, tokens, request, cost_usd, abandoned, last)
         raise AssertionError("unreachable: tenacity re-raises the last failure")
 
     @staticmethod
@@ -93,18 +99,32 @@ class Sender:
         tokens: int,
         request: Callable[[], Awaitable[Any]],
         cost_usd: float,
+        abandoned: list[int],
+        last: bool,
     ) -> Any:
-        """One request, in a slot of the endpoint's lane; what came of it goes to the lane's
-        concurrency limit and to the endpoint's breaker."""
+        """One attempt of a request (the ``last`` one, or not; ``abandoned``: how many of its
+        attempts were abandoned at their deadline), in a slot of the endpoint's lane; what
+        came of it goes to the lane (its concurrency limit and latencies) and to the
+        endpoint's breaker."""
         async with endpoint.lane.slot(tokens) as ticket:
             # Calls queued for a slot see what happened while they waited.
             endpoint.ensure_usable()
             reserved = await self.budget.reserve(cost_usd)
             self.stats.requests += 1
+            deadline = endpoint.lane.deadline_s(self._deadline_s, abandoned[0], last)
+            started = asyncio.get_running_loop().time()
             try:
-                async with asyncio.timeout(self._deadline_s):
-                    response = await request()
+                async with asyncio.timeout(deadline) as timer:
+                    with endpoint.lane.bounding(timer, started, last):
+                        response = await request()
             except TimeoutError:
+                when = timer.when()
+                if when is not None and when < started + self._deadline_s - 0.001:
+                    # Far slower than the endpoint's replies: abandoned and retried, with a
+                    # longer deadline; not a sign that the endpoint cannot be reached.
+                    endpoint.lane.abandoned += 1
+                    abandoned[0] += 1
+                    raise DeadlineExceeded() from None
                 self._not_reached(endpoint, DeadlineExceeded())
                 raise DeadlineExceeded() from None
             except StatusError as exc:
@@ -120,7 +140,7 @@ class Sender:
                 self.budget.release(reserved)
             self._check_json(endpoint, response)
             endpoint.breaker.reached()
-            endpoint.lane.succeeded()
+            endpoint.lane.succeeded(ticket, asyncio.get_running_loop().time() - started)
             return response
 
     def _answered(self, endpoint: Endpoint, exc: StatusError) -> None:
