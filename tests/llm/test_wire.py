@@ -170,10 +170,13 @@ def chunked_server(chunks: int, size: int) -> Iterator[str]:
         with connection:
             connection.recv(65536)
             head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
-            connection.sendall(head)
-            for _ in range(chunks):
-                connection.sendall(b"%x\r\n%s\r\n" % (size, b" " * size))
-            connection.sendall(b"0\r\n\r\n")
+            try:
+                connection.sendall(head)
+                for _ in range(chunks):
+                    connection.sendall(b"%x\r\n%s\r\n" % (size, b" " * size))
+                connection.sendall(b"0\r\n\r\n")
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client stopped reading at its limit and closed the connection
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
