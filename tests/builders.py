@@ -1,13 +1,26 @@
-"""Small builders of reference items, responses and SPARQL results for tests."""
+"""Small builders of reference items, responses, SPARQL results, judge configs and command
+runs for tests."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
+
+import yaml
+
+from graphrag_eval.metrics.base import (
+    ItemContext,
+    ItemMetric,
+    Outcome,
+    OutputKey,
+    register_metric,
+    unregister_metric,
+)
 
 SPARQL_JSON = "application/sparql-results+json"
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -131,3 +144,89 @@ def through_proxy(proxy: str) -> dict[str, str]:
     fixture)."""
     names = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY")
     return dict.fromkeys(names, proxy)
+
+
+def write_answered(
+    folder: Path,
+    count: int,
+    text: str = "Which transformers are in substation S{i}?",
+    reference_answer: str = "T{i}a, T{i}b",
+    actual_answer: str = "Substation S{i} has T{i}a.",
+) -> tuple[Path, Path]:
+    """``reference.yaml``, questions q0, q1... with reference answers, and ``responses.jsonl``
+    answering each: the inputs of the judged answer metrics (``{i}`` in the texts is the
+    question's number)."""
+    questions = [
+        {
+            "id": f"q{i}",
+            "question_text": text.format(i=i),
+            "reference_answer": reference_answer.format(i=i),
+        }
+        for i in range(count)
+    ]
+    reference = folder / "reference.yaml"
+    reference.write_text(yaml.safe_dump([{"template_id": "t", "questions": questions}]))
+    responses = folder / "responses.jsonl"
+    lines = [
+        json.dumps({"question_id": f"q{i}", "actual_answer": actual_answer.format(i=i)})
+        for i in range(count)
+    ]
+    responses.write_text("\n".join(lines) + "\n")
+    return reference, responses
+
+
+def write_judge_config(
+    folder: Path, url: str, sections: dict[str, Any] | None = None, **llm: Any
+) -> Path:
+    """``config.yaml`` in ``folder`` whose judge and embedding model are the OpenAI-compatible
+    server at ``url``, with its cache in ``folder`` and 1 ms backoff; ``llm`` adds keys to the
+    ``llm`` section or replaces them (``embedding=None`` leaves the embedding model out), and
+    ``sections`` are the config's other sections (``metrics``...)."""
+    settings = {
+        "generation": {"provider": "openai-compatible", "base_url": url},
+        "embedding": {"provider": "openai-compatible", "base_url": url},
+        "cache": {"path": str(folder / "cache.sqlite3")},
+        "backoff_initial_s": 0.001,
+        **llm,
+    }
+    path = folder / "config.yaml"
+    config = {**(sections or {}), "llm": {k: v for k, v in settings.items() if v is not None}}
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def read_records(out: Path) -> list[dict[str, Any]]:
+    """The records of a run's ``results.jsonl``, in the file's order."""
+    return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+
+
+def read_results(out: Path) -> dict[str, dict[str, Any]]:
+    """The records of a run's ``results.jsonl`` by question id."""
+    return {record["question_id"]: record for record in read_records(out)}
+
+
+def evaluate_cli(*args: str | Path) -> int:
+    """``graphrag-eval evaluate ARGS`` in this process; its exit code."""
+    from graphrag_eval.cli import main  # only where a test runs the command
+
+    return main(["evaluate", *(str(arg) for arg in args)])
+
+
+@contextlib.contextmanager
+def failing_metric(metric_name: str, message: str) -> Iterator[None]:
+    """A metric with a bug, registered for the ``with`` block: it raises
+    ``RuntimeError(message)`` on every question (its keys: ``NAME_score``, ``NAME_error``)."""
+
+    class Failing(ItemMetric):
+        name = metric_name
+        outputs = (OutputKey(f"{metric_name}_score"),)
+        error_keys = (f"{metric_name}_error",)
+
+        async def score(self, context: ItemContext) -> Outcome:
+            raise RuntimeError(message)
+
+    register_metric(Failing())
+    try:
+        yield
+    finally:
+        unregister_metric(metric_name)

@@ -10,6 +10,14 @@ import pytest
 
 
 @pytest.fixture
+def no_real_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No real OpenAI key and no cache directory from the environment: a test module of the
+    command line with a judge uses it (``pytestmark = pytest.mark.usefixtures(...)``)."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("GRAPHRAG_EVAL_CACHE", raising=False)
+
+
+@pytest.fixture
 def dead_proxy() -> Iterator[tuple[str, list[int]]]:
     """A proxy URL at a local port that accepts connections and closes them at once, so any
     network attempt through it fails; and the list of connections it received (a test that

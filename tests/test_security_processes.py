@@ -24,57 +24,17 @@ import yaml
 
 from graphrag_eval.cli import answer_correctness_main, main
 
-from builders import write_tsv
+from builders import read_results, write_answered, write_judge_config, write_tsv
 from judge_server import JudgeServer
 
 VICTIM_TEXT = "precious, never to be overwritten\n"
 _ABOUT = re.compile(r"substation S(\d+)\b", re.IGNORECASE)
 
-
-@pytest.fixture(autouse=True)
-def _no_real_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("GRAPHRAG_EVAL_CACHE", raising=False)
-
-
-def write_inputs(folder: Path, count: int) -> tuple[Path, Path]:
-    """A reference of ``count`` questions with answers, and responses to them."""
-    questions = [
-        {
-            "id": f"q{i}",
-            "question_text": f"Which transformers are in substation S{i}?",
-            "reference_answer": f"T{i}a, T{i}b",
-        }
-        for i in range(count)
-    ]
-    reference = folder / "reference.yaml"
-    reference.write_text(yaml.safe_dump([{"template_id": "t", "questions": questions}]))
-    responses = folder / "responses.jsonl"
-    lines = [
-        json.dumps({"question_id": f"q{i}", "actual_answer": f"Substation S{i} has T{i}a."})
-        for i in range(count)
-    ]
-    responses.write_text("\n".join(lines) + "\n")
-    return reference, responses
+pytestmark = pytest.mark.usefixtures("no_real_key")
 
 
 def write_config(folder: Path, server: JudgeServer) -> Path:
-    settings: dict[str, Any] = {
-        "generation": {"provider": "openai-compatible", "base_url": server.url},
-        "embedding": {"provider": "openai-compatible", "base_url": server.url},
-        "cache": {"path": str(folder / "cache.sqlite3")},
-        "backoff_initial_s": 0.001,
-        "max_concurrency": 64,
-        "timeout_s": 600,
-    }
-    path = folder / "config.yaml"
-    path.write_text(yaml.safe_dump({"llm": settings}))
-    return path
-
-
-def read_results(out: Path) -> dict[str, dict[str, Any]]:
-    lines = (out / "results.jsonl").read_text().splitlines()
-    return {record["question_id"]: record for record in map(json.loads, lines)}
+    return write_judge_config(folder, server.url, max_concurrency=64, timeout_s=600)
 
 
 def start_cli(*args: str | Path, before: Callable[[], None] | None = None) -> subprocess.Popen[str]:
@@ -132,7 +92,7 @@ def test_a_second_run_into_the_same_directory_fails_at_once(
     tmp_path: Path, held: tuple[HeldJudge, JudgeServer], capsys: pytest.CaptureFixture[str]
 ) -> None:
     judge, server = held
-    reference, responses = write_inputs(tmp_path, 8)
+    reference, responses = write_answered(tmp_path, 8)
     config = write_config(tmp_path, server)
     out = tmp_path / "out"
     args = ["evaluate", str(reference), str(responses), "-c", str(config), "-o", str(out)]
@@ -168,7 +128,7 @@ def test_sigterm_stops_like_ctrl_c_and_resume_completes(
     tmp_path: Path, held: tuple[HeldJudge, JudgeServer], sigint_ignored: bool
 ) -> None:
     judge, server = held
-    reference, responses = write_inputs(tmp_path, 8)
+    reference, responses = write_answered(tmp_path, 8)
     config = write_config(tmp_path, server)
     out = tmp_path / "out"
     args = ["evaluate", str(reference), str(responses), "-c", str(config), "-o", str(out), "-q"]
@@ -201,7 +161,7 @@ def test_ctrl_c_during_start_up_is_one_line_and_resume_accepts_the_directory(
 ) -> None:
     """The reference is a named pipe: the run blocks reading it, in start-up, until the test
     has opened the pipe's other end; then Ctrl-C arrives there."""
-    reference, responses = write_inputs(tmp_path, 3)
+    reference, responses = write_answered(tmp_path, 3)
     out = tmp_path / "out"
     assert main(["evaluate", str(reference), str(responses), "-o", str(out), "-q"]) == 0
     complete = read_results(out)
@@ -231,7 +191,7 @@ def test_a_signal_while_python_imports_the_commands_is_one_line(
     named pipe: the import blocks until the test has opened the pipe's other end; then Ctrl-C
     or SIGTERM arrives while Python is still importing the package (SIGTERM used to kill it
     silently, -15)."""
-    reference, responses = write_inputs(tmp_path, 1)
+    reference, responses = write_answered(tmp_path, 1)
     out = tmp_path / "out"
     pipe = tmp_path / "importing"
     os.mkfifo(pipe)
@@ -271,7 +231,7 @@ def _file_size_limit(limit_bytes: int) -> Callable[[], None]:
 def test_a_full_disk_names_the_file_and_resume_completes(tmp_path: Path, unwritten: str) -> None:
     """The disk fills while items are appended, or when the final files are written (the
     indented results.json is larger than results.jsonl, which just fits)."""
-    reference, responses = write_inputs(tmp_path, 60)
+    reference, responses = write_answered(tmp_path, 60)
     expected = tmp_path / "expected"
     args = ["evaluate", str(reference), str(responses), "-q", "--format", "json"]
     assert main([*args, "-o", str(expected)]) == 0

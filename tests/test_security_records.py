@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
@@ -15,7 +15,7 @@ import yaml
 from graphrag_eval.cli import answer_correctness_main, main
 from test_security import read_results, response, write_reference
 
-from builders import write_tsv
+from builders import write_judge_config, write_tsv
 from judge_server import JudgeServer
 
 DEPTH = 1_100  # past Python's recursion limit and libyaml's 1,000 levels
@@ -26,103 +26,86 @@ def deep_list(depth: int = DEPTH) -> str:
     return "[" * depth + "]" * depth
 
 
-def evaluate(
-    capsys: pytest.CaptureFixture[str], reference: Path, responses: Path, out: Path
-) -> int:
-    code = main(["evaluate", str(reference), str(responses), "-o", str(out), "-q"])
-    err = capsys.readouterr().err
-    assert "Traceback" not in err
-    return code
+AT_ITEM_1 = "responses[1] (question 'q1')"
+AT_Q1 = "question 'q1'"
+RefusedQ1 = Callable[[str, str, str, str], None]
 
 
-def assert_only_q1_refused(out: Path, responses: Path, where: str, problem: str) -> None:
-    results = read_results(out)
-    assert results["q0"]["steps_score"] == pytest.approx(1.0)
-    assert results["q2"]["steps_score"] == pytest.approx(1.0)
-    assert results["q1"]["status"] == "error"
-    assert results["q1"]["error"] == f"{responses}: {where}: unparsable response: {problem}"
+@pytest.fixture
+def refused_q1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> RefusedQ1:
+    """``refused_q1(name, text, where, problem)``: evaluate the responses ``text`` (in a file
+    ``name``) to q0, q1 and q2 of the reference: the run exits 0 with no traceback, q0 and q2
+    are scored, and q1 alone is refused in one message naming the file, ``where`` in it and
+    the ``problem``."""
+
+    def check(name: str, text: str, where: str, problem: str) -> None:
+        reference = write_reference(tmp_path)
+        responses = tmp_path / name
+        responses.write_text(text)
+        out = tmp_path / "out"
+        code = main(["evaluate", str(reference), str(responses), "-o", str(out), "-q"])
+        assert "Traceback" not in capsys.readouterr().err
+        assert code == 0
+        results = read_results(out)
+        assert results["q0"]["steps_score"] == pytest.approx(1.0)
+        assert results["q2"]["steps_score"] == pytest.approx(1.0)
+        assert results["q1"]["status"] == "error"
+        assert results["q1"]["error"] == f"{responses}: {where}: unparsable response: {problem}"
+
+    return check
 
 
-def test_a_json_response_nested_past_the_parser_costs_that_item_only(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    reference = write_reference(tmp_path)
-    responses = tmp_path / "responses.json"
+def test_a_json_response_nested_past_the_parser_costs_that_item_only(refused_q1: RefusedQ1) -> None:
     deep = f'{{"question_id": "q1", "actual_answer": "a", "x": {deep_list()}}}'
-    responses.write_text(f"[{json.dumps(response('q0'))}, {deep}, {json.dumps(response('q2'))}]")
-    out = tmp_path / "out"
-    assert evaluate(capsys, reference, responses, out) == 0
-    assert_only_q1_refused(
-        out, responses, "responses[1] (question 'q1')", f"{TOO_DEEP} (in the field 'x')"
-    )
+    text = f"[{json.dumps(response('q0'))}, {deep}, {json.dumps(response('q2'))}]"
+    refused_q1("responses.json", text, AT_ITEM_1, f"{TOO_DEEP} (in the field 'x')")
 
 
 def test_a_json_mapping_value_nested_past_the_parser_costs_that_question_only(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    refused_q1: RefusedQ1,
 ) -> None:
-    reference = write_reference(tmp_path)
-    responses = tmp_path / "responses.json"
     text = json.dumps({"q0": response("q0"), "q1": "DEEP", "q2": response("q2")})
-    responses.write_text(text.replace('"DEEP"', f'{{"x": "]}}[", "y": {deep_list()}}}'))
-    out = tmp_path / "out"
-    assert evaluate(capsys, reference, responses, out) == 0
-    assert_only_q1_refused(out, responses, "question 'q1'", f"{TOO_DEEP} (in the field 'y')")
+    text = text.replace('"DEEP"', f'{{"x": "]}}[", "y": {deep_list()}}}')
+    refused_q1("responses.json", text, AT_Q1, f"{TOO_DEEP} (in the field 'y')")
 
 
-def test_a_yaml_response_nested_past_libyaml_costs_that_item_only(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    reference = write_reference(tmp_path)
-    responses = tmp_path / "responses.yaml"
+def test_a_yaml_response_nested_past_libyaml_costs_that_item_only(refused_q1: RefusedQ1) -> None:
     # q2's steps are an alias of q0's: anchors still work when the document is read again.
-    responses.write_text(
+    text = (
         "- {question_id: q0, actual_answer: a, actual_steps: &steps "
         f"{json.dumps(response('q0')['actual_steps'])}}}\n"
         f"- {{question_id: q1, actual_answer: a, x: {deep_list()}}}\n"
         "- {question_id: q2, actual_answer: a, actual_steps: *steps}\n"
     )
-    out = tmp_path / "out"
-    assert evaluate(capsys, reference, responses, out) == 0
-    assert_only_q1_refused(
-        out, responses, "responses[1] (question 'q1')", f"{TOO_DEEP} (in the field 'x')"
-    )
+    refused_q1("responses.yaml", text, AT_ITEM_1, f"{TOO_DEEP} (in the field 'x')")
 
 
 def test_a_deep_yaml_response_in_block_style_costs_that_question_only(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    refused_q1: RefusedQ1,
 ) -> None:
-    reference = write_reference(tmp_path)
-    responses = tmp_path / "responses.yaml"
     deep = "".join(" " * (2 * level) + "a:\n" for level in range(1, DEPTH))
-    responses.write_text(
+    text = (
         yaml.safe_dump({"q0": response("q0")})
         + "q1:\n  question_id: q1\n  x:\n"
         + "\n".join("  " + line for line in deep.splitlines())
         + " 1\n"
         + yaml.safe_dump({"q2": response("q2")})
     )
-    out = tmp_path / "out"
-    assert evaluate(capsys, reference, responses, out) == 0
-    assert_only_q1_refused(out, responses, "question 'q1'", f"{TOO_DEEP} (in the field 'x')")
+    refused_q1("responses.yaml", text, AT_Q1, f"{TOO_DEEP} (in the field 'x')")
 
 
-def test_a_python_object_tag_costs_that_item_only(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    reference = write_reference(tmp_path)
-    responses = tmp_path / "responses.yaml"
-    responses.write_text(
-        yaml.safe_dump([response("q0")])
+def test_a_python_object_tag_costs_that_item_only(refused_q1: RefusedQ1) -> None:
+    first = yaml.safe_dump([response("q0")])
+    text = (
+        first
         + "- {question_id: q1, actual_answer: !!python/object/apply:os.system [echo owned]}\n"
         + yaml.safe_dump([response("q2")])
     )
-    out = tmp_path / "out"
-    assert evaluate(capsys, reference, responses, out) == 0
-    line = len(yaml.safe_dump([response("q0")]).splitlines()) + 1
-    assert_only_q1_refused(
-        out,
-        responses,
-        "responses[1] (question 'q1')",
+    line = len(first.splitlines()) + 1
+    refused_q1(
+        "responses.yaml",
+        text,
+        AT_ITEM_1,
         f"line {line}, column 36: cannot be read: could not determine a constructor for the "
         "tag 'tag:yaml.org,2002:python/object/apply:os.system'",
     )
@@ -142,17 +125,6 @@ def test_a_python_object_tag_in_the_reference_is_refused_in_one_line(
     assert "could not determine a constructor for the tag" in err
 
 
-def _judge_config(folder: Path, server: JudgeServer) -> Path:
-    settings: dict[str, Any] = {
-        "generation": {"provider": "openai-compatible", "base_url": server.url},
-        "cache": {"path": str(folder / "cache.sqlite3")},
-        "backoff_initial_s": 0.001,
-    }
-    path = folder / "config.yaml"
-    path.write_text(yaml.safe_dump({"llm": settings}))
-    return path
-
-
 def test_a_bare_carriage_return_in_a_tsv_cell_costs_that_row_only(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -160,7 +132,7 @@ def test_a_bare_carriage_return_in_a_tsv_cell_costs_that_row_only(
     write_tsv(source, [("Q1?", "T1a", "T1a"), ("Q2?", "T2a\rT2b", "T2a"), ("Q3?", "T3a", "T3a")])
     assert b"T2a\rT2b\t" in source.read_bytes()
     with JudgeServer() as server:
-        config = _judge_config(tmp_path, server)
+        config = write_judge_config(tmp_path, server.url, embedding=None)
         code = answer_correctness_main(["-i", str(source), "-o", str(target), "-c", str(config)])
         assert server.count("/chat/completions") == 2  # the refused row was not sent
     captured = capsys.readouterr()
@@ -187,7 +159,7 @@ def test_a_row_with_more_values_than_columns_costs_that_row_only(
     write_tsv(source, [("Q1?", "T1a", "T1a"), ("Q2?", "T2a", "T2a")])
     source.write_text(source.read_text() + "Q3?\tT3a\tT3a\textra\n")
     with JudgeServer() as server:
-        config = _judge_config(tmp_path, server)
+        config = write_judge_config(tmp_path, server.url, embedding=None)
         code = answer_correctness_main(["-i", str(source), "-o", str(target), "-c", str(config)])
     assert code == 0, capsys.readouterr().err
     with target.open(newline="") as stream:

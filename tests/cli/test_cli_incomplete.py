@@ -4,71 +4,44 @@ its failures in the summary, the aggregates and the report; ``--resume`` finishe
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 import yaml
 
-from graphrag_eval.cli import answer_correctness_main, main
+from graphrag_eval.cli import answer_correctness_main
 from graphrag_eval.cli.errors import EXIT_INCOMPLETE
 from graphrag_eval.llm.client import BREAKER_FAILURES, BREAKER_UNUSABLE
-from graphrag_eval.metrics.base import (
-    ItemContext,
-    ItemMetric,
-    Outcome,
-    OutputKey,
-    register_metric,
-    unregister_metric,
-)
 
-from builders import write_tsv
+from builders import (
+    evaluate_cli,
+    failing_metric,
+    read_records,
+    write_answered,
+    write_judge_config,
+    write_tsv,
+)
 from judge_server import Faults, JudgeServer, closed_port_url
+
+pytestmark = pytest.mark.usefixtures("no_real_key")
 
 QUESTIONS = 6
 MAX_CONCURRENCY = 16
 
 
-@pytest.fixture(autouse=True)
-def _no_real_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("GRAPHRAG_EVAL_CACHE", raising=False)
-
-
 def write_inputs(folder: Path, count: int = QUESTIONS) -> tuple[Path, Path]:
     """Questions with reference answers and responses with answers: correctness and
     relevance apply to each."""
-    questions = [
-        {"id": f"q{i}", "question_text": f"Which units are in S{i}?", "reference_answer": f"U{i}"}
-        for i in range(count)
-    ]
-    reference = folder / "reference.yaml"
-    reference.write_text(yaml.safe_dump([{"template_id": "t", "questions": questions}]))
-    responses = folder / "responses.jsonl"
-    lines = [json.dumps({"question_id": f"q{i}", "actual_answer": f"U{i}"}) for i in range(count)]
-    responses.write_text("\n".join(lines) + "\n")
-    return reference, responses
+    return write_answered(folder, count, "Which units are in S{i}?", "U{i}", "U{i}")
 
 
-def write_config(folder: Path, url: str, **llm: Any) -> Path:
-    settings = {
-        "generation": {"provider": "openai-compatible", "base_url": url},
-        "embedding": {"provider": "openai-compatible", "base_url": url},
-        "cache": {"path": str(folder / "cache.sqlite3")},
-        "max_concurrency": MAX_CONCURRENCY,
-        "backoff_initial_s": 0.05,
-        **llm,
-    }
-    path = folder / "config.yaml"
-    path.write_text(yaml.safe_dump({"llm": settings}))
-    return path
-
-
-def read_results(out: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+def write_config(
+    folder: Path, url: str, sections: dict[str, Any] | None = None, **llm: Any
+) -> Path:
+    settings = {"max_concurrency": MAX_CONCURRENCY, "backoff_initial_s": 0.05, **llm}
+    return write_judge_config(folder, url, sections, **settings)
 
 
 def test_a_dead_judge_fails_fast_exits_3_and_every_metric_shows_its_failures(
@@ -78,8 +51,7 @@ def test_a_dead_judge_fails_fast_exits_3_and_every_metric_shows_its_failures(
     reference, responses = write_inputs(tmp_path)
     out = tmp_path / "out"
 
-    code = main(["evaluate", str(reference), str(responses), "-c", str(write_config(tmp_path, url)),
-                 "-o", str(out)])  # fmt: skip
+    code = evaluate_cli(reference, responses, "-c", write_config(tmp_path, url), "-o", out)
 
     printed = capsys.readouterr()
     assert code == EXIT_INCOMPLETE
@@ -94,7 +66,7 @@ def test_a_dead_judge_fails_fast_exits_3_and_every_metric_shows_its_failures(
     reason = f"judge at {url} unreachable"
     [unusable] = run["llm"]["unusable_endpoints"]
     assert unusable.startswith(reason)
-    for result in read_results(out):
+    for result in read_records(out):
         assert result["answer_eval_error"].startswith(reason)
         assert result["answer_relevance_error"].startswith(reason)
     # The answer metrics are in the aggregates' coverage with their failures...
@@ -122,15 +94,15 @@ def test_resume_finishes_the_run_once_the_judge_is_back(
     reference, responses = write_inputs(tmp_path)
     config = write_config(tmp_path, url)
     out = tmp_path / "out"
-    args = ["evaluate", str(reference), str(responses), "-c", str(config), "-o", str(out), "-q"]
-    assert main(args) == EXIT_INCOMPLETE
+    args = (reference, responses, "-c", config, "-o", out, "-q")
+    assert evaluate_cli(*args) == EXIT_INCOMPLETE
 
     port = int(url.rsplit(":", 1)[1].split("/")[0])
     with JudgeServer(port=port):
-        assert main([*args, "--resume"]) == 0
+        assert evaluate_cli(*args, "--resume") == 0
 
     assert capsys.readouterr().err.count("evaluation incomplete") == 1
-    for result in read_results(out):
+    for result in read_records(out):
         assert "answer_eval_error" not in result
         assert "answer_f1" in result
         assert "answer_relevance" in result
@@ -142,9 +114,8 @@ def test_a_run_the_cost_limit_cut_short_says_so_and_exits_3(
     reference, responses = write_inputs(tmp_path)
     with JudgeServer() as server:
         config = write_config(tmp_path, server.url, max_concurrency=1)
-        args = ["evaluate", str(reference), str(responses), "-c", str(config),
-                "-o", str(tmp_path / "out"), "-q", "--max-cost", "0.000001"]  # fmt: skip
-        assert main(args) == EXIT_INCOMPLETE
+        args = ("-c", config, "-o", tmp_path / "out", "-q", "--max-cost", "0.000001")
+        assert evaluate_cli(reference, responses, *args) == EXIT_INCOMPLETE
 
     [line] = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("evaluation incomplete: ")
@@ -156,9 +127,7 @@ def test_a_complete_run_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[st
     reference, responses = write_inputs(tmp_path)
     with JudgeServer() as server:
         config = write_config(tmp_path, server.url)
-        args = ["evaluate", str(reference), str(responses), "-c", str(config),
-                "-o", str(tmp_path / "out")]  # fmt: skip
-        assert main(args) == 0
+        assert evaluate_cli(reference, responses, "-c", config, "-o", tmp_path / "out") == 0
     printed = capsys.readouterr()
     assert "incomplete" not in printed.err
     assert "failed" not in printed.out
@@ -206,8 +175,7 @@ def test_evaluate_with_a_judge_of_no_use_exits_3_after_few_requests(
     out = tmp_path / "out"
     with JudgeServer(faults=faults) as server:
         config = write_config(tmp_path, server.url)
-        code = main(["evaluate", str(reference), str(responses), "-c", str(config),
-                     "-o", str(out)])  # fmt: skip
+        code = evaluate_cli(reference, responses, "-c", config, "-o", out)
         requests = server.count()
 
     printed = capsys.readouterr()
@@ -219,7 +187,7 @@ def test_evaluate_with_a_judge_of_no_use_exits_3_after_few_requests(
     # Unusable replies in a row open the breaker: no minutes of retries (each of the 40 judge
     # calls would be sent 7 times).
     assert requests <= BREAKER_UNUSABLE + MAX_CONCURRENCY
-    results = read_results(out)
+    results = read_records(out)
     assert [result["question_id"] for result in results] == [f"q{i}" for i in range(questions)]
     for result in results:
         assert "answer_eval_error" in result
@@ -261,8 +229,7 @@ def test_a_judge_whose_every_reply_is_malformed_exits_3(
     out = tmp_path / "out"
     with JudgeServer(faults=Faults(malformed=1.0)) as server:
         config = write_config(tmp_path, server.url)
-        code = main(["evaluate", str(reference), str(responses), "-c", str(config),
-                     "-o", str(out), "-q"])  # fmt: skip
+        code = evaluate_cli(reference, responses, "-c", config, "-o", out, "-q")
 
     assert code == EXIT_INCOMPLETE
     [line] = capsys.readouterr().err.strip().splitlines()
@@ -270,7 +237,7 @@ def test_a_judge_whose_every_reply_is_malformed_exits_3(
     assert "(answer_correctness failed on every question (malformed judge reply" in line
     assert "; answer_relevance failed on every question (malformed judge reply" in line
     assert line.endswith("--resume")
-    assert len(read_results(out)) == QUESTIONS
+    assert len(read_records(out)) == QUESTIONS
 
 
 def test_a_judge_that_fails_some_values_only_exits_0(
@@ -279,8 +246,7 @@ def test_a_judge_that_fails_some_values_only_exits_0(
     reference, responses = write_inputs(tmp_path)
     with JudgeServer(faults=Faults(server_error=0.3), seed=3) as server:
         config = write_config(tmp_path, server.url, max_retries=0)
-        code = main(["evaluate", str(reference), str(responses), "-c", str(config),
-                     "-o", str(tmp_path / "out")])  # fmt: skip
+        code = evaluate_cli(reference, responses, "-c", config, "-o", tmp_path / "out")
         failed = server.count(outcome="server_error")
 
     printed = capsys.readouterr()
@@ -290,25 +256,6 @@ def test_a_judge_that_fails_some_values_only_exits_0(
     assert "incomplete" not in printed.err
 
 
-class _Broken(ItemMetric):
-    """A metric with a bug: it raises on every question."""
-
-    name = "broken"
-    outputs: ClassVar[tuple[OutputKey, ...]] = (OutputKey("broken_score"),)
-    error_keys: ClassVar[tuple[str, ...]] = ("broken_error",)
-
-    async def score(self, context: ItemContext) -> Outcome:
-        raise RuntimeError("a bug")
-
-
-@pytest.fixture
-def broken_metric() -> Iterator[None]:
-    register_metric(_Broken())
-    yield
-    unregister_metric("broken")
-
-
-@pytest.mark.usefixtures("broken_metric")
 def test_a_metric_that_failed_on_every_question_for_an_internal_reason_exits_3(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -317,8 +264,8 @@ def test_a_metric_that_failed_on_every_question_for_an_internal_reason_exits_3(
     config = tmp_path / "config.yaml"
     config.write_text(yaml.safe_dump({"metrics": ["broken"]}))
 
-    code = main(["evaluate", str(reference), str(responses), "-c", str(config), "-o", str(out),
-                 "-q"])  # fmt: skip
+    with failing_metric("broken", "a bug"):
+        code = evaluate_cli(reference, responses, "-c", config, "-o", out, "-q")
 
     assert code == EXIT_INCOMPLETE
     [line] = capsys.readouterr().err.strip().splitlines()
@@ -327,7 +274,7 @@ def test_a_metric_that_failed_on_every_question_for_an_internal_reason_exits_3(
         "failed on every question (internal error in broken: RuntimeError('a bug'))); when "
         "that is fixed, run the command again (without --resume)"
     )
-    assert all(r["broken_error"].startswith("internal error") for r in read_results(out))
+    assert all(r["broken_error"].startswith("internal error") for r in read_records(out))
 
 
 # ------------------------------------------------------------------------- cost limit
@@ -346,20 +293,19 @@ def test_the_cost_limit_holds_with_many_calls_in_flight(
     # estimated cost before it is sent; before that, all of them started under the limit).
     with JudgeServer(latency_s=0.05) as server:
         config = write_config(tmp_path, server.url)
-        args = ["evaluate", str(reference), str(responses), "-c", str(config), "-q",
-                "--no-cache"]  # fmt: skip
-        assert main([*args, "-o", str(tmp_path / "full")]) == 0
+        args = (reference, responses, "-c", config, "-q", "--no-cache")
+        assert evaluate_cli(*args, "-o", tmp_path / "full") == 0
         full = run_yaml(tmp_path / "full")["llm"]
         limit = round(full["cost_usd"] / 2, 8)
 
-        code = main([*args, "-o", str(tmp_path / "out"), "--max-cost", str(limit)])
+        code = evaluate_cli(*args, "-o", tmp_path / "out", "--max-cost", str(limit))
 
     assert code == EXIT_INCOMPLETE
     assert f"the cost limit of ${limit:g} was reached" in capsys.readouterr().err
     llm = run_yaml(tmp_path / "out")["llm"]
     assert 0 < llm["cost_usd"] <= limit
     assert (llm["budget_reached"], llm["budget_exceeded"]) == (True, False)
-    assert len(read_results(tmp_path / "out")) == 20
+    assert len(read_records(tmp_path / "out")) == 20
 
 
 def test_a_reply_longer_than_its_estimate_is_said_to_exceed_the_limit(
@@ -369,14 +315,10 @@ def test_a_reply_longer_than_its_estimate_is_said_to_exceed_the_limit(
     # limit lets through costs more than all of it.
     long_reason = "the candidate names the unit " * 140
     reference, responses = write_inputs(tmp_path, 1)
-    config = tmp_path / "config.yaml"
     with JudgeServer(responder=lambda body: f"1\t1\t1\t{long_reason}") as server:
-        write_config(tmp_path, server.url)
-        settings = yaml.safe_load(config.read_text())
-        config.write_text(yaml.safe_dump({**settings, "answer_relevance": {"enabled": False}}))
+        config = write_config(tmp_path, server.url, {"answer_relevance": {"enabled": False}})
         out = tmp_path / "out"
-        code = main(["evaluate", str(reference), str(responses), "-c", str(config), "-o",
-                     str(out), "--max-cost", "0.0003"])  # fmt: skip
+        code = evaluate_cli(reference, responses, "-c", config, "-o", out, "--max-cost", "0.0003")
 
     printed = capsys.readouterr()
     assert code == 0, printed.err  # every call was made: the run is complete

@@ -21,21 +21,17 @@ import pytest
 import yaml
 from rich.console import Console
 
-from graphrag_eval.cli import answer_correctness_main, main
+from graphrag_eval.cli import answer_correctness_main
 from graphrag_eval.report.console import print_summary
 
-from builders import write_tsv
+from builders import evaluate_cli, read_results, write_answered, write_judge_config, write_tsv
 from judge_server import Faults, JudgeServer
 
 SPARQL_JSON = "application/sparql-results+json"
 
 PLANTED_KEY = "sk-test-PLANTED-0123456789abcdefSECRET"
 
-
-@pytest.fixture(autouse=True)
-def _no_real_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("GRAPHRAG_EVAL_CACHE", raising=False)
+pytestmark = pytest.mark.usefixtures("no_real_key")
 
 
 @pytest.fixture
@@ -44,59 +40,15 @@ def server() -> Iterator[JudgeServer]:
         yield running
 
 
-def write_inputs(folder: Path, count: int = 6) -> tuple[Path, Path]:
-    """A reference of ``count`` questions with answers, and responses to them."""
-    questions = [
-        {
-            "id": f"q{i}",
-            "question_text": f"Which transformers are in substation S{i}?",
-            "reference_answer": f"T{i}a, T{i}b",
-        }
-        for i in range(count)
-    ]
-    reference = folder / "reference.yaml"
-    reference.write_text(yaml.safe_dump([{"template_id": "t", "questions": questions}]))
-    responses = folder / "responses.jsonl"
-    lines = [
-        json.dumps({"question_id": f"q{i}", "actual_answer": f"Substation S{i} has T{i}a."})
-        for i in range(count)
-    ]
-    responses.write_text("\n".join(lines) + "\n")
-    return reference, responses
-
-
-def write_config(folder: Path, server: JudgeServer, **llm: Any) -> Path:
-    settings: dict[str, Any] = {
-        "generation": {"provider": "openai-compatible", "base_url": server.url},
-        "embedding": {"provider": "openai-compatible", "base_url": server.url},
-        "cache": {"path": str(folder / "cache.sqlite3")},
-        "backoff_initial_s": 0.001,
-        **llm,
-    }
-    path = folder / "config.yaml"
-    path.write_text(yaml.safe_dump({"llm": settings}))
-    return path
-
-
-def read_results(out: Path) -> dict[str, dict[str, Any]]:
-    lines = (out / "results.jsonl").read_text().splitlines()
-    results = [json.loads(line) for line in lines]
-    return {result["question_id"]: result for result in results}
-
-
-def evaluate(*args: str | Path) -> int:
-    return main(["evaluate", *(str(arg) for arg in args)])
-
-
 def test_a_second_identical_run_makes_no_calls(tmp_path: Path, server: JudgeServer) -> None:
-    reference, responses = write_inputs(tmp_path)
-    config = write_config(tmp_path, server)
-    assert evaluate(reference, responses, "-c", config, "-o", tmp_path / "a", "-q") == 0
+    reference, responses = write_answered(tmp_path, 6)
+    config = write_judge_config(tmp_path, server.url)
+    assert evaluate_cli(reference, responses, "-c", config, "-o", tmp_path / "a", "-q") == 0
     first = server.count()
     # Correctness, relevance, embeddings per item, and one embeddings request sent again
     # to confirm the vectors' dimension on a new endpoint (the cache keeps it).
     assert first == 6 * 3 + 1
-    assert evaluate(reference, responses, "-c", config, "-o", tmp_path / "b", "-q") == 0
+    assert evaluate_cli(reference, responses, "-c", config, "-o", tmp_path / "b", "-q") == 0
     assert server.count() == first
     assert read_results(tmp_path / "a") == read_results(tmp_path / "b")
     run = yaml.safe_load((tmp_path / "b" / "run.yaml").read_text())
@@ -105,20 +57,20 @@ def test_a_second_identical_run_makes_no_calls(tmp_path: Path, server: JudgeServ
 
 
 def test_no_cache_calls_again(tmp_path: Path, server: JudgeServer) -> None:
-    reference, responses = write_inputs(tmp_path, 2)
-    config = write_config(tmp_path, server)
-    evaluate(reference, responses, "-c", config, "-o", tmp_path / "a", "-q")
-    evaluate(reference, responses, "-c", config, "-o", tmp_path / "b", "-q", "--no-cache")
+    reference, responses = write_answered(tmp_path, 2)
+    config = write_judge_config(tmp_path, server.url)
+    evaluate_cli(reference, responses, "-c", config, "-o", tmp_path / "a", "-q")
+    evaluate_cli(reference, responses, "-c", config, "-o", tmp_path / "b", "-q", "--no-cache")
     assert server.count() == 2 * (2 * 3 + 1)  # each run confirms the embedding dimension
 
 
 def test_dry_run_estimates_and_calls_nothing(
     tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    reference, responses = write_inputs(tmp_path, 4)
-    config = write_config(tmp_path, server)
+    reference, responses = write_answered(tmp_path, 4)
+    config = write_judge_config(tmp_path, server.url)
     out = tmp_path / "out"
-    assert evaluate(reference, responses, "-c", config, "-o", out, "--dry-run") == 0
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "--dry-run") == 0
     printed = capsys.readouterr().out
     assert server.count() == 0
     assert not out.exists()
@@ -132,11 +84,11 @@ def test_dry_run_estimates_and_calls_nothing(
 def test_dry_run_counts_cached_calls_as_free(
     tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    reference, responses = write_inputs(tmp_path, 3)
-    config = write_config(tmp_path, server)
-    evaluate(reference, responses, "-c", config, "-o", tmp_path / "out", "-q")
+    reference, responses = write_answered(tmp_path, 3)
+    config = write_judge_config(tmp_path, server.url)
+    evaluate_cli(reference, responses, "-c", config, "-o", tmp_path / "out", "-q")
     capsys.readouterr()
-    evaluate(reference, responses, "-c", config, "--dry-run")
+    evaluate_cli(reference, responses, "-c", config, "--dry-run")
     total = next(line for line in capsys.readouterr().out.splitlines() if "total" in line)
     assert [cell.strip() for cell in total.split("│") if cell.strip()] == [
         "total",
@@ -151,11 +103,11 @@ def test_dry_run_counts_cached_calls_as_free(
 def test_max_cost_stops_new_calls_and_says_so(
     tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    reference, responses = write_inputs(tmp_path, 40)
-    config = write_config(tmp_path, server, max_concurrency=1)
+    reference, responses = write_answered(tmp_path, 40)
+    config = write_judge_config(tmp_path, server.url, max_concurrency=1)
     out = tmp_path / "out"
     # Calls the cost limit stopped leave the run incomplete: exit 3 (docs/llm.md, cost).
-    assert evaluate(reference, responses, "-c", config, "-o", out, "--max-cost", "0.0001") == 3
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "--max-cost", "0.0001") == 3
     printed = capsys.readouterr().out
     assert "cost limit of $0.0001 reached" in printed
     results = read_results(out)
@@ -171,17 +123,17 @@ def test_max_cost_stops_new_calls_and_says_so(
 def test_resume_keeps_finished_items_and_evaluates_the_rest(
     tmp_path: Path, server: JudgeServer
 ) -> None:
-    reference, responses = write_inputs(tmp_path, 8)
-    config = write_config(tmp_path, server)
+    reference, responses = write_answered(tmp_path, 8)
+    config = write_judge_config(tmp_path, server.url)
     out = tmp_path / "out"
-    evaluate(reference, responses, "-c", config, "-o", out, "-q")
+    evaluate_cli(reference, responses, "-c", config, "-o", out, "-q")
     complete = read_results(out)
     # Simulate a crash: three items written, the fourth cut short, a fresh cache.
     lines = (out / "results.jsonl").read_text().splitlines()
     (out / "results.jsonl").write_text("\n".join(lines[:3]) + "\n" + lines[3][:40])
     (tmp_path / "cache.sqlite3").unlink()
     server.reset()
-    assert evaluate(reference, responses, "-c", config, "-o", out, "-q", "--resume") == 0
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q", "--resume") == 0
     assert read_results(out) == complete
     # Only the five unfinished items were judged (with a fresh cache, one embeddings
     # request is sent again to confirm the vectors' dimension).
@@ -193,16 +145,16 @@ def test_resume_keeps_finished_items_and_evaluates_the_rest(
 def test_resume_evaluates_items_whose_judge_failed_again(
     tmp_path: Path, server: JudgeServer
 ) -> None:
-    reference, responses = write_inputs(tmp_path, 4)
-    config = write_config(tmp_path, server)
+    reference, responses = write_answered(tmp_path, 4)
+    config = write_judge_config(tmp_path, server.url)
     out = tmp_path / "out"
-    evaluate(reference, responses, "-c", config, "-o", out, "-q")
+    evaluate_cli(reference, responses, "-c", config, "-o", out, "-q")
     results = list(read_results(out).values())
     del results[0]["answer_f1"]
     results[0]["answer_eval_error"] = "generation call failed: 500 (7 attempts)"
     (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in results))
     server.reset()
-    assert evaluate(reference, responses, "-c", config, "-o", out, "-q", "--resume") == 0
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q", "--resume") == 0
     assert "answer_f1" in read_results(out)["q0"]
     assert server.count() == 0  # its successful calls come from the cache
     run = yaml.safe_load((out / "run.yaml").read_text())
@@ -212,12 +164,12 @@ def test_resume_evaluates_items_whose_judge_failed_again(
 def test_resume_refuses_a_run_of_other_inputs(
     tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    reference, responses = write_inputs(tmp_path, 2)
-    config = write_config(tmp_path, server)
+    reference, responses = write_answered(tmp_path, 2)
+    config = write_judge_config(tmp_path, server.url)
     out = tmp_path / "out"
-    evaluate(reference, responses, "-c", config, "-o", out, "-q")
+    evaluate_cli(reference, responses, "-c", config, "-o", out, "-q")
     responses.write_text(responses.read_text().replace("has", "holds"))
-    assert evaluate(reference, responses, "-c", config, "-o", out, "--resume") == 2
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "--resume") == 2
     err = capsys.readouterr().err
     assert err.startswith(f"graphrag-eval: error: {out / 'checkpoint.json'}: the earlier run")
     assert err.count("\n") == 1
@@ -231,7 +183,7 @@ def test_kill_9_then_resume_loses_nothing(tmp_path: Path) -> None:
     ``finished`` items can be written before the kill, and the others cannot.
     """
     count, finished = 24, 8
-    reference, responses = write_inputs(tmp_path, count)
+    reference, responses = write_answered(tmp_path, count)
     release = threading.Event()
     release.set()  # the uninterrupted run is not held
     about = re.compile(r"substation S(\d+)\b", re.IGNORECASE)
@@ -245,9 +197,9 @@ def test_kill_9_then_resume_loses_nothing(tmp_path: Path) -> None:
     with JudgeServer(responder=hold_the_last_items) as server:
         # Every held chat call has its own slot and none times out, so the first items
         # always finish; answer_correctness and answer_relevance both ask the judge.
-        config = write_config(tmp_path, server, max_concurrency=64, timeout_s=600)
+        config = write_judge_config(tmp_path, server.url, max_concurrency=64, timeout_s=600)
         expected_dir = tmp_path / "expected"
-        evaluate(reference, responses, "-c", config, "-o", expected_dir, "-q", "--no-cache")
+        evaluate_cli(reference, responses, "-c", config, "-o", expected_dir, "-q", "--no-cache")
         expected = read_results(expected_dir)
 
         out = tmp_path / "out"
@@ -285,7 +237,7 @@ def test_kill_9_then_resume_loses_nothing(tmp_path: Path) -> None:
         }
 
         server.reset()
-        assert evaluate(*command[4:], "--resume") == 0
+        assert evaluate_cli(*command[4:], "--resume") == 0
         # Only the unfinished items were judged: correctness, relevance and its embeddings.
         assert server.count() == (count - finished) * 3
     results = read_results(out)
@@ -303,12 +255,12 @@ def test_secrets_appear_nowhere(
 ) -> None:
     """The server refuses the planted key and echoes it back in its 401, as some do."""
     monkeypatch.setenv("OPENAI_API_KEY", PLANTED_KEY)
-    reference, responses = write_inputs(tmp_path, 3)
+    reference, responses = write_answered(tmp_path, 3)
     with JudgeServer(api_key="sk-the-right-one") as server:
-        config = write_config(tmp_path, server, max_concurrency=1)
+        config = write_judge_config(tmp_path, server.url, max_concurrency=1)
         out = tmp_path / "out"
         # The judge refused every call: an incomplete run (exit 3).
-        assert evaluate(reference, responses, "-c", config, "-o", out, "--yaml") == 3
+        assert evaluate_cli(reference, responses, "-c", config, "-o", out, "--yaml") == 3
         assert server.requests[0].headers["authorization"] == f"Bearer {PLANTED_KEY}"
         refused = server.count()
     printed = capsys.readouterr()
@@ -323,13 +275,13 @@ def test_secrets_appear_nowhere(
 
 
 def test_a_key_in_the_config_is_never_written(tmp_path: Path, server: JudgeServer) -> None:
-    reference, responses = write_inputs(tmp_path, 2)
+    reference, responses = write_answered(tmp_path, 2)
     config = tmp_path / "config.yaml"
-    settings = yaml.safe_load(write_config(tmp_path, server).read_text())
+    settings = yaml.safe_load(write_judge_config(tmp_path, server.url).read_text())
     settings["llm"]["generation"]["api_key"] = PLANTED_KEY
     config.write_text(yaml.safe_dump(settings))
     out = tmp_path / "out"
-    assert evaluate(reference, responses, "-c", config, "-o", out, "-q") == 0
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q") == 0
     assert server.requests[0].headers["authorization"] == f"Bearer {PLANTED_KEY}"
     for path in [*out.iterdir(), tmp_path / "cache.sqlite3"]:
         assert PLANTED_KEY.encode() not in path.read_bytes()
@@ -338,19 +290,19 @@ def test_a_key_in_the_config_is_never_written(tmp_path: Path, server: JudgeServe
 def test_without_a_judge_the_summary_says_why(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    reference, responses = write_inputs(tmp_path, 2)
-    assert evaluate(reference, responses, "-o", tmp_path / "out") == 0
+    reference, responses = write_answered(tmp_path, 2)
+    assert evaluate_cli(reference, responses, "-o", tmp_path / "out") == 0
     assert "LLM-judged answer metrics not run" in capsys.readouterr().out
     assert "answer_f1" not in read_results(tmp_path / "out")["q0"]
 
 
 def test_faults_never_lose_an_item(tmp_path: Path) -> None:
-    reference, responses = write_inputs(tmp_path, 20)
+    reference, responses = write_answered(tmp_path, 20)
     faults = Faults(rate_limit=0.2, server_error=0.1, malformed=0.1)
     with JudgeServer(faults=faults, seed=3) as server:
-        config = write_config(tmp_path, server, max_retries=8)
+        config = write_judge_config(tmp_path, server.url, max_retries=8)
         out = tmp_path / "out"
-        assert evaluate(reference, responses, "-c", config, "-o", out, "-q") == 0
+        assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q") == 0
         assert server.count(outcome="rate_limit") > 0
     results = read_results(out)
     assert len(results) == 20
@@ -367,7 +319,7 @@ def test_answer_correctness_tsv_in_input_order(tmp_path: Path) -> None:
     source, target = tmp_path / "in.tsv", tmp_path / "out.tsv"
     write_tsv(source, rows)
     with JudgeServer(latency_s=0.02) as server:
-        config = write_config(tmp_path, server, max_concurrency=4)
+        config = write_judge_config(tmp_path, server.url, max_concurrency=4)
         code = answer_correctness_main(["-i", str(source), "-o", str(target), "-c", str(config)])
         assert code == 0
         assert 1 < server.max_in_flight <= 4
@@ -412,7 +364,7 @@ def test_a_reply_that_is_not_json_fails_its_row_only(tmp_path: Path) -> None:
     source, target = tmp_path / "in.tsv", tmp_path / "out.tsv"
     write_tsv(source, rows)
     with JudgeServer(faults=Faults(html=0.5), seed=1) as server:
-        config = write_config(tmp_path, server, max_retries=0)
+        config = write_judge_config(tmp_path, server.url, max_retries=0)
         assert (
             answer_correctness_main(["-i", str(source), "-o", str(target), "-c", str(config)]) == 0
         )
@@ -428,14 +380,14 @@ def test_a_reply_that_is_not_json_fails_its_row_only(tmp_path: Path) -> None:
 def test_header_secrets_in_request_parameters_are_masked(
     tmp_path: Path, server: JudgeServer
 ) -> None:
-    reference, responses = write_inputs(tmp_path, 1)
+    reference, responses = write_answered(tmp_path, 1)
     config = tmp_path / "config.yaml"
-    settings = yaml.safe_load(write_config(tmp_path, server).read_text())
+    settings = yaml.safe_load(write_judge_config(tmp_path, server.url).read_text())
     settings["llm"]["generation"]["extra_headers"] = {"api-key": PLANTED_KEY}
     settings["llm"]["generation"]["top_k"] = 40  # not an SDK keyword: sent in the body
     config.write_text(yaml.safe_dump(settings))
     out = tmp_path / "out"
-    assert evaluate(reference, responses, "-c", config, "-o", out, "-q") == 0
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q") == 0
     chat = next(r for r in server.requests if r.path.endswith("/chat/completions"))
     assert chat.headers["api-key"] == PLANTED_KEY
     assert chat.body["top_k"] == 40
@@ -450,9 +402,9 @@ def test_header_secrets_in_request_parameters_are_masked(
 def test_the_report_of_a_judged_run_shows_the_judge_cost_and_reasons(
     tmp_path: Path, server: JudgeServer
 ) -> None:
-    reference, responses = write_inputs(tmp_path, 3)
-    config = write_config(tmp_path, server)
-    assert evaluate(reference, responses, "-c", config, "-o", tmp_path / "out", "-q") == 0
+    reference, responses = write_answered(tmp_path, 3)
+    config = write_judge_config(tmp_path, server.url)
+    assert evaluate_cli(reference, responses, "-c", config, "-o", tmp_path / "out", "-q") == 0
     page = (tmp_path / "out" / "report.html").read_text()
     run = yaml.safe_load((tmp_path / "out" / "run.yaml").read_text())
     judge = page[page.index('id="judge"') : page.index('id="worst"')]
@@ -533,9 +485,9 @@ def test_a_ci_log_wraps_no_name_and_has_no_control_codes(
     for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
         monkeypatch.delenv(name, raising=False)
     reference, responses = write_inputs_with_steps(tmp_path)
-    config = write_config(tmp_path, server)
+    config = write_judge_config(tmp_path, server.url)
     out = tmp_path / "out"
-    assert evaluate(reference, responses, "-c", config, "-o", out, "--progress") == 0
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "--progress") == 0
     printed = capsys.readouterr()
     assert "\x1b" not in printed.out + printed.err
     rows = table_rows(printed.out)
@@ -559,8 +511,8 @@ def test_a_judge_leaves_steps_score_in_a_narrow_template_table(
     tmp_path: Path, server: JudgeServer
 ) -> None:
     reference, responses = write_inputs_with_steps(tmp_path)
-    config = write_config(tmp_path, server)
-    assert evaluate(reference, responses, "-c", config, "-o", tmp_path / "out") == 0
+    config = write_judge_config(tmp_path, server.url)
+    assert evaluate_cli(reference, responses, "-c", config, "-o", tmp_path / "out") == 0
     console = Console(
         file=io.StringIO(), width=80, force_terminal=True, color_system=None, markup=False
     )
@@ -578,7 +530,7 @@ def test_answer_correctness_tsv_has_plain_decimals(
 ) -> None:
     source, target = tmp_path / "in.tsv", tmp_path / "out.tsv"
     write_tsv(source, [("Which transformers are in S1?", "T1a, T1b", "T1a")])
-    config = write_config(tmp_path, server)
+    config = write_judge_config(tmp_path, server.url)
     assert answer_correctness_main(["-i", str(source), "-o", str(target), "-c", str(config)]) == 0
     assert capsys.readouterr().out.startswith(f"1 answer judged (0 failed); results in {target}")
     with target.open() as stream:

@@ -5,7 +5,6 @@ an item whose failure the same call would repeat."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -13,59 +12,23 @@ import pytest
 import yaml
 
 from graphrag_eval.checkpoint import REDO_CAUSES, endpoint_cause
-from graphrag_eval.cli import main
 
+from builders import evaluate_cli, read_results, write_answered, write_judge_config
 from judge_server import Faults, JudgeServer, closed_port_url
+
+pytestmark = pytest.mark.usefixtures("no_real_key")
 
 QUESTIONS = 4
 
 
-@pytest.fixture(autouse=True)
-def _no_real_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("GRAPHRAG_EVAL_CACHE", raising=False)
-
-
-def write_inputs(folder: Path) -> tuple[Path, Path]:
-    questions = [
-        {"id": f"q{i}", "question_text": f"Which units are in S{i}?", "reference_answer": f"U{i}"}
-        for i in range(QUESTIONS)
-    ]
-    reference = folder / "reference.yaml"
-    reference.write_text(yaml.safe_dump([{"template_id": "t", "questions": questions}]))
-    responses = folder / "responses.jsonl"
-    lines = [
-        json.dumps({"question_id": f"q{i}", "actual_answer": f"S{i} holds U{i}."})
-        for i in range(QUESTIONS)
-    ]
-    responses.write_text("\n".join(lines) + "\n")
-    return reference, responses
-
-
-def write_config(folder: Path, url: str, **llm: Any) -> Path:
-    settings = {
-        "generation": {"provider": "openai-compatible", "base_url": url},
-        "embedding": {"provider": "openai-compatible", "base_url": url},
-        "cache": {"path": str(folder / "cache.sqlite3")},
-        "backoff_initial_s": 0.001,
-        "max_retries": 1,
-        **llm,
-    }
-    path = folder / "config.yaml"
-    path.write_text(yaml.safe_dump({"llm": settings}))
-    return path
-
-
-def read_results(out: Path) -> dict[str, dict[str, Any]]:
-    lines = (out / "results.jsonl").read_text().splitlines()
-    return {record["question_id"]: record for record in map(json.loads, lines)}
-
-
 def run(folder: Path, url: str, *extra: str, **llm: Any) -> int:
-    reference, responses = write_inputs(folder)
-    config = write_config(folder, url, **llm)
-    args = [str(reference), str(responses), "-c", str(config), "-o", str(folder / "out")]
-    return main(["evaluate", *args, "--no-report", *extra])
+    reference, responses = write_answered(
+        folder, QUESTIONS, "Which units are in S{i}?", "U{i}", actual_answer="S{i} holds U{i}."
+    )
+    config = write_judge_config(folder, url, **{"max_retries": 1, **llm})
+    return evaluate_cli(
+        reference, responses, "-c", config, "-o", folder / "out", "--no-report", *extra
+    )
 
 
 def answer_errors(folder: Path) -> list[str]:

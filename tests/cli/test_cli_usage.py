@@ -37,6 +37,18 @@ def write_inputs(folder: Path, unknown: int = 0) -> tuple[Path, Path]:
     return reference, responses
 
 
+EvaluateInto = tuple[Path, tuple[str | Path, ...]]
+
+
+@pytest.fixture
+def evaluate_into(tmp_path: Path) -> EvaluateInto:
+    """A directory ``out`` and the arguments of a quiet ``evaluate`` of :func:`write_inputs`'
+    files into it."""
+    reference, responses = write_inputs(tmp_path)
+    out = tmp_path / "out"
+    return out, ("evaluate", reference, responses, "-o", out, "-q")
+
+
 # ---------------------------------------------------------------- one line, with the hint
 
 
@@ -111,11 +123,10 @@ def test_an_unknown_option_is_one_line_with_clicks_suggestion(
 
 
 def test_report_of_a_question_off_by_a_character_suggests_the_id(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    evaluate_into: EvaluateInto, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    reference, responses = write_inputs(tmp_path)
-    out = tmp_path / "out"
-    assert main(["evaluate", str(reference), str(responses), "-o", str(out), "-q"]) == 0
+    out, args = evaluate_into
+    assert run(capsys, *args)[0] == 0
 
     code, _, err = run(capsys, "report", out, "--question", "tr-0")
 
@@ -154,11 +165,9 @@ def test_validate_says_how_to_list_every_problem_and_all_lists_them(
 
 
 def test_evaluate_refuses_a_directory_holding_another_runs_results(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    evaluate_into: EvaluateInto, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    reference, responses = write_inputs(tmp_path)
-    out = tmp_path / "out"
-    args = ("evaluate", reference, responses, "-o", out, "-q")
+    out, args = evaluate_into
     assert run(capsys, *args)[0] == 0
     (out / "results.jsonl").write_text("")  # any change would show
     before = {path.name: path.read_bytes() for path in out.iterdir()}
@@ -173,11 +182,9 @@ def test_evaluate_refuses_a_directory_holding_another_runs_results(
 
 
 def test_overwrite_replaces_the_earlier_run_and_leaves_none_of_its_files(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    evaluate_into: EvaluateInto, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    reference, responses = write_inputs(tmp_path)
-    out = tmp_path / "out"
-    args = ("evaluate", reference, responses, "-o", out, "-q")
+    out, args = evaluate_into
     assert run(capsys, *args, "--format", "json")[0] == 0
     assert (out / "results.json").is_file()
 
@@ -189,11 +196,9 @@ def test_overwrite_replaces_the_earlier_run_and_leaves_none_of_its_files(
 
 
 def test_resume_of_the_same_run_is_allowed_and_not_with_overwrite(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    evaluate_into: EvaluateInto, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    reference, responses = write_inputs(tmp_path)
-    out = tmp_path / "out"
-    args = ("evaluate", reference, responses, "-o", out, "-q")
+    _, args = evaluate_into
     assert run(capsys, *args)[0] == 0
 
     assert run(capsys, *args, "--resume")[0] == 0
@@ -205,14 +210,13 @@ def test_resume_of_the_same_run_is_allowed_and_not_with_overwrite(
 
 
 def test_a_directory_with_other_files_only_is_written(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    evaluate_into: EvaluateInto, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    reference, responses = write_inputs(tmp_path)
-    out = tmp_path / "out"
+    out, args = evaluate_into
     out.mkdir()
     (out / "notes.txt").write_text("mine")
 
-    assert run(capsys, "evaluate", reference, responses, "-o", out, "-q")[0] == 0
+    assert run(capsys, *args)[0] == 0
     assert (out / "notes.txt").read_text() == "mine"
 
 

@@ -22,7 +22,7 @@ import yaml
 
 import graphrag_eval
 
-from builders import write_tsv
+from builders import write_answered, write_judge_config, write_tsv
 from judge_server import Faults, JudgeServer
 
 USER = "judge-user"
@@ -71,22 +71,8 @@ CASES = [
 
 
 def write_inputs(folder: Path, count: int) -> tuple[Path, Path, Path]:
-    questions = [
-        {
-            "id": f"q{i}",
-            "question_text": f"Which transformers are in substation S{i}?",
-            "reference_answer": f"T{i}a, T{i}b",
-        }
-        for i in range(count)
-    ]
-    reference = folder / "reference.yaml"
-    reference.write_text(yaml.safe_dump([{"template_id": "t", "questions": questions}]))
-    responses = folder / "responses.jsonl"
-    lines = [
-        json.dumps({"question_id": f"q{i}", "actual_answer": f"Substation S{i} has T{i}a."})
-        for i in range(count)
-    ]
-    responses.write_text("\n".join(lines) + "\n")
+    reference, responses = write_answered(folder, count)
+    questions = yaml.safe_load(reference.read_text())[0]["questions"]
     tsv = folder / "answers.tsv"
     rows = [(q["question_text"], q["reference_answer"], f"T{i}a") for i, q in enumerate(questions)]
     write_tsv(tsv, [*rows, ("Which ones are new?", "T9a", "T9a")])
@@ -100,16 +86,11 @@ def write_config(folder: Path, server: JudgeServer, case: Case) -> Path:
     else:
         endpoint = {"base_url": server.url, "api_key_env": "ECHO_TEST_JUDGE_KEY"}
     endpoint["provider"] = "openai-compatible"
-    settings = {
-        "generation": endpoint,
-        "embedding": endpoint,
-        "cache": {"path": str(folder / "cache" / "llm-cache.sqlite3")},
-        "max_retries": 0,
-        "max_concurrency": 2,
-    }
-    path = folder / "config.yaml"
-    path.write_text(yaml.safe_dump({"llm": settings}))
-    return path
+    cache = {"path": str(folder / "cache" / "llm-cache.sqlite3")}
+    limits = {"max_retries": 0, "max_concurrency": 2}
+    return write_judge_config(
+        folder, server.url, generation=endpoint, embedding=endpoint, cache=cache, **limits
+    )
 
 
 def run(*args: str | Path) -> subprocess.CompletedProcess[bytes]:

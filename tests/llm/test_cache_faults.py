@@ -152,6 +152,18 @@ def read_only(tmp_path: Path) -> Iterator[Callable[[Path], None]]:
         path.chmod(0o755 if path.is_dir() else 0o644)
 
 
+def assert_q1_from_the_cache(
+    server: JudgeServer, config: Config, first: list[dict[str, Any]]
+) -> None:
+    """Evaluate q1 and q2 again: both are scored, q1 as in ``first``, from the cache (the
+    judge is asked about q2 only)."""
+    server.reset()
+    results = run_evaluation(REFERENCE, RESPONSES, config)
+    assert_scored(results)
+    assert results[0] == first[0]
+    assert server.count("chat/completions") == 1
+
+
 def test_a_read_only_cache_file_serves_its_replies_and_keeps_every_value(
     server: JudgeServer,
     make_config: MakeConfig,
@@ -169,13 +181,8 @@ def test_a_read_only_cache_file_serves_its_replies_and_keeps_every_value(
     read_only(path)
     with pytest.raises(OSError):
         path.open("ab")  # really read-only for this process
-    server.reset()
 
-    results = run_evaluation(REFERENCE, RESPONSES, config)
-
-    assert_scored(results)
-    assert results[0] == first[0]
-    assert server.count("chat/completions") == 1  # q1 from the cache, q2 judged
+    assert_q1_from_the_cache(server, config, first)
     assert len(cache_warnings(caplog)) <= 1
 
 
@@ -193,13 +200,8 @@ def test_a_cache_in_a_read_only_directory_serves_its_replies_with_one_warning(
     read_only(path.parent)
     with pytest.raises(OSError):
         (path.parent / "probe").touch()  # really read-only for this process
-    server.reset()
 
-    results = run_evaluation(REFERENCE, RESPONSES, config)
-
-    assert_scored(results)
-    assert results[0] == first[0]
-    assert server.count("chat/completions") == 1  # q1 from the cache, q2 judged
+    assert_q1_from_the_cache(server, config, first)
     [warning] = cache_warnings(caplog)
     assert "serving its replies" in warning.getMessage()
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]

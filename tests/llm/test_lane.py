@@ -70,6 +70,13 @@ def replies(slots: Lane, level: int, count: int, wave: int = 0) -> None:
         slots.succeeded(Ticket(wave, level))
 
 
+def one_429_in_ten(slots: Lane, level: int, rounds: int) -> None:
+    """``rounds`` of nine replies and one 429 to requests sent at ``level``."""
+    for _ in range(rounds):
+        replies(slots, level=level, count=9)
+        slots.rate_limited(Ticket(0, level))
+
+
 def test_429s_above_the_level_where_replies_succeed_bring_the_limit_below_it() -> None:
     slots = lane(32)
     slots.limit = 10
@@ -116,9 +123,7 @@ def test_the_limit_never_drops_below_one() -> None:
 def test_a_lone_429_among_replies_that_succeed_at_its_level_changes_nothing() -> None:
     slots = lane(16)
     slots.limit = 16
-    for _ in range(30):  # 10 % of the requests at 16 get a 429, whatever the load
-        replies(slots, level=16, count=9)
-        slots.rate_limited(Ticket(0, 16))
+    one_429_in_ten(slots, level=16, rounds=30)  # 10 % at 16 get a 429, whatever the load
 
     assert slots.limit == pytest.approx(16)
     assert slots.lowest_limit == pytest.approx(INITIAL_LIMIT)  # never lowered
@@ -139,9 +144,7 @@ def test_one_429_with_no_reply_at_its_level_yet_waits_for_a_second() -> None:
 def test_429s_where_no_reply_came_yet_are_isolated_when_those_below_got_429s_too() -> None:
     slots = lane(16)
     slots.limit = 12
-    for _ in range(3):  # one in ten of the replies below got a 429
-        replies(slots, level=8, count=9)
-        slots.rate_limited(Ticket(0, 8))
+    one_429_in_ten(slots, level=8, rounds=3)  # below, one in ten got a 429
     slots.rate_limited(Ticket(0, 12))
     slots.rate_limited(Ticket(0, 11))
 
@@ -153,9 +156,7 @@ def test_429s_just_above_a_level_where_some_429s_came_still_lower_the_limit() ->
     at the cap's level do not make those above it background."""
     slots = lane(16)
     slots.limit = 10
-    for _ in range(3):
-        replies(slots, level=8, count=9)
-        slots.rate_limited(Ticket(0, 8))
+    one_429_in_ten(slots, level=8, rounds=3)
     slots.rate_limited(Ticket(0, 10))
     slots.rate_limited(Ticket(0, 9))
 

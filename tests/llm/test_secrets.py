@@ -7,23 +7,15 @@ import asyncio
 import socket
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
 from graphrag_eval import ConfigError, run_evaluation
 from graphrag_eval.config import load_config
 from graphrag_eval.llm.engine import build_engine
-from graphrag_eval.metrics import (
-    ItemContext,
-    ItemMetric,
-    Outcome,
-    OutputKey,
-    register_metric,
-    unregister_metric,
-)
 
-from builders import dataset, question, response
+from builders import dataset, failing_metric, question, response
 from judge_server import Faults, JudgeServer
 
 Config = dict[str, Any]
@@ -205,30 +197,16 @@ def test_parameters_that_are_not_credentials_or_are_explicit_stay_request_parame
     )
 
 
-class _LeakyBug(ItemMetric):
-    """A metric with a bug whose exception carries the judge's key."""
-
-    name = "leaky_bug"
-    outputs: ClassVar[tuple[OutputKey, ...]] = (OutputKey("leaky_bug_score"),)
-    error_keys: ClassVar[tuple[str, ...]] = ("leaky_bug_error",)
-
-    async def score(self, context: ItemContext) -> Outcome:
-        raise RuntimeError(f"request with key {KEY} went wrong")
-
-
 def test_a_metric_bug_whose_message_carries_the_key_fails_without_it(
     judge: StartJudge, make_config: MakeConfig
 ) -> None:
     server = judge(api_key=KEY)
     config = make_config(server, generation={"api_key": KEY})
     config["metrics"] = ["leaky_bug"]
-    register_metric(_LeakyBug())
-    try:
+    with failing_metric("leaky_bug", f"request with key {KEY} went wrong"):
         [result] = run_evaluation(
             dataset(question("q1", answer="Paris")), [response("q1", actual_answer="Paris")], config
         )
-    finally:
-        unregister_metric("leaky_bug")
 
     assert result["leaky_bug_error"] == (
         "internal error in leaky_bug: RuntimeError('request with key *** went wrong')"

@@ -12,7 +12,6 @@ import pytest
 import yaml
 
 from graphrag_eval import compute_aggregates
-from graphrag_eval.cli import main
 from graphrag_eval.llm.prompts import prompt
 from graphrag_eval.metrics.factual_accuracy import grade
 from metrics.scripted_judge import (
@@ -26,7 +25,7 @@ from metrics.scripted_judge import (
     task,
 )
 
-from builders import dataset, question, response
+from builders import dataset, evaluate_cli, question, read_records, response, write_judge_config
 from judge_server import JudgeServer
 
 Config = dict[str, Any]
@@ -38,12 +37,14 @@ MALFORMED = "malformed judge reply (after one re-ask): "
 
 def run_one(
     judge: ScriptedJudge,
-    config: Config,
     answer: str | None = "OSLO T1 and OSLO T2",
     *,
     reference_answer: str | None = REFERENCE,
+    **sections: Any,
 ) -> dict[str, Any]:
-    """The result of one question and its response, judged by ``judge``."""
+    """The result of one question and its response, judged by ``judge`` with factual
+    accuracy alone (``sections`` added to the config)."""
+    config = selecting(judge_config(), "factual_accuracy", **sections)
     fields = {} if answer is None else {"actual_answer": answer}
     reference = dataset(question("q1", answer=reference_answer, text=QUESTION))
     [result] = run_scripted(judge, reference, [response("q1", **fields)], config)
@@ -75,9 +76,8 @@ def first_then(bad: dict[str, Any], good: dict[str, Any] | None) -> Callable[[Bo
 def test_factual_accuracy_is_our_weighted_mean_not_the_judges() -> None:
     reply = factual_reply(90, 50, 20, final_score=12)  # the judge's own total is ignored
     judge = answering(FactualAccuracyReply=reply)
-    config = selecting(judge_config(), "factual_accuracy")
 
-    result = run_one(judge, config)
+    result = run_one(judge)
 
     assert result["factual_accuracy_percentage"] == pytest.approx(0.5 * 90 + 0.3 * 50 + 0.2 * 20)
     assert result["factual_accuracy_grade"] == "B"
@@ -93,9 +93,8 @@ def test_factual_accuracy_is_our_weighted_mean_not_the_judges() -> None:
 
 def test_factual_accuracy_prompt_shows_question_and_both_answers() -> None:
     judge = ScriptedJudge()
-    config = selecting(judge_config(), "factual_accuracy")
 
-    result = run_one(judge, config, "OSLO T1")
+    result = run_one(judge, "OSLO T1")
 
     [body] = judge.chats()
     assert schema_of(body) == "FactualAccuracyReply"
@@ -119,9 +118,8 @@ def test_factual_accuracy_weights_are_configurable(
     weights: dict[str, float], expected: float
 ) -> None:
     judge = answering(FactualAccuracyReply=factual_reply(90, 50, 20))
-    config = selecting(judge_config(), "factual_accuracy", factual_accuracy={"weights": weights})
 
-    result = run_one(judge, config)
+    result = run_one(judge, factual_accuracy={"weights": weights})
 
     assert result["factual_accuracy_percentage"] == pytest.approx(expected)
     assert result["factual_accuracy_grade"] == grade(expected)
@@ -129,9 +127,8 @@ def test_factual_accuracy_weights_are_configurable(
 
 def test_blank_answer_has_zero_factual_accuracy_without_a_call() -> None:
     judge = ScriptedJudge()
-    config = selecting(judge_config(), "factual_accuracy")
 
-    result = run_one(judge, config, "  \n")
+    result = run_one(judge, "  \n")
 
     assert result["factual_accuracy_percentage"] == pytest.approx(0.0)
     assert result["factual_accuracy_grade"] == "E"
@@ -142,9 +139,8 @@ def test_blank_answer_has_zero_factual_accuracy_without_a_call() -> None:
 
 def test_blank_reference_answer_is_a_factual_accuracy_error_without_a_call() -> None:
     judge = ScriptedJudge()
-    config = selecting(judge_config(), "factual_accuracy")
 
-    result = run_one(judge, config, reference_answer=" ")
+    result = run_one(judge, reference_answer=" ")
 
     assert result["factual_accuracy_error"] == "reference_answer is blank; not sent to the judge"
     assert "factual_accuracy_percentage" not in result
@@ -194,36 +190,11 @@ def test_grade_of_judged_scores_at_and_around_the_thresholds(
     letter: str,
 ) -> None:
     judge = answering(FactualAccuracyReply=factual_reply(*scores))
-    config = selecting(judge_config(), "factual_accuracy")
 
-    result = run_one(judge, config)
+    result = run_one(judge)
 
     assert result["factual_accuracy_percentage"] == pytest.approx(percentage)
     assert result["factual_accuracy_grade"] == letter
-
-
-@pytest.mark.parametrize(
-    ("reply", "problem"),
-    [
-        (factual_reply(120, 50, 50), "correctness.score must be from 0 to 100, got 120"),
-        (factual_reply(50, -5, 50), "completeness.score must be from 0 to 100, got -5"),
-        (factual_reply(50, 50, 100.5), "consistency.score must be from 0 to 100, got 100.5"),
-    ],
-    ids=["above-100", "negative", "just-above-100"],
-)
-def test_out_of_range_factual_accuracy_is_reasked_once_then_an_error(
-    reply: dict[str, Any], problem: str
-) -> None:
-    judge = answering(FactualAccuracyReply=reply)
-    config = selecting(judge_config(), "factual_accuracy")
-
-    result = run_one(judge, config)
-
-    assert result["factual_accuracy_error"] == MALFORMED + problem
-    assert not {"factual_accuracy_percentage", "factual_accuracy_grade"} & set(result)
-    bodies = judge.chats()
-    assert len(bodies) == 2
-    assert problem in bodies[1]["messages"][-1]["content"]
 
 
 FRACTIONS_PROBLEM = (
@@ -232,31 +203,30 @@ FRACTIONS_PROBLEM = (
 )
 
 
-def test_scores_on_a_0_1_scale_are_reasked_once_then_an_error() -> None:
-    """A judge that answers in fractions (0.058-0.974) is off the asked 0-100 scale: the
-    value fails instead of getting grade E."""
-    judge = answering(FactualAccuracyReply=factual_reply(0.058, 0.974, 0.5))
-    config = selecting(judge_config(), "factual_accuracy")
+@pytest.mark.parametrize(
+    ("reply", "problem"),
+    [
+        (factual_reply(120, 50, 50), "correctness.score must be from 0 to 100, got 120"),
+        (factual_reply(50, -5, 50), "completeness.score must be from 0 to 100, got -5"),
+        (factual_reply(50, 50, 100.5), "consistency.score must be from 0 to 100, got 100.5"),
+        # A judge that answers in fractions (0.058-0.974) is off the asked 0-100 scale: the
+        # value fails instead of getting grade E.
+        (factual_reply(0.058, 0.974, 0.5), FRACTIONS_PROBLEM),
+    ],
+    ids=["above-100", "negative", "just-above-100", "a-0-1-scale"],
+)
+def test_scores_off_the_0_100_scale_are_reasked_once_then_an_error(
+    reply: dict[str, Any], problem: str
+) -> None:
+    judge = answering(FactualAccuracyReply=reply)
 
-    result = run_one(judge, config)
+    result = run_one(judge)
 
-    assert result["factual_accuracy_error"] == MALFORMED + FRACTIONS_PROBLEM
+    assert result["factual_accuracy_error"] == MALFORMED + problem
     assert not {"factual_accuracy_percentage", "factual_accuracy_grade"} & set(result)
     bodies = judge.chats()
     assert len(bodies) == 2
-    assert FRACTIONS_PROBLEM in bodies[1]["messages"][-1]["content"]
-
-
-def test_a_0_1_scale_reply_is_scored_when_the_reask_gives_0_100() -> None:
-    replies = first_then(factual_reply(0.9, 0.5, 1), factual_reply(90, 50, 100))
-    judge = answering(FactualAccuracyReply=replies)
-    config = selecting(judge_config(), "factual_accuracy")
-
-    result = run_one(judge, config)
-
-    assert result["factual_accuracy_percentage"] == pytest.approx(45 + 15 + 20)
-    assert result["factual_accuracy_grade"] == "A"
-    assert judge.count() == 2
+    assert problem in bodies[1]["messages"][-1]["content"]
 
 
 @pytest.mark.parametrize(
@@ -266,9 +236,8 @@ def test_a_0_1_scale_reply_is_scored_when_the_reask_gives_0_100() -> None:
 )
 def test_scores_all_at_most_1_count_as_the_0_1_scale(scores: tuple[float, ...]) -> None:
     judge = answering(FactualAccuracyReply=factual_reply(*scores))
-    config = selecting(judge_config(), "factual_accuracy")
 
-    result = run_one(judge, config)
+    result = run_one(judge)
 
     assert "a 0-1 scale" in result["factual_accuracy_error"]
     assert judge.count() == 2
@@ -284,9 +253,8 @@ def test_low_scores_on_the_0_100_scale_are_accepted(
 ) -> None:
     """All 0 is 0 on any scale; one score above 1 places the reply on the 0-100 scale."""
     judge = answering(FactualAccuracyReply=factual_reply(*scores))
-    config = selecting(judge_config(), "factual_accuracy")
 
-    result = run_one(judge, config)
+    result = run_one(judge)
 
     assert result["factual_accuracy_percentage"] == pytest.approx(percentage)
     assert result["factual_accuracy_grade"] == "E"
@@ -296,24 +264,35 @@ def test_low_scores_on_the_0_100_scale_are_accepted(
 def test_non_finite_factual_accuracy_score_is_an_error() -> None:
     text = json.dumps(factual_reply(50, 50, 50)).replace('"score": 50', '"score": NaN', 1)
     judge = answering(FactualAccuracyReply=text)
-    config = selecting(judge_config(), "factual_accuracy")
 
-    result = run_one(judge, config)
+    result = run_one(judge)
 
     assert result["factual_accuracy_error"] == MALFORMED + (
         "correctness.score must be from 0 to 100, got nan"
     )
 
 
-def test_factual_accuracy_succeeds_when_the_reask_is_good() -> None:
-    replies = first_then(factual_reply(120, 50, 50), factual_reply(100, 50, 50))
+@pytest.mark.parametrize(
+    ("first", "reasked", "percentage", "letter"),
+    [
+        ((120, 50, 50), (100, 50, 50), 50 + 15 + 10, "B"),
+        ((0.9, 0.5, 1), (90, 50, 100), 45 + 15 + 20, "A"),
+    ],
+    ids=["out-of-range", "a-0-1-scale"],
+)
+def test_factual_accuracy_succeeds_when_the_reask_is_on_the_0_100_scale(
+    first: tuple[float, float, float],
+    reasked: tuple[float, float, float],
+    percentage: float,
+    letter: str,
+) -> None:
+    replies = first_then(factual_reply(*first), factual_reply(*reasked))
     judge = answering(FactualAccuracyReply=replies)
-    config = selecting(judge_config(), "factual_accuracy")
 
-    result = run_one(judge, config)
+    result = run_one(judge)
 
-    assert result["factual_accuracy_percentage"] == pytest.approx(50 + 15 + 10)
-    assert result["factual_accuracy_grade"] == "B"
+    assert result["factual_accuracy_percentage"] == pytest.approx(percentage)
+    assert result["factual_accuracy_grade"] == letter
     assert "factual_accuracy_error" not in result
     assert judge.count() == 2
 
@@ -322,9 +301,8 @@ def test_factual_accuracy_reply_missing_a_criterion_is_malformed() -> None:
     reply = factual_reply(50, 50, 50)
     del reply["consistency"]
     judge = answering(FactualAccuracyReply=reply)
-    config = selecting(judge_config(), "factual_accuracy")
 
-    result = run_one(judge, config)
+    result = run_one(judge)
 
     assert result["factual_accuracy_error"] == MALFORMED + "consistency: Field required"
 
@@ -355,14 +333,10 @@ def test_grade_distribution_lists_a_to_e_in_order_with_zeros() -> None:
     assert aggregates["micro"]["factual_accuracy_percentage"]["mean"] == pytest.approx(57.5)
 
 
-def test_a_judge_on_a_0_1_scale_fails_every_value_through_the_cli(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_judge_on_a_0_1_scale_fails_every_value_through_the_cli(tmp_path: Path) -> None:
     """End to end over HTTP (tests/judge_server.py) with the command line: a judge that
     scores in fractions fails every factual accuracy value, after one re-ask each, and the
     aggregates count them as failed; no grade E is given."""
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
 
     def fractions(body: Body) -> str | None:
         if schema_of(body) != "FactualAccuracyReply":
@@ -379,29 +353,14 @@ def test_a_judge_on_a_0_1_scale_fails_every_value_through_the_cli(
     )
     out = tmp_path / "out"
     with JudgeServer(responder=fractions) as server:
-        endpoint = {"provider": "openai-compatible", "base_url": server.url}
-        config = tmp_path / "config.yaml"
-        config.write_text(
-            yaml.safe_dump(
-                {
-                    "metrics": ["factual_accuracy"],
-                    "llm": {
-                        "generation": endpoint,
-                        "embedding": endpoint,
-                        "cache": {"enabled": False},
-                    },
-                }
-            )
-        )
-        code = main(
-            ["evaluate", str(reference), str(responses), "-c", str(config), "-o", str(out), "-q"]
-        )
+        only_factual = {"metrics": ["factual_accuracy"]}
+        config = write_judge_config(tmp_path, server.url, only_factual, cache={"enabled": False})
+        code = evaluate_cli(reference, responses, "-c", config, "-o", out, "-q")
         chats = server.count("/v1/chat/completions")
 
-    assert code in (0, 3)  # 3 (evaluation incomplete) where a run whose values all failed says so
+    assert code == 3  # evaluation incomplete: every value of the metric failed
     assert chats == 6  # each question asked once and re-asked once
-    results = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
-    for result in results:
+    for result in read_records(out):
         assert result["factual_accuracy_error"] == MALFORMED + FRACTIONS_PROBLEM
         assert "factual_accuracy_grade" not in result
     aggregates = yaml.safe_load((out / "aggregates.yaml").read_text())

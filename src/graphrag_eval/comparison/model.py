@@ -77,29 +77,26 @@ class MetricChange:
             return self.verdict
         return "lower" if (self.verdict == "better") == self.lower_is_better else "higher"
 
+    def _means(self) -> dict[str, Any]:
+        """The pairs, both means, their difference and its interval."""
+        return {
+            "pairs": self.pairs,
+            "mean_a": self.mean_a,
+            "mean_b": self.mean_b,
+            "difference": self.difference,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+        }
+
     def resource_dict(self) -> dict[str, Any]:
         """The change of a cost, token count or time: its unit, means, difference, interval
         and ``change`` (``lower``, ``higher``, ``unchanged``, ``too few pairs``, ``no
         pairs``)."""
-        return {
-            "unit": self.unit,
-            "pairs": self.pairs,
-            "mean_a": self.mean_a,
-            "mean_b": self.mean_b,
-            "difference": self.difference,
-            "ci_low": self.ci_low,
-            "ci_high": self.ci_high,
-            "change": self.direction,
-        }
+        return {"unit": self.unit, **self._means(), "change": self.direction}
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "pairs": self.pairs,
-            "mean_a": self.mean_a,
-            "mean_b": self.mean_b,
-            "difference": self.difference,
-            "ci_low": self.ci_low,
-            "ci_high": self.ci_high,
+            **self._means(),
             "change": self.verdict,
             "lower_is_better": self.lower_is_better,
             "improved": self.improved,
