@@ -1,6 +1,6 @@
-"""The package's layering (docs/architecture.md): imports go one way, so the modules of
-``src/graphrag_eval`` form no cycle, lazy imports (inside functions, under ``TYPE_CHECKING``)
-included."""
+"""The package's layering and sizes (docs/architecture.md): imports go one way, so the
+modules of ``src/graphrag_eval`` form no cycle, lazy imports (inside functions, under
+``TYPE_CHECKING``) included; no module or function outgrows its limit."""
 
 from __future__ import annotations
 
@@ -192,3 +192,24 @@ def test_metrics_leave_the_dry_run_to_the_engine() -> None:
     ]
 
     assert named == []
+
+
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 60
+
+
+def test_no_module_or_function_outgrows_its_limit() -> None:
+    """Modules stay under 400 lines and functions (docstrings included) under 60
+    (docs/architecture.md): a longer one is split where its parts have names of their own."""
+    too_long = []
+    for name, path in sorted(module_names().items()):
+        source = path.read_text(encoding="utf-8")
+        lines = len(source.splitlines())
+        if lines > MAX_MODULE_LINES:
+            too_long.append(f"{name}: {lines} lines")
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > MAX_FUNCTION_LINES:
+                    too_long.append(f"{name}.{node.name}: {length} lines")
+    assert too_long == []

@@ -184,27 +184,10 @@ def resume(
 
     ``source`` names the responses file in the notices of the kept items."""
     results_path = out_dir / results_name
-    checkpoint = out_dir / CHECKPOINT_JSON
     _refuse_special(results_path)
     if not results_path.exists():
         return Resumed({}, 0, 0)
-    _refuse_special(checkpoint)
-    try:
-        recorded = json.loads(checkpoint.read_text(encoding="utf-8")).get("fingerprint")
-    except (OSError, ValueError, AttributeError):
-        recorded = None
-    if recorded is None:
-        raise InputError(
-            "no checkpoint of an earlier run here; start afresh with --overwrite instead of "
-            "--resume",
-            file=str(checkpoint),
-        )
-    if recorded != run_fingerprint:
-        raise InputError(
-            "the earlier run in this directory used other inputs or scoring settings; "
-            "use another --out-dir, or start afresh with --overwrite instead of --resume",
-            file=str(checkpoint),
-        )
+    _check_fingerprint(out_dir / CHECKPOINT_JSON, run_fingerprint)
     metrics = tuple(metrics)
     judged = {metric.name for metric in metrics if metric.uses_llm}
     layout = ResultLayout.of(metrics)
@@ -239,6 +222,27 @@ def resume(
         for notice in item_notices(kept[question_id], source)
     ]
     return Resumed(kept, len(causes), dropped, notices, redo_causes)
+
+
+def _check_fingerprint(checkpoint: Path, run_fingerprint: str) -> None:
+    """Raise :class:`InputError` unless ``checkpoint`` records a run of ``run_fingerprint``."""
+    _refuse_special(checkpoint)
+    try:
+        recorded = json.loads(checkpoint.read_text(encoding="utf-8")).get("fingerprint")
+    except (OSError, ValueError, AttributeError):
+        recorded = None
+    if recorded is None:
+        raise InputError(
+            "no checkpoint of an earlier run here; start afresh with --overwrite instead of "
+            "--resume",
+            file=str(checkpoint),
+        )
+    if recorded != run_fingerprint:
+        raise InputError(
+            "the earlier run in this directory used other inputs or scoring settings; "
+            "use another --out-dir, or start afresh with --overwrite instead of --resume",
+            file=str(checkpoint),
+        )
 
 
 def _refuse_special(path: Path) -> None:

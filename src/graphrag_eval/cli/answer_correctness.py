@@ -106,22 +106,29 @@ def answer_correctness_command(
     streamed.close()
     outcomes = [finished[index] for index in range(len(rows))]
     write_judged_rows(output_path, rows, outcomes)
+    _summarise(engine, outcomes, output_path)
+
+
+def _summarise(engine: LLMEngine, outcomes: list[Outcome], output_path: Path) -> None:
+    """Print what was judged and the judge's summary; exit 3 (one line) when something is
+    missing: the judge was unusable, the cost limit stopped calls, or nothing was judged."""
     failed = sum(1 for outcome in outcomes if isinstance(outcome, Failed))
     console = stdout()
     console.print(
-        f"{plural(len(rows), 'answer')} judged ({failed:,} failed); results in {output_path}",
+        f"{plural(len(outcomes), 'answer')} judged ({failed:,} failed); results in "
+        f"{output_path}",
         markup=False,
     )
     print_llm_summary(console, engine.stats, engine.max_cost_usd)
     reasons = engine.incomplete_reasons()
-    if rows and failed == len(rows):  # no answer judged: what failed them all says why
+    if outcomes and failed == len(outcomes):  # no answer judged: what failed them all says why
         errors = Counter(o.error for o in outcomes if isinstance(o, Failed))
         failing = {"answer_correctness": errors.most_common(1)[0][0]}
         reasons += [f"every answer failed: {e}" for _, e in unexplained_failures(failing, reasons)]
-    if reasons:  # the judge was unusable, the cost limit stopped calls, or nothing was judged
+    if reasons:
         exit_on_failures(
             (),
-            f"judging incomplete: {plural(failed, 'answer')} of {len(rows):,} not judged "
+            f"judging incomplete: {plural(failed, 'answer')} of {len(outcomes):,} not judged "
             f"({'; '.join(reasons)}); when that is fixed, run the command again (with the "
             "cache on, answers judged already are not judged again)",
         )
