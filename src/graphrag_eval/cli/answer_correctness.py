@@ -115,8 +115,7 @@ def _summarise(engine: LLMEngine, outcomes: list[Outcome], output_path: Path) ->
     failed = sum(1 for outcome in outcomes if isinstance(outcome, Failed))
     console = stdout()
     console.print(
-        f"{plural(len(outcomes), 'answer')} judged ({failed:,} failed); results in "
-        f"{output_path}",
+        f"{plural(len(outcomes), 'answer')} judged ({failed:,} failed); results in {output_path}",
         markup=False,
     )
     print_llm_summary(console, engine.stats, engine.max_cost_usd)
