@@ -148,6 +148,21 @@ def test_evaluate_fail_over(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert "did you mean elapsed_sec" in capsys.readouterr().err
 
 
+def test_gate_lines_write_token_counts_as_the_tables_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """203,432 tokens, not 2.034e+05; 1,000,000, not 1e+06; a cost without an exponent."""
+    examples = Path(__file__).parent.parent / "examples"
+    args = ["evaluate", str(examples / "reference.yaml"), str(examples / "responses.jsonl")]
+    args += ["-o", str(tmp_path / "out"), "--no-report", "--overwrite"]
+    assert main([*args, "--fail-over", "input_tokens=1000000"]) == 0
+    assert "ok: input_tokens mean is at most 1,000,000" in capsys.readouterr().out
+    assert main([*args, "-q", "--fail-over", "input_tokens=100000"]) == 1
+    assert "FAIL input_tokens: mean 203,432 is over 100,000\n" in capsys.readouterr().err
+    assert main([*args, "-q", "--fail-under", "total_tokens=1e6"]) == 1
+    assert "FAIL total_tokens: mean 203,692 is under 1,000,000\n" in capsys.readouterr().err
+
+
 # Scales: a threshold must be on its metric's scale -------------------------------------------
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal
 from typing import Any
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "format_value",
     "is_cost_key",
     "is_token_key",
+    "plain_number",
     "plural",
     "visible_text",
 ]
@@ -43,6 +45,22 @@ def format_number(value: Any) -> str:
     if abs(value) >= 10:
         return f"{value:.2f}"
     return f"{value:.3f}"
+
+
+def plain_number(value: float, digits: int | None = None) -> str:
+    """``value`` with ``digits`` significant digits (``None``: as many as tell it apart from
+    every other float), never with an exponent, with thousands separators: ``0.8``,
+    ``203,432`` (not ``2.034e+05``), ``0.0000573`` (not ``5.73e-05``). For messages that
+    quote a threshold or a mean; a threshold on the command line stays as typed."""
+    if not math.isfinite(value):
+        return str(value)
+    if digits is not None:  # enough digits to show the whole part of a large value
+        digits = max(digits, len(str(int(abs(value)))))
+    text = repr(float(value)) if digits is None else f"{value:.{digits}g}"
+    whole, _, fraction = format(Decimal(text), "f").partition(".")
+    sign = "-" if whole.startswith("-") else ""
+    fraction = fraction.rstrip("0")
+    return f"{sign}{int(whole.lstrip('-')):,}" + (f".{fraction}" if fraction else "")
 
 
 def format_dollars(value: float) -> str:

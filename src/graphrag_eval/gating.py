@@ -24,7 +24,7 @@ from typing import Any
 
 from graphrag_eval.comparison.model import Comparison
 from graphrag_eval.errors import ConfigError
-from graphrag_eval.formatting import format_interval, plural
+from graphrag_eval.formatting import format_interval, plain_number, plural
 from graphrag_eval.metrics.base import Aggregation, OutputKey, declared_outputs
 
 __all__ = [
@@ -125,7 +125,7 @@ def check_thresholds(micro: Mapping[str, Any], thresholds: Sequence[Threshold]) 
         if not isinstance(stats, Mapping) or "mean" not in stats or scored == 0:
             failures.append(
                 f"{threshold.metric}: no question has a value, so it cannot meet "
-                f"{threshold.value:g}"
+                f"{plain_number(threshold.value)}"
             )
             continue
         failure = _missed(threshold, stats["mean"])
@@ -146,7 +146,7 @@ def check_comparison_thresholds(
         if change is None or change.mean_b is None:
             failures.append(
                 f"{threshold.metric}: no question has a value in both runs, so run B's mean "
-                f"cannot meet {threshold.value:g}"
+                f"cannot meet {plain_number(threshold.value)}"
             )
             continue
         failure = _missed(threshold, change.mean_b)
@@ -163,17 +163,18 @@ def _missed(threshold: Threshold, mean: float) -> str | None:
         side = "under"
     else:
         return None
-    return f"{threshold.metric}: mean {_shown(mean, threshold.value)} is {side} {threshold.value:g}"
+    limit = plain_number(threshold.value)
+    return f"{threshold.metric}: mean {_shown(mean, threshold.value)} is {side} {limit}"
 
 
 def _shown(mean: float, threshold: float) -> str:
     """The mean with 4 significant digits, or as many more as it takes not to print it
     like the threshold it missed (0.69996 under 0.7 is not "0.7 is under 0.7")."""
     for digits in range(4, 18):
-        text = f"{mean:.{digits}g}"
-        if text != f"{threshold:g}":
+        text = plain_number(mean, digits)
+        if text != plain_number(threshold):
             return text
-    return repr(mean)
+    return plain_number(mean)
 
 
 def check_regressions(comparison: Comparison, metrics: Iterable[str]) -> list[str]:
@@ -183,9 +184,13 @@ def check_regressions(comparison: Comparison, metrics: Iterable[str]) -> list[st
         change = comparison.overall.get(name)
         if change is None or change.verdict != "worse" or change.difference is None:
             continue
+        if change.mean_a is None or change.mean_b is None:  # a verdict has both means
+            continue
+        sign = "+" if change.difference > 0 else ""
         failures.append(
-            f"{name}: significantly worse, {change.mean_a:.4g} -> {change.mean_b:.4g} "
-            f"({change.difference:+.4g}, {comparison.confidence:.0%} interval "
+            f"{name}: significantly worse, {plain_number(change.mean_a, 4)} -> "
+            f"{plain_number(change.mean_b, 4)} ({sign}{plain_number(change.difference, 4)}, "
+            f"{comparison.confidence:.0%} interval "
             f"{format_interval(change.ci_low, change.ci_high, 4)}, {change.pairs} pairs)"
         )
     return failures

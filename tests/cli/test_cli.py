@@ -199,6 +199,13 @@ def test_aggregate_command(
     target = tmp_path / "agg.yaml"
     assert run(capsys, "aggregate", str(out / "results.jsonl"), "-o", str(target))[0] == 0
     assert yaml.safe_load(target.read_text())["micro"]["number_of_success_samples"] == 2
+    # -o FILE.json writes JSON (not YAML in a file named .json), unless --format says otherwise
+    target = tmp_path / "agg.json"
+    assert run(capsys, "aggregate", str(out / "results.jsonl"), "-o", str(target))[0] == 0
+    assert json.loads(target.read_text())["micro"]["number_of_success_samples"] == 2
+    options = ["-o", str(target), "--format", "yaml"]
+    assert run(capsys, "aggregate", str(out / "results.jsonl"), *options)[0] == 0
+    assert target.read_text().startswith("per_template:")
 
 
 def test_aggregate_applies_the_config(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -5,13 +5,14 @@ its failures in the summary, the aggregates and the report; ``--resume`` finishe
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from graphrag_eval.cli import answer_correctness_main
+from graphrag_eval.cli import answer_correctness_main, main
 from graphrag_eval.cli.errors import EXIT_INCOMPLETE
 from graphrag_eval.llm.client import BREAKER_FAILURES, BREAKER_UNUSABLE
 
@@ -106,6 +107,26 @@ def test_resume_finishes_the_run_once_the_judge_is_back(
         assert "answer_eval_error" not in result
         assert "answer_f1" in result
         assert "answer_relevance" in result
+
+
+def test_the_resume_line_of_a_run_made_with_overwrite_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--overwrite and --resume cannot go together: the printed line drops --overwrite, so
+    running it as printed finishes the run."""
+    url = closed_port_url()
+    reference, responses = write_inputs(tmp_path)
+    config = write_config(tmp_path, url)
+    out = tmp_path / "out"
+    args = ["evaluate", str(reference), str(responses), "-c", str(config), "-o", str(out)]
+    assert main([*args, "-q", "--overwrite"]) == EXIT_INCOMPLETE
+    [line] = capsys.readouterr().err.strip().splitlines()
+    command = shlex.split(line.split("finish the run with: ", 1)[1])
+    assert "--overwrite" not in command and command[-1] == "--resume"
+    port = int(url.rsplit(":", 1)[1].split("/")[0])
+    with JudgeServer(port=port):
+        assert main(command[1:]) == 0
+    assert "answer_f1" in read_records(out)[0]
 
 
 def test_a_run_the_cost_limit_cut_short_says_so_and_exits_3(

@@ -174,3 +174,21 @@ def test_responses_given_as_the_config_are_named(
         f"{lines}: this looks like a responses file (JSON Lines), not a config (a mapping of "
         "sections such as llm: and steps:); give the config file with -c",
     )
+
+
+def test_a_config_given_as_the_responses_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], reference: Path
+) -> None:
+    """`evaluate reference.yaml config.yaml`: its sections read as responses for questions
+    'steps' and 'aggregation' are not "did you swap REFERENCE and RESPONSES?"."""
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({"steps": {"score_mode": "all_groups"}, "aggregation": {}}))
+    for arguments in (["evaluate", reference, config, "-o", tmp_path / "o"],
+                      ["validate", reference, config]):  # fmt: skip
+        code, err = run(capsys, *arguments)
+        assert code == 2
+        assert_one_line(
+            err,
+            f"{config}: this looks like a config, not a responses file (a mapping of sections "
+            "such as aggregation:); give the config file with -c",
+        )

@@ -58,6 +58,20 @@ def test_token_counts_are_whole_numbers_in_the_summary_table(tmp_path: Path) -> 
     assert rows["total_tokens"][0] == "1,184"
 
 
+def test_the_report_writes_a_questions_tokens_as_the_tables_do(tmp_path: Path) -> None:
+    """The worst questions of the report on the example data: output_tokens 212, not 212.00
+    (next to input_tokens 221,339)."""
+    examples = Path(__file__).parents[2] / "examples"
+    out = tmp_path / "out"
+    inputs = [str(examples / "reference.yaml"), str(examples / "responses.jsonl")]
+    assert main(["evaluate", *inputs, "-o", str(out), "-q"]) == 0
+    page = (out / "report.html").read_text(encoding="utf-8")
+    shown = re.findall(r'<tr><td>(\w+_tokens)</td><td class="num">([^<]*)</td></tr>', page)
+    assert ("output_tokens", "212") in shown
+    assert ("input_tokens", "221,339") in shown
+    assert not [value for _, value in shown if "." in value]
+
+
 def test_the_judge_summary_writes_tokens_the_same_way() -> None:
     console = Console(file=io.StringIO(), width=200, color_system=None)
     print_llm_summary(console, CallStats(calls=3, input_tokens=1002, output_tokens=260), None)

@@ -410,6 +410,15 @@ def test_compare_output_file_format_comes_from_its_extension(
         "extension: name the file .json, .yaml, .yml or .txt, or give --format json|yaml|text\n"
     )
     assert not (tmp_path / "diff.out").exists()
+    # -o with .html: the option that writes the page is named.
+    code, _, stderr = run(capsys, "compare", *runs, "-o", tmp_path / "diff.html")
+    assert code == 2
+    assert stderr == (
+        f"graphrag-eval: error: -o {tmp_path / 'diff.html'}: the HTML page is written with "
+        f"--html {tmp_path / 'diff.html'}; -o writes the comparison as .json, .yaml, .yml or "
+        ".txt\n"
+    )
+    assert not (tmp_path / "diff.html").exists()
 
 
 def test_compare_usage_error_writes_nothing(

@@ -139,6 +139,27 @@ def test_report_of_a_question_off_by_a_character_suggests_the_id(
     assert err.endswith("no question 'zzz' in this run\n")
 
 
+def test_report_of_a_long_id_cut_short_suggests_the_id(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The example data's ids are 32 hexadecimal digits: the first ones, as copied from a
+    narrow table, name the question."""
+    examples = Path(__file__).parents[2] / "examples"
+    out = tmp_path / "out"
+    responses = examples / "responses.jsonl"
+    assert (
+        main(["evaluate", str(examples / "reference.yaml"), str(responses), "-o", str(out), "-q"])
+        == 0
+    )
+
+    code, _, err = run(capsys, "report", out, "--question", "c10bbc8")
+
+    assert code == 2
+    assert err.endswith(
+        "no question 'c10bbc8' in this run (did you mean c10bbc8dce98a4b8832d125134a16153?)\n"
+    )
+
+
 # ---------------------------------------------------------------- validate --all
 
 

@@ -442,12 +442,16 @@ def test_comparison_screenshot_shows_the_page(
 
 def costly_result(index: int, candidate: bool) -> dict[str, Any]:
     """A question of a run whose judge costs are written to the ten-millionth of a dollar and
-    whose metric names are long (a custom evaluation's, say)."""
+    whose metric names, template ids and question texts are long (a custom evaluation's, the
+    example data's)."""
     value = 0.8 + (index % 5) * 0.02 - (0.3 if candidate else 0.0)
     cost = 0.0000573 + (index % 3) * 1e-6 - (1.5e-7 if candidate else 0.0)
     return {
-        "template_id": f"template_with_a_long_name_{index % 2}",
-        "question_id": f"q{index}",
+        "template_id": "list_all_substations_that_are_connected_via_an_ac_line_or_a_dc_line"
+        f"_to_substation_named_SUBSTATION_{index % 2}",
+        "question_id": f"{index:032x}",  # as long as the example data's hexadecimal ids
+        "question_text": "List all substations that are connected via an AC line or a DC line "
+        f"to substation number {index}, with their names and the names of the lines",
         "status": "success",
         "answer_f1": value,
         "conciseness_of_the_answer_to_the_question_score": value,

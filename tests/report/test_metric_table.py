@@ -120,3 +120,40 @@ def test_failed_and_skipped_are_the_coverage_counts(run: Path) -> None:
     template = rows(page, "<summary>t ", "</details>")
     assert template["answer_f1"][4:6] == ["2 / 5", "1"]
     assert template["answer_f1"][6] == f1[7]
+
+
+def test_skips_without_a_recorded_reason_are_not_given_a_minority_reason(
+    tmp_path: Path,
+) -> None:
+    """Retrieval metrics (on steps) record no reason on a question without a retrieval step:
+    three questions skipped that way and one error response show "no step it applies to",
+    not "error or missing response" for all four."""
+    output = json.dumps([{"id": "doc:1", "text": "Transformer T1 is in Oslo."}])
+    step = {"name": "retrieval", "args": {"query": "T1", "k": 1}, "output": output}
+    reference = [
+        {
+            "template_id": "t",
+            "questions": [
+                {"id": f"q{n}", "question_text": f"Q{n}?", "reference_steps": [[step]]}
+                for n in range(1, 6)
+            ],
+        }
+    ]
+    responses = [
+        {"question_id": "q1", "actual_steps": [{**step, "status": "success"}]},
+        *({"question_id": f"q{n}", "actual_steps": []} for n in (2, 3, 4)),
+        {"question_id": "q5", "status": "error", "error": "the agent crashed"},
+    ]
+    (tmp_path / "reference.yaml").write_text(yaml.safe_dump(reference), encoding="utf-8")
+    (tmp_path / "responses.jsonl").write_text(
+        "".join(json.dumps(item) + "\n" for item in responses), encoding="utf-8"
+    )
+    out = tmp_path / "out"
+    arguments = [str(tmp_path / "reference.yaml"), str(tmp_path / "responses.jsonl")]
+    assert main(["evaluate", *arguments, "-o", str(out), "-q"]) == 0
+    page = (out / "report.html").read_text(encoding="utf-8")
+    metrics = rows(page, 'id="metrics"', 'id="charts"')
+    assert metrics["retrieval_context_recall"][5:] == ["1 / 5", "0", "4 (no step it applies to)"]
+    assert metrics["steps_score"][7] == "1 (error or missing response)"
+    template = rows(page, "<summary>t ", "</details>")
+    assert template["retrieval_context_recall"][6] == "4 (no step it applies to)"

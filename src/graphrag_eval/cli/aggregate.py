@@ -22,12 +22,11 @@ __all__ = ["aggregate"]
     "--format",
     "output_format",
     type=click.Choice(["yaml", "json"]),
-    default="yaml",
-    show_default=True,
-    help="Output format.",
+    default=None,
+    help="Output format (default: json for an -o FILE named .json, else yaml).",
 )
 def aggregate(
-    results: Path, config_path: Path | None, output: Path | None, output_format: str
+    results: Path, config_path: Path | None, output: Path | None, output_format: str | None
 ) -> None:
     """Compute aggregates from saved per-question RESULTS: a run's output directory or its
     results file (JSONL, JSON or YAML).
@@ -43,4 +42,7 @@ def aggregate(
     results_path = find_results(results)
     config = run_config(results_path, config_path)
     aggregates = compute_aggregates(load_results(results_path), config)
+    if output_format is None:  # -o aggregates.json: JSON, as its name says
+        is_json = output is not None and output.suffix.lower() == ".json"
+        output_format = "json" if is_json else "yaml"
     emit(as_text(aggregates, output_format), output)

@@ -201,6 +201,11 @@ def _output_format(options: CompareOptions) -> str:
     if options.output is None:
         return "text"
     found = _FORMAT_OF_SUFFIX.get(options.output.suffix.lower())
+    if found is None and options.output.suffix.lower() in (".html", ".htm"):
+        raise GraphragEvalError(
+            f"-o {options.output}: the HTML page is written with --html {options.output}; "
+            "-o writes the comparison as .json, .yaml, .yml or .txt"
+        )
     if found is None:
         raise GraphragEvalError(
             f"-o {options.output}: cannot tell the format from its extension: name the file "

@@ -49,8 +49,11 @@ _command_line: list[str] = []
 
 
 def command_line(*extra: str) -> str:
-    """The command being run, as a shell line, with ``extra`` arguments not already in it."""
+    """The command being run, as a shell line, with ``extra`` arguments not already in it
+    (with ``--resume``, without ``--overwrite``, which cannot go with it)."""
     words = list(_command_line) or ["graphrag-eval", *sys.argv[1:]]
+    if "--resume" in extra:
+        words = [word for word in words if word != "--overwrite"]
     words += [word for word in extra if word not in words]
     return shlex.join(words)
 

@@ -11,6 +11,7 @@ from graphrag_eval.checkpoint import REDO_CAUSES, Resumed
 from graphrag_eval.cli.console import stdout
 from graphrag_eval.cli.incomplete import INTERNAL_ERROR, failed_everywhere, unexplained_failures
 from graphrag_eval.evaluation import EvaluationRun
+from graphrag_eval.formatting import plain_number
 from graphrag_eval.gating import Threshold
 from graphrag_eval.llm.engine import LLMEngine
 from graphrag_eval.metrics.base import metrics_for
@@ -71,7 +72,8 @@ def print_run_outcome(
     for threshold in gates:
         if not any(failure.startswith(f"{threshold.metric}:") for failure in failures):
             side = "at most" if threshold.upper else "at least"
-            console.print(f"ok: {threshold.metric} mean is {side} {threshold.value:g}")
+            limit = plain_number(threshold.value)
+            console.print(f"ok: {threshold.metric} mean is {side} {limit}")
 
 
 def resumed_line(resumed: Resumed, questions: int) -> str:

@@ -87,13 +87,16 @@ def report(
 
 
 def _check_question(run: SavedRun, question_id: str) -> None:
-    """:class:`InputError` for a question id the run does not have, with the closest ids it
-    has (``tr-0``: did you mean tr-01?)."""
+    """:class:`InputError` for a question id the run does not have, with the ids it has that
+    begin with it (``c10bbc8``, a long id cut short), then the closest (``tr-0``: did you
+    mean tr-01?)."""
     ids = [str(result.get("question_id")) for result in run.results]
     if question_id in ids:
         return
     close = difflib.get_close_matches(question_id, ids, n=3, cutoff=0.6)
     # The closest first; among as close ones, in the order of their ids.
     close.sort(key=lambda id_: (-difflib.SequenceMatcher(None, question_id, id_).ratio(), id_))
+    starting = sorted(id_ for id_ in ids if question_id and id_.startswith(question_id))
+    close = (starting + [id_ for id_ in close if id_ not in starting])[:3]
     hint = f" (did you mean {' or '.join(close)}?)" if close else ""
     raise InputError(f"no question {question_id!r} in this run{hint}", file=str(run.results_path))

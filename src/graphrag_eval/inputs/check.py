@@ -32,6 +32,14 @@ def check_evaluable(questions: Sequence[ReferenceQuestion], responses: ResponseS
     if any(question_id in known for question_id in readable):
         return
     if readable:
+        from graphrag_eval.config.model import EvaluationConfig  # config reads inputs.shapes
+
+        if set(readable) <= set(EvaluationConfig.model_fields):  # every "id" a config section
+            raise InputError(
+                "this looks like a config, not a responses file (a mapping of sections such "
+                f"as {sorted(readable)[0]}:); give the config file with -c",
+                file=responses.source,
+            )
         count = len(readable)
         which = "its only response is not" if count == 1 else f"none of its {count} responses is"
         raise InputError(

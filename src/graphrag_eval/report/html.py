@@ -113,7 +113,12 @@ def _render(run: SavedRun, worst: int) -> str:
     layout = run.layout()
     micro = run.aggregates["micro"]
     values = item_values(run.results, run.config, layout)
-    overall = metric_rows(micro, keys, run.aggregates["macro"], skip_reasons(values, layout))
+    overall = metric_rows(
+        micro,
+        keys,
+        run.aggregates["macro"],
+        skip_reasons(values, layout, coverage=micro.get("coverage")),
+    )
     per_template = run.aggregates["per_template"]
     lowest, scored_items, failed = _ranked(values, keys, worst)
     by_template: dict[str, list[int]] = {}
@@ -148,7 +153,12 @@ def _render(run: SavedRun, worst: int) -> str:
                 template_id,
                 stats,
                 keys,
-                skip_reasons(values, layout, by_template.get(template_id, ())),
+                skip_reasons(
+                    values,
+                    layout,
+                    by_template.get(template_id, ()),
+                    stats.get("coverage"),
+                ),
             )
             for template_id, stats in per_template.items()
         ],

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphrag_eval.formatting import format_number, format_value, is_cost_key
+from graphrag_eval.formatting import format_value, is_cost_key
 from graphrag_eval.metrics.base import IDENTITY_KEYS, Aggregation, OutputKey
 from graphrag_eval.report.injection import injection_notes
 from graphrag_eval.report.step_views import MismatchView, mismatch_views
@@ -132,7 +132,7 @@ def item_view(
         error=clip_text(result.error),
     )
     item.scores = [
-        (name, format_number(value)) for name, value in scores.items() if not is_cost_key(name)
+        (name, format_value(value, name)) for name, value in scores.items() if not is_cost_key(name)
     ]
     declared = result.layout.outputs()
     for name, value in result.values().items():

@@ -146,12 +146,22 @@ ERROR_RESPONSE = "error or missing response"
 """The reason a key is skipped on an error sample (which no metric is run on)."""
 
 
+NO_STEP = "no step it applies to"
+"""The reason a key of a metric on steps is skipped on a question without such a step (its
+result records no reason: docs/outputs.md, ``skipped``)."""
+
+
 def skip_reasons(
-    values: ItemValues, layout: ResultLayout, indices: Iterable[int] | None = None
+    values: ItemValues,
+    layout: ResultLayout,
+    indices: Iterable[int] | None = None,
+    coverage: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, str]:
     """Per output key: the most common reason it was skipped on the questions at ``indices``
     (all by default): its metric's reason from the result's ``skipped`` (each of the metric's
-    keys gets it), or :data:`ERROR_RESPONSE` on an error sample that has no value for it."""
+    keys gets it), or :data:`ERROR_RESPONSE` on an error sample that has no value for it.
+    With the group's ``coverage``, skips those leave unexplained (a metric on steps records
+    none) count as :data:`NO_STEP`, so a minority reason is not shown for all of them."""
     reasons: dict[str, Counter[str]] = {}
     skipped = values.skipped
     for index in range(len(values.questions)) if indices is None else indices:
@@ -165,6 +175,10 @@ def skip_reasons(
             known = layout.metrics.get(metric)
             for output in known.outputs if known is not None else ():
                 reasons.setdefault(output.name, Counter())[reason] += 1
+    for name, counts in (coverage or {}).items():
+        unexplained = counts.get("skipped", 0) - sum(reasons.get(name, Counter()).values())
+        if unexplained > 0:
+            reasons.setdefault(name, Counter())[NO_STEP] += unexplained
     return {name: counted.most_common(1)[0][0] for name, counted in reasons.items()}
 
 
