@@ -50,6 +50,7 @@ from graphrag_eval.report.item_views import (
 from graphrag_eval.report.run_info import judge_summary, settings_rows
 from graphrag_eval.report.run_views import (
     MetricRow,
+    TemplateView,
     coverage_rows,
     label_rows,
     metric_rows,
@@ -60,7 +61,7 @@ from graphrag_eval.report.run_views import (
     template_means,
     template_view,
 )
-from graphrag_eval.result_types import QuestionResult
+from graphrag_eval.result_types import QuestionResult, ResultLayout
 from graphrag_eval.runs import SavedRun
 from graphrag_eval.version import __version__
 
@@ -121,10 +122,6 @@ def _render(run: SavedRun, worst: int) -> str:
     )
     per_template = run.aggregates["per_template"]
     lowest, scored_items, failed = _ranked(values, keys, worst)
-    by_template: dict[str, list[int]] = {}
-    for index, (question, skipped) in enumerate(zip(values.questions, values.skipped, strict=True)):
-        if skipped or question.status == "error":  # most skip nothing: nothing to count
-            by_template.setdefault(question.template_id, []).append(index)
     shown = _typed_results(run, [index for _, index in lowest] + failed[:worst])
 
     def view(index: int, score: float | None = None) -> ItemView:
@@ -148,20 +145,7 @@ def _render(run: SavedRun, worst: int) -> str:
         coverage=coverage_rows(micro),
         histograms=_histograms(overall, values),
         template_means=template_means(per_template, [row for row in overall if row.headline]),
-        templates=[
-            template_view(
-                template_id,
-                stats,
-                keys,
-                skip_reasons(
-                    values,
-                    layout,
-                    by_template.get(template_id, ()),
-                    stats.get("coverage"),
-                ),
-            )
-            for template_id, stats in per_template.items()
-        ],
+        templates=_template_views(per_template, values, layout, keys),
         steps=step_rows(micro.get("steps", {})),
         judge=judge_summary(info, micro),
         worst=[view(index, score) for score, index in lowest],
@@ -172,6 +156,28 @@ def _render(run: SavedRun, worst: int) -> str:
         injected=injected[:_INJECTED_LISTED],
         injected_count=len(injected),
     )
+
+
+def _template_views(
+    per_template: Mapping[str, Any],
+    values: ItemValues,
+    layout: ResultLayout,
+    keys: Mapping[str, OutputKey],
+) -> list[TemplateView]:
+    """Each template's table, its skips counted over its own questions."""
+    by_template: dict[str, list[int]] = {}
+    for index, (question, skipped) in enumerate(zip(values.questions, values.skipped, strict=True)):
+        if skipped or question.status == "error":  # most skip nothing: nothing to count
+            by_template.setdefault(question.template_id, []).append(index)
+    return [
+        template_view(
+            template_id,
+            stats,
+            keys,
+            skip_reasons(values, layout, by_template.get(template_id, ()), stats.get("coverage")),
+        )
+        for template_id, stats in per_template.items()
+    ]
 
 
 def _typed_results(run: SavedRun, indices: Sequence[int]) -> dict[int, QuestionResult]:
