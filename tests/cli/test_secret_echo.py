@@ -61,12 +61,15 @@ class Case:
     """A key the server demands (it refuses the credentials sent: 401 on every call)."""
     basic: bool
     """Credentials in base_url (else a bearer key from the environment)."""
+    environment: bool = False
+    """The base URL with its credentials from ``OPENAI_BASE_URL``, not the config."""
 
 
 CASES = [
     Case("basic auth, replies and faults", Faults(server_error=0.3, html=0.1), None, True),
     Case("basic auth, refused", Faults(), "the-key-it-wants", True),
     Case("bearer key, replies and faults", Faults(server_error=0.3, html=0.1), None, False),
+    Case("basic auth from OPENAI_BASE_URL", Faults(server_error=0.3, html=0.1), None, True, True),
 ]
 
 
@@ -93,13 +96,20 @@ def write_inputs(folder: Path, count: int) -> tuple[Path, Path, Path]:
     return reference, responses, tsv
 
 
+def base_url(server: JudgeServer) -> str:
+    """The server's URL with the basic authentication credentials in it."""
+    userinfo = f"{urllib.parse.quote(USER)}:{urllib.parse.quote(PASSWORD, safe='')}"
+    return server.url.replace("://", f"://{userinfo}@")
+
+
 def write_config(folder: Path, server: JudgeServer, case: Case) -> Path:
-    if case.basic:
-        userinfo = f"{urllib.parse.quote(USER)}:{urllib.parse.quote(PASSWORD, safe='')}"
-        endpoint: dict[str, Any] = {"base_url": server.url.replace("://", f"://{userinfo}@")}
+    endpoint: dict[str, Any] = {"provider": "openai-compatible"}
+    if case.environment:  # OPENAI_BASE_URL (run_both) and the key of OPENAI_API_KEY
+        endpoint = {"provider": "openai", "api_key_env": "ECHO_TEST_JUDGE_KEY"}
+    elif case.basic:
+        endpoint["base_url"] = base_url(server)
     else:
-        endpoint = {"base_url": server.url, "api_key_env": "ECHO_TEST_JUDGE_KEY"}
-    endpoint["provider"] = "openai-compatible"
+        endpoint |= {"base_url": server.url, "api_key_env": "ECHO_TEST_JUDGE_KEY"}
     settings = {
         "generation": endpoint,
         "embedding": endpoint,
@@ -112,7 +122,7 @@ def write_config(folder: Path, server: JudgeServer, case: Case) -> Path:
     return path
 
 
-def run(*args: str | Path) -> subprocess.CompletedProcess[bytes]:
+def run(*args: str | Path, base: str | None = None) -> subprocess.CompletedProcess[bytes]:
     env = {
         **os.environ,
         "PYTHONPATH": SOURCE,
@@ -120,6 +130,9 @@ def run(*args: str | Path) -> subprocess.CompletedProcess[bytes]:
         "COLUMNS": "200",
     }
     env.pop("OPENAI_API_KEY", None)
+    env.pop("OPENAI_BASE_URL", None)
+    if base is not None:
+        env["OPENAI_BASE_URL"] = base
     return subprocess.run(
         [sys.executable, *(str(arg) for arg in args)],
         env=env,
@@ -136,11 +149,13 @@ def run_both(folder: Path, case: Case) -> tuple[dict[str, bytes], set[str]]:
     echoing = JudgeServer(faults=case.faults, echo_authorization=True, api_key=case.required_key)
     with echoing as server:
         config = write_config(folder, server, case)
+        base = base_url(server) if case.environment else None
         out, judged = folder / "out", folder / "judged.tsv"
-        evaluate = run(
-            "-m", "graphrag_eval.cli", "evaluate", reference, responses, "-c", config, "-o", out
+        command = ("-m", "graphrag_eval.cli", "evaluate", reference, responses, "-c", config)
+        evaluate = run(*command, "-o", out, base=base)
+        correctness = run(
+            "-c", ANSWER_CORRECTNESS, "-i", tsv, "-o", judged, "-c", config, base=base
         )
-        correctness = run("-c", ANSWER_CORRECTNESS, "-i", tsv, "-o", judged, "-c", config)
         sent = {request.headers.get("authorization", "") for request in server.requests}
     assert evaluate.returncode in (0, 3), evaluate.stderr.decode()
     assert correctness.returncode in (0, 3), correctness.stderr.decode()
