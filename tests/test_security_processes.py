@@ -256,6 +256,44 @@ def test_a_signal_while_python_imports_the_commands_is_one_line(
     assert not out.exists()
 
 
+@pytest.mark.parametrize(
+    ("signum", "exit_code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["int", "term"]
+)
+def test_a_signal_while_python_imports_the_package_itself_is_one_line(
+    tmp_path: Path, signum: signal.Signals, exit_code: int
+) -> None:
+    """As above, with the standard library's ``typing`` shadowed (it loads the real one once
+    the pipe is read): the first module of the package's own imports that is not loaded with
+    Python itself. The package imported it before the commands guarded the signals, so
+    SIGTERM there killed it silently (-15)."""
+    reference, responses = write_inputs(tmp_path, 1)
+    out = tmp_path / "out"
+    pipe = tmp_path / "importing"
+    os.mkfifo(pipe)
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "typing.py").write_text(
+        f"import sys\nopen({str(pipe)!r}).read()\nsys.path.remove({str(shadow)!r})\n"
+        "del sys.modules['typing']\nimport typing\n"
+    )
+    path = [str(shadow), *filter(None, [os.environ.get("PYTHONPATH")])]
+    command = ["evaluate", str(reference), str(responses), "-o", str(out)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "graphrag_eval.cli", *command],
+        preexec_fn=_default_sigint,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(path)},
+    )
+    with pipe.open("w"):  # returns once the import has opened the pipe to read it
+        process.send_signal(signum)
+        _, err = process.communicate(timeout=120)
+    assert process.returncode == exit_code
+    assert err == "interrupted while starting; nothing was written\n"
+    assert not out.exists()
+
+
 def _file_size_limit(limit_bytes: int) -> Callable[[], None]:
     """In the child: files may grow to ``limit_bytes``; a write past it fails with EFBIG (the
     signal that would kill the process is ignored), as on a full disk."""

@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import signal
 import sys
-import threading
-from collections.abc import Sequence
-from types import FrameType, ModuleType
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
 
+# typing.TYPE_CHECKING without importing typing (nor threading): the guard comes before the
+# package imports anything Python has not loaded already (graphrag_eval/__init__.py too).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from types import FrameType
+    from typing import Any
+
     from graphrag_eval.cli.app import cli
 
 __all__ = ["answer_correctness_main", "cli", "main"]
@@ -71,16 +75,18 @@ def _import_commands() -> ModuleType | int:
     where it is not the default (Ctrl-C ignored in a background job, a handler of the
     embedding program)."""
     guarded: list[tuple[signal.Signals, Any]] = []
-    if threading.current_thread() is threading.main_thread():
-        for signum, default in (
-            (signal.SIGINT, signal.default_int_handler),
-            (signal.SIGTERM, signal.SIG_DFL),
-        ):
-            if signal.getsignal(signum) is default:
-                guarded.append((signum, default))
+    for signum, default in (
+        (signal.SIGINT, signal.default_int_handler),
+        (signal.SIGTERM, signal.SIG_DFL),
+    ):
+        if signal.getsignal(signum) is default:
+            guarded.append((signum, default))
     try:
-        for signum, _ in guarded:
-            signal.signal(signum, _interrupted)
+        try:
+            for signum, _ in guarded:
+                signal.signal(signum, _interrupted)
+        except ValueError:  # not the main thread, whose signals these are: left alone
+            guarded = []
         try:
             from graphrag_eval.cli import app
         finally:
