@@ -24,7 +24,7 @@ from types import ModuleType
 # package imports anything Python has not loaded already (graphrag_eval/__init__.py too).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from types import FrameType
     from typing import Any
 
@@ -64,9 +64,26 @@ class _Interrupted(BaseException):
         self.exit_code = exit_code
 
 
+_received: list[int] = []
+"""The exit code of each signal received while the commands were imported: a module being
+imported may swallow the exception (a bare ``except``, a ``__del__``), not the signal."""
+
+
 def _interrupted(signum: int, frame: FrameType | None) -> None:
     # 128 + the signal: 130 after Ctrl-C, 143 after SIGTERM (as cli/signals.py exits).
+    _received.append(128 + signum)
     raise _Interrupted(128 + signum)
+
+
+def _unraisable(hook: Callable[[Any], object]) -> Callable[[Any], object]:
+    """``hook`` (:data:`sys.unraisablehook`) silent about an interruption it was given."""
+
+    def silent(unraisable: Any) -> object:
+        if isinstance(unraisable.exc_value, _Interrupted):
+            return None
+        return hook(unraisable)
+
+    return silent
 
 
 def _import_commands() -> ModuleType | int:
@@ -81,17 +98,22 @@ def _import_commands() -> ModuleType | int:
     ):
         if signal.getsignal(signum) is default:
             guarded.append((signum, default))
+    _received.clear()
     try:
         try:
             for signum, _ in guarded:
                 signal.signal(signum, _interrupted)
         except ValueError:  # not the main thread, whose signals these are: left alone
             guarded = []
+        hook, sys.unraisablehook = sys.unraisablehook, _unraisable(sys.unraisablehook)
         try:
             from graphrag_eval.cli import app
         finally:
             for signum, default in guarded:
                 signal.signal(signum, default)
+            sys.unraisablehook = hook
+        if _received:  # the import went on: a module swallowed the interruption
+            raise _Interrupted(_received[0])
     except _Interrupted as interrupted:
         sys.stderr.write(STARTING_INTERRUPTED + "\n")
         return interrupted.exit_code
