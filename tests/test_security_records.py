@@ -261,3 +261,48 @@ def test_a_tsv_cell_longer_than_the_csv_field_limit_is_judged(
     assert code == 0
     assert [row["answer_eval_error"] for row in judged] == ["", ""]
     assert judged[1]["answer_recall"] == "1.0"
+
+
+def test_temporaries_a_killed_answer_correctness_or_report_left_are_removed_by_the_next(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``kill -9`` between writing a temporary file and putting it in place leaves it
+    (``.judged.tsv.<12 hex digits>.tmp``); the next run of the command that writes that
+    file removes it: answer-correctness its output, report its page. Only the temporaries
+    of the file written go: another file's are not its own."""
+    source, target = tmp_path / "in.tsv", tmp_path / "judged.tsv"
+    write_tsv(source, [("Q1?", "T1a", "T1a")])
+    stale = tmp_path / ".judged.tsv.0123456789ab.tmp"
+    other = tmp_path / ".notes.txt.0123456789ab.tmp"
+    for path in (stale, other):
+        path.write_text("half written")
+    with JudgeServer() as server:
+        config = _judge_config(tmp_path, server)
+        code = answer_correctness_main(["-i", str(source), "-o", str(target), "-c", str(config)])
+    assert code == 0, capsys.readouterr().err
+    assert not stale.exists()
+    assert other.exists()
+
+    reference = write_reference(tmp_path)
+    responses = tmp_path / "responses.jsonl"
+    responses.write_text("".join(json.dumps(response(f"q{i}")) + "\n" for i in range(3)))
+    out = tmp_path / "out"
+    assert main(["evaluate", str(reference), str(responses), "-o", str(out), "-q"]) == 0
+    stale_page = out / ".report.html.a1b2c3d4e5f6.tmp"
+    elsewhere = tmp_path / "page.html"
+    stale_elsewhere = tmp_path / ".page.html.a1b2c3d4e5f6.tmp"
+    for path in (stale_page, stale_elsewhere):
+        path.write_text("half written")
+    assert main(["report", str(out)]) == 0
+    assert main(["report", str(out), "-o", str(elsewhere)]) == 0
+    assert not stale_page.exists()
+    assert not stale_elsewhere.exists()
+    # compare's page and a command's -o file
+    page, summary = tmp_path / "comparison.html", tmp_path / "aggregates.json"
+    stale_files = [tmp_path / f".{path.name}.0123456789ab.tmp" for path in (page, summary)]
+    for path in stale_files:
+        path.write_text("half written")
+    assert main(["compare", str(out), str(out), "--html", str(page)]) == 0
+    assert main(["aggregate", str(out), "-o", str(summary)]) == 0
+    assert not any(path.exists() for path in stale_files)
+    assert other.exists()

@@ -32,6 +32,7 @@ from graphrag_eval.compare import (
     compare_results,
 )
 from graphrag_eval.errors import GraphragEvalError
+from graphrag_eval.files import remove_stale_temporaries
 from graphrag_eval.gating import (
     Threshold,
     check_comparison_thresholds,
@@ -179,6 +180,7 @@ def run_compare(options: CompareOptions) -> None:
     check_known(options.gates, numeric | numeric_outputs(second.config))
     comparison = _comparison(options, first, second)
     if options.html_path is not None:
+        remove_stale_temporaries(options.html_path.parent, options.html_path.name)
         write_comparison(comparison, options.html_path, first, second)
     if output_format == "text":
         _write_text(comparison, options.output)
