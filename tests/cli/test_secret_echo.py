@@ -193,3 +193,27 @@ def test_no_form_of_an_echoed_secret_reaches_any_output(tmp_path: Path, case: Ca
     assert b"you sent Authorization: Basic ***" in everything or (
         b"you sent Authorization: Bearer ***" in everything
     )
+
+
+@pytest.mark.parametrize("where", ["config", "environment"])
+def test_a_base_url_that_is_not_a_url_is_a_one_line_config_error(
+    tmp_path: Path, where: str
+) -> None:
+    """A base URL that URL parsing refuses (an unclosed ``[``, a port that is not a number)
+    crashed with a traceback (exit 1) when the endpoint was opened; it is a config error that
+    names the setting and not its text (which may hold credentials)."""
+    reference, responses, _ = write_inputs(tmp_path, 1)
+    bad = f"http://{USER}:{urllib.parse.quote(PASSWORD, safe='')}@[127.0.0.1/v1"
+    endpoint: dict[str, Any] = {"provider": "openai-compatible", "base_url": bad}
+    if where == "environment":
+        endpoint = {"provider": "openai", "api_key_env": "ECHO_TEST_JUDGE_KEY"}
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({"llm": {"generation": endpoint}}))
+    command = ("-m", "graphrag_eval.cli", "evaluate", reference, responses, "-c", config)
+    result = run(*command, "-o", tmp_path / "out", base=bad if where == "environment" else None)
+    err = result.stderr.decode()
+    assert result.returncode == 2, err
+    assert err.count("\n") == 1
+    assert "base_url" in err if where == "config" else "OPENAI_BASE_URL" in err
+    assert "is not a URL" in err
+    assert PASSWORD not in err and urllib.parse.quote(PASSWORD, safe="") not in err
