@@ -20,6 +20,7 @@ from graphrag_eval.cli.options import (
     config_option,
     debug_option,
     max_cost_option,
+    max_expanded_size_option,
     no_cache_option,
 )
 from graphrag_eval.cli.signals import deferred_interrupts
@@ -60,6 +61,7 @@ def _tsv_option(*names: str, help_text: str) -> Decorator:
     help_text="TSV file to write: the input columns and the answer correctness keys.",
 )
 @config_option("YAML config (llm section, answer_correctness.prompt).")
+@max_expanded_size_option
 @no_cache_option
 @max_cost_option
 def answer_correctness_command(

@@ -18,6 +18,7 @@ from graphrag_eval.cli.options import (
     config_option,
     debug_option,
     gate_options,
+    max_expanded_size_option,
     numeric_outputs,
     output_file_option,
 )
@@ -77,6 +78,7 @@ class CompareOptions:
 @click.argument("run_a", metavar="RUN_A", type=click.Path(path_type=Path), required=False)
 @click.argument("run_b", metavar="RUN_B", type=click.Path(path_type=Path), required=False)
 @config_option("YAML config file (its aggregation section applies to both runs).")
+@max_expanded_size_option
 @click.option(
     "--format",
     "output_format",

@@ -10,7 +10,12 @@ from pathlib import Path
 import click
 
 from graphrag_eval.cli.console import stderr, stdout
-from graphrag_eval.cli.options import debug_option, output_file_option, saved_run_arguments
+from graphrag_eval.cli.options import (
+    debug_option,
+    max_expanded_size_option,
+    output_file_option,
+    saved_run_arguments,
+)
 from graphrag_eval.config import load_config
 from graphrag_eval.errors import InputError
 from graphrag_eval.files import remove_stale_temporaries
@@ -40,6 +45,7 @@ def load_saved_run(path: Path, config_path: Path | None) -> SavedRun:
 @click.command("report")
 @debug_option
 @saved_run_arguments
+@max_expanded_size_option
 @output_file_option("HTML file to write (default: report.html beside the results).")
 @click.option(
     "--worst",
