@@ -297,10 +297,14 @@ def test_a_signal_while_python_imports_the_package_itself_is_one_line(
 SWALLOWING_IMPORTS = {
     "a bare except": "try:\n    open(PIPE).read()\nexcept BaseException:\n    pass\n",
     "__del__": ("class Reader:\n    def __del__(self):\n        open(PIPE).read()\n\n\nReader()\n"),
+    "a bare except, then a failed import": (
+        "try:\n    open(PIPE).read()\nexcept BaseException:\n    raise ImportError('half done')\n"
+    ),
 }
 """Modules that swallow what interrupts them while they are imported: a library's bare
-``except``, or code Python runs where an exception cannot propagate (a ``__del__``, whose
-exception is printed as 'Exception ignored in ...' and dropped)."""
+``except`` (which may fail otherwise then), or code Python runs where an exception cannot
+propagate (a ``__del__``, whose exception is printed as 'Exception ignored in ...' and
+dropped)."""
 
 
 @pytest.mark.parametrize("swallowing", SWALLOWING_IMPORTS, ids=list(SWALLOWING_IMPORTS))

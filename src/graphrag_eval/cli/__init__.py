@@ -108,6 +108,10 @@ def _import_commands() -> ModuleType | int:
         hook, sys.unraisablehook = sys.unraisablehook, _unraisable(sys.unraisablehook)
         try:
             from graphrag_eval.cli import app
+        except Exception:
+            if not _received:
+                raise
+            # A module that swallowed the interruption failed otherwise: it was interrupted.
         finally:
             for signum, default in guarded:
                 signal.signal(signum, default)
