@@ -99,6 +99,8 @@ class Faults:
     half_dimension_first: bool = False
     """The first embeddings request gets vectors of half the dimension (a malformed reply);
     every later one the right dimension."""
+    zero_vectors: bool = False
+    """Every embeddings request gets vectors of zeros (no direction to compare)."""
     hang_first: str | None = None
     """A request whose body holds this text hangs (``hang_s``) the first time it comes; its
     copies after that are answered as usual (a hung request among healthy ones)."""
@@ -372,6 +374,9 @@ class _Handler(BaseHTTPRequestHandler):
         if first and self.state.faults.half_dimension_first:
             for item in reply["data"]:
                 item["embedding"] = item["embedding"][: DIMENSIONS // 2]
+        if self.state.faults.zero_vectors:
+            for item in reply["data"]:
+                item["embedding"] = [0.0] * len(item["embedding"])
         return reply
 
     def _over_capacity(self, body: dict[str, Any]) -> None:

@@ -19,7 +19,7 @@ from graphrag_eval.bounded import (
     max_expanded_size,
     parse_size,
 )
-from graphrag_eval.cli import main
+from graphrag_eval.cli import answer_correctness_main, main
 from graphrag_eval.errors import InputError
 from graphrag_eval.inputs import load_reference
 from test_security import (
@@ -234,3 +234,31 @@ def test_an_unreadable_limit_in_the_environment_is_named(
     monkeypatch.setenv(EXPANDED_SIZE_ENV, "lots")
     with pytest.raises(InputError, match=f"\\${EXPANDED_SIZE_ENV}: 'lots' is not a size"):
         load_reference(reference)
+
+
+@pytest.mark.parametrize("command", ["answer-correctness", "report", "compare", "aggregate"])
+def test_every_command_that_reads_a_config_takes_the_limit_its_refusal_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """The refusal says to raise the limit with --max-expanded-size: the commands that read a
+    config (or saved YAML) took no such option ('No such option', exit 2)."""
+    config = tmp_path / "config.yaml"
+    config.write_text(f"x-notes: [&a {'x' * 2_000}, *a, *a]\n")
+    reference = write_reference(tmp_path)
+    responses = write_responses(tmp_path, [response("q0")])
+    out = tmp_path / "out"
+    assert main(["evaluate", str(reference), str(responses), "-o", str(out), "-q"]) == 0
+    tsv = tmp_path / "in.tsv"
+    tsv.write_text("Question\tReference answer\tActual answer\nQ?\tA\tA\n")
+    args = {
+        "answer-correctness": ["-i", str(tsv), "-o", str(tmp_path / "judged.tsv")],
+        "report": ["report", str(out)],
+        "compare": ["compare", str(out), str(out)],
+        "aggregate": ["aggregate", str(out)],
+    }[command]
+    limited = [*args, "-c", str(config), "--max-expanded-size", "1K"]
+    capsys.readouterr()
+    code = answer_correctness_main(limited) if command == "answer-correctness" else main(limited)
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "YAML aliases would expand it by 3.94 KiB, over the limit of 1 KiB" in err, err

@@ -216,6 +216,91 @@ def test_a_signal_while_python_imports_the_commands_is_one_line(
     assert not out.exists()
 
 
+@pytest.mark.parametrize(
+    ("signum", "exit_code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["int", "term"]
+)
+def test_a_signal_while_python_imports_the_package_itself_is_one_line(
+    tmp_path: Path, signum: signal.Signals, exit_code: int
+) -> None:
+    """As above, with the standard library's ``typing`` shadowed (it loads the real one once
+    the pipe is read): the first module of the package's own imports that is not loaded with
+    Python itself. The package imported it before the commands guarded the signals, so
+    SIGTERM there killed it silently (-15)."""
+    reference, responses = write_inputs(tmp_path, 1)
+    out = tmp_path / "out"
+    pipe = tmp_path / "importing"
+    os.mkfifo(pipe)
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "typing.py").write_text(
+        f"import sys\nopen({str(pipe)!r}).read()\nsys.path.remove({str(shadow)!r})\n"
+        "del sys.modules['typing']\nimport typing\n"
+    )
+    path = [str(shadow), *filter(None, [os.environ.get("PYTHONPATH")])]
+    command = ["evaluate", str(reference), str(responses), "-o", str(out)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "graphrag_eval.cli", *command],
+        preexec_fn=_default_sigint,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(path)},
+    )
+    with pipe.open("w"):  # returns once the import has opened the pipe to read it
+        process.send_signal(signum)
+        _, err = process.communicate(timeout=120)
+    assert process.returncode == exit_code
+    assert err == "interrupted while starting; nothing was written\n"
+    assert not out.exists()
+
+
+SWALLOWING_IMPORTS = {
+    "a bare except": "try:\n    open(PIPE).read()\nexcept BaseException:\n    pass\n",
+    "__del__": ("class Reader:\n    def __del__(self):\n        open(PIPE).read()\n\n\nReader()\n"),
+    "a bare except, then a failed import": (
+        "try:\n    open(PIPE).read()\nexcept BaseException:\n    raise ImportError('half done')\n"
+    ),
+}
+"""Modules that swallow what interrupts them while they are imported: a library's bare
+``except`` (which may fail otherwise then), or code Python runs where an exception cannot
+propagate (a ``__del__``, whose exception is printed as 'Exception ignored in ...' and
+dropped)."""
+
+
+@pytest.mark.parametrize("swallowing", SWALLOWING_IMPORTS, ids=list(SWALLOWING_IMPORTS))
+def test_sigterm_swallowed_by_a_module_being_imported_still_stops_the_run(
+    tmp_path: Path, swallowing: str
+) -> None:
+    """A module the commands import (PyYAML, shadowed; it loads the real one afterwards)
+    swallows the interruption SIGTERM raised in it: the run used to go on to the end (exit
+    0, with 'Exception ignored' and a traceback from a ``__del__``)."""
+    reference, responses = write_inputs(tmp_path, 1)
+    out = tmp_path / "out"
+    pipe = tmp_path / "importing"
+    os.mkfifo(pipe)
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "yaml.py").write_text(
+        f"import sys\nPIPE = {str(pipe)!r}\n{SWALLOWING_IMPORTS[swallowing]}"
+        f"sys.path.remove({str(shadow)!r})\ndel sys.modules['yaml']\nimport yaml\n"
+    )
+    path = [str(shadow), *filter(None, [os.environ.get("PYTHONPATH")])]
+    command = ["evaluate", str(reference), str(responses), "-o", str(out)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "graphrag_eval.cli", *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(path)},
+    )
+    with pipe.open("w"):  # returns once the import has opened the pipe to read it
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=120)
+    assert process.returncode == 143
+    assert err == "interrupted while starting; nothing was written\n"
+    assert not out.exists()
+
+
 def _file_size_limit(limit_bytes: int) -> Callable[[], None]:
     """In the child: files may grow to ``limit_bytes``; a write past it fails with EFBIG (the
     signal that would kill the process is ignored), as on a full disk."""

@@ -169,3 +169,112 @@ def test_a_row_with_more_values_than_columns_costs_that_row_only(
     assert judged[2]["answer_eval_error"] == (
         f"{source}: line 4: more values than columns (a tab inside a value?); not judged"
     )
+
+
+def _judge_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str
+) -> tuple[int, str, list[dict[str, str]]]:
+    """Run ``answer-correctness`` on the TSV ``text``: its exit code, stderr and the rows
+    written."""
+    source, target = tmp_path / "in.tsv", tmp_path / "judged.tsv"
+    source.write_bytes(text.encode())
+    with JudgeServer() as server:
+        config = _judge_config(tmp_path, server)
+        code = answer_correctness_main(["-i", str(source), "-o", str(target), "-c", str(config)])
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    if not target.exists():
+        return code, err, []
+    limit = csv.field_size_limit(1 << 24)  # a long value is read back whole
+    try:
+        with target.open(newline="") as stream:
+            return code, err, list(csv.DictReader(stream, delimiter="\t"))
+    finally:
+        csv.field_size_limit(limit)
+
+
+def test_a_carriage_return_in_the_tsv_header_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = "Question\tReference answer\r\tActual answer\nQ1?\tT1a\tT1a\n"
+    code, err, _ = _judge_rows(tmp_path, capsys, text)
+    assert code == 2
+    assert err.count("\n") == 1
+    assert f"{tmp_path / 'in.tsv'}: line 1: a carriage return inside a column name" in err
+
+
+def test_an_unclosed_quote_in_a_tsv_cell_costs_that_row_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = [f"Q{i}?\tT{i}a\tT{i}a" for i in range(1, 7)]
+    lines[1] = 'Q2?\tT2a\t"T2a is the only one'  # a quote that nothing closes
+    lines[4] = 'Q5?\tT5a\t"T5a,\nand T5b"'  # a quoted value over two lines: sound
+    lines[5] = 'Q6?\tT6a\t"T6a'  # the last line too
+    code, _, judged = _judge_rows(
+        tmp_path, capsys, "Question\tReference answer\tActual answer\n" + "\n".join(lines) + "\n"
+    )
+    assert code == 0
+    assert [row["Question"] for row in judged] == [f"Q{i}?" for i in range(1, 7)]
+    assert judged[1]["answer_eval_error"] == (
+        f"{tmp_path / 'in.tsv'}: line 3: Actual answer: a quote opens the value and no quote "
+        'closes it (double it, "", or quote the whole value); not judged'
+    )
+    assert judged[4]["Actual answer"] == "T5a,\nand T5b"
+    assert judged[5]["answer_eval_error"].startswith(f"{tmp_path / 'in.tsv'}: line 8: Actual")
+    assert [row["answer_recall"] for row in judged] == ["1.0", "", "1.0", "1.0", "1.0", ""]
+
+
+def test_a_tsv_cell_longer_than_the_csv_field_limit_is_judged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    long_answer = "T2a " + "and more " * 20_000  # 180 KB: past the csv module's 128 KiB
+    text = f"Question\tReference answer\tActual answer\nQ1?\tT1a\tT1a\nQ2?\tT2a\t{long_answer}\n"
+    code, _, judged = _judge_rows(tmp_path, capsys, text)
+    assert code == 0
+    assert [row["answer_eval_error"] for row in judged] == ["", ""]
+    assert judged[1]["answer_recall"] == "1.0"
+
+
+def test_temporaries_a_killed_answer_correctness_or_report_left_are_removed_by_the_next(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``kill -9`` between writing a temporary file and putting it in place leaves it
+    (``.judged.tsv.<12 hex digits>.tmp``); the next run of the command that writes that
+    file removes it: answer-correctness its output, report its page. Only the temporaries
+    of the file written go: another file's are not its own."""
+    source, target = tmp_path / "in.tsv", tmp_path / "judged.tsv"
+    write_tsv(source, [("Q1?", "T1a", "T1a")])
+    stale = tmp_path / ".judged.tsv.0123456789ab.tmp"
+    other = tmp_path / ".notes.txt.0123456789ab.tmp"
+    for path in (stale, other):
+        path.write_text("half written")
+    with JudgeServer() as server:
+        config = _judge_config(tmp_path, server)
+        code = answer_correctness_main(["-i", str(source), "-o", str(target), "-c", str(config)])
+    assert code == 0, capsys.readouterr().err
+    assert not stale.exists()
+    assert other.exists()
+
+    reference = write_reference(tmp_path)
+    responses = tmp_path / "responses.jsonl"
+    responses.write_text("".join(json.dumps(response(f"q{i}")) + "\n" for i in range(3)))
+    out = tmp_path / "out"
+    assert main(["evaluate", str(reference), str(responses), "-o", str(out), "-q"]) == 0
+    stale_page = out / ".report.html.a1b2c3d4e5f6.tmp"
+    elsewhere = tmp_path / "page.html"
+    stale_elsewhere = tmp_path / ".page.html.a1b2c3d4e5f6.tmp"
+    for path in (stale_page, stale_elsewhere):
+        path.write_text("half written")
+    assert main(["report", str(out)]) == 0
+    assert main(["report", str(out), "-o", str(elsewhere)]) == 0
+    assert not stale_page.exists()
+    assert not stale_elsewhere.exists()
+    # compare's page and a command's -o file
+    page, summary = tmp_path / "comparison.html", tmp_path / "aggregates.json"
+    stale_files = [tmp_path / f".{path.name}.0123456789ab.tmp" for path in (page, summary)]
+    for path in stale_files:
+        path.write_text("half written")
+    assert main(["compare", str(out), str(out), "--html", str(page)]) == 0
+    assert main(["aggregate", str(out), "-o", str(summary)]) == 0
+    assert not any(path.exists() for path in stale_files)
+    assert other.exists()

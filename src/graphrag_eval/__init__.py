@@ -23,12 +23,16 @@ This module is the public surface; everything else is private and may change.
 
 from __future__ import annotations
 
-import typing
-
 from graphrag_eval.errors import ConfigError, GraphragEvalError, InputError
 from graphrag_eval.version import __version__
 
-if typing.TYPE_CHECKING:
+# typing.TYPE_CHECKING without importing typing: the command line guards Ctrl-C and SIGTERM
+# only once this module is imported (graphrag_eval.cli), so it imports nothing Python has
+# not loaded already (docs/security.md, "Signals").
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
     from graphrag_eval.aggregation import compute_aggregates, load_results
     from graphrag_eval.compare import compare_results
     from graphrag_eval.config import EvaluationConfig, load_config
@@ -38,6 +42,7 @@ if typing.TYPE_CHECKING:
     from graphrag_eval.report.html import write_comparison, write_report
     from graphrag_eval.runs import load_run
     from graphrag_eval.steps.retrieval import average_precision, recall_at_k
+del TYPE_CHECKING  # not part of the public surface
 
 
 # Each name is imported when first asked for: the command line guards Ctrl-C before it
@@ -63,7 +68,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> typing.Any:
+def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'graphrag_eval' has no attribute {name!r}")

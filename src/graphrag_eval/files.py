@@ -309,11 +309,12 @@ _TEMPORARY_NAME = re.compile(r"\A\..+\.[0-9a-f]{12}\.tmp\Z", re.DOTALL)
 """The names :func:`_new_temporary` gives: ``.results.jsonl.0123456789ab.tmp``."""
 
 
-def remove_stale_temporaries(directory: Path) -> list[str]:
+def remove_stale_temporaries(directory: Path, of: str | None = None) -> list[str]:
     """Remove the temporary files that a write into ``directory`` left behind when it was
     killed (``kill -9`` between creating and replacing): only regular files named as
-    :func:`write_text_atomic` names them, never through a link; the names removed. Call it
-    only while no one writes there (the run holds the directory's lock)."""
+    :func:`write_text_atomic` names them (those of the file named ``of`` only, when given),
+    never through a link; the names removed. Call it only while no one writes there (the run
+    holds the directory's lock; a command about to write the file ``of``)."""
     removed: list[str] = []
     try:
         entries = list(os.scandir(directory))
@@ -321,6 +322,8 @@ def remove_stale_temporaries(directory: Path) -> list[str]:
         return removed
     for entry in entries:
         if not _TEMPORARY_NAME.match(entry.name):
+            continue
+        if of is not None and entry.name[: len(of) + 2] != f".{of}.":
             continue
         with contextlib.suppress(OSError):
             if stat.S_ISREG(entry.stat(follow_symlinks=False).st_mode):

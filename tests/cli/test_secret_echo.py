@@ -61,12 +61,15 @@ class Case:
     """A key the server demands (it refuses the credentials sent: 401 on every call)."""
     basic: bool
     """Credentials in base_url (else a bearer key from the environment)."""
+    environment: bool = False
+    """The base URL with its credentials from ``OPENAI_BASE_URL``, not the config."""
 
 
 CASES = [
     Case("basic auth, replies and faults", Faults(server_error=0.3, html=0.1), None, True),
     Case("basic auth, refused", Faults(), "the-key-it-wants", True),
     Case("bearer key, replies and faults", Faults(server_error=0.3, html=0.1), None, False),
+    Case("basic auth from OPENAI_BASE_URL", Faults(server_error=0.3, html=0.1), None, True, True),
 ]
 
 
@@ -79,13 +82,20 @@ def write_inputs(folder: Path, count: int) -> tuple[Path, Path, Path]:
     return reference, responses, tsv
 
 
+def base_url(server: JudgeServer) -> str:
+    """The server's URL with the basic authentication credentials in it."""
+    userinfo = f"{urllib.parse.quote(USER)}:{urllib.parse.quote(PASSWORD, safe='')}"
+    return server.url.replace("://", f"://{userinfo}@")
+
+
 def write_config(folder: Path, server: JudgeServer, case: Case) -> Path:
-    if case.basic:
-        userinfo = f"{urllib.parse.quote(USER)}:{urllib.parse.quote(PASSWORD, safe='')}"
-        endpoint: dict[str, Any] = {"base_url": server.url.replace("://", f"://{userinfo}@")}
+    endpoint: dict[str, Any] = {"provider": "openai-compatible"}
+    if case.environment:  # OPENAI_BASE_URL (run_both) and the key of OPENAI_API_KEY
+        endpoint = {"provider": "openai", "api_key_env": "ECHO_TEST_JUDGE_KEY"}
+    elif case.basic:
+        endpoint["base_url"] = base_url(server)
     else:
-        endpoint = {"base_url": server.url, "api_key_env": "ECHO_TEST_JUDGE_KEY"}
-    endpoint["provider"] = "openai-compatible"
+        endpoint |= {"base_url": server.url, "api_key_env": "ECHO_TEST_JUDGE_KEY"}
     cache = {"path": str(folder / "cache" / "llm-cache.sqlite3")}
     limits = {"max_retries": 0, "max_concurrency": 2}
     return write_judge_config(
@@ -93,7 +103,7 @@ def write_config(folder: Path, server: JudgeServer, case: Case) -> Path:
     )
 
 
-def run(*args: str | Path) -> subprocess.CompletedProcess[bytes]:
+def run(*args: str | Path, base: str | None = None) -> subprocess.CompletedProcess[bytes]:
     env = {
         **os.environ,
         "PYTHONPATH": SOURCE,
@@ -101,6 +111,9 @@ def run(*args: str | Path) -> subprocess.CompletedProcess[bytes]:
         "COLUMNS": "200",
     }
     env.pop("OPENAI_API_KEY", None)
+    env.pop("OPENAI_BASE_URL", None)
+    if base is not None:
+        env["OPENAI_BASE_URL"] = base
     return subprocess.run(
         [sys.executable, *(str(arg) for arg in args)],
         env=env,
@@ -117,11 +130,13 @@ def run_both(folder: Path, case: Case) -> tuple[dict[str, bytes], set[str]]:
     echoing = JudgeServer(faults=case.faults, echo_authorization=True, api_key=case.required_key)
     with echoing as server:
         config = write_config(folder, server, case)
+        base = base_url(server) if case.environment else None
         out, judged = folder / "out", folder / "judged.tsv"
-        evaluate = run(
-            "-m", "graphrag_eval.cli", "evaluate", reference, responses, "-c", config, "-o", out
+        command = ("-m", "graphrag_eval.cli", "evaluate", reference, responses, "-c", config)
+        evaluate = run(*command, "-o", out, base=base)
+        correctness = run(
+            "-c", ANSWER_CORRECTNESS, "-i", tsv, "-o", judged, "-c", config, base=base
         )
-        correctness = run("-c", ANSWER_CORRECTNESS, "-i", tsv, "-o", judged, "-c", config)
         sent = {request.headers.get("authorization", "") for request in server.requests}
     assert evaluate.returncode in (0, 3), evaluate.stderr.decode()
     assert correctness.returncode in (0, 3), correctness.stderr.decode()
@@ -159,3 +174,27 @@ def test_no_form_of_an_echoed_secret_reaches_any_output(tmp_path: Path, case: Ca
     assert b"you sent Authorization: Basic ***" in everything or (
         b"you sent Authorization: Bearer ***" in everything
     )
+
+
+@pytest.mark.parametrize("where", ["config", "environment"])
+def test_a_base_url_that_is_not_a_url_is_a_one_line_config_error(
+    tmp_path: Path, where: str
+) -> None:
+    """A base URL that URL parsing refuses (an unclosed ``[``, a port that is not a number)
+    crashed with a traceback (exit 1) when the endpoint was opened; it is a config error that
+    names the setting and not its text (which may hold credentials)."""
+    reference, responses, _ = write_inputs(tmp_path, 1)
+    bad = f"http://{USER}:{urllib.parse.quote(PASSWORD, safe='')}@[127.0.0.1/v1"
+    endpoint: dict[str, Any] = {"provider": "openai-compatible", "base_url": bad}
+    if where == "environment":
+        endpoint = {"provider": "openai", "api_key_env": "ECHO_TEST_JUDGE_KEY"}
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({"llm": {"generation": endpoint}}))
+    command = ("-m", "graphrag_eval.cli", "evaluate", reference, responses, "-c", config)
+    result = run(*command, "-o", tmp_path / "out", base=bad if where == "environment" else None)
+    err = result.stderr.decode()
+    assert result.returncode == 2, err
+    assert err.count("\n") == 1
+    assert "base_url" in err if where == "config" else "OPENAI_BASE_URL" in err
+    assert "is not a URL" in err
+    assert PASSWORD not in err and urllib.parse.quote(PASSWORD, safe="") not in err

@@ -57,6 +57,21 @@ def test_a_malformed_first_reply_does_not_fix_the_dimension(
     assert None not in expected
 
 
+def test_vectors_of_zeros_are_failed_values_not_a_zero_similarity(
+    judge: StartJudge, make_config: MakeConfig
+) -> None:
+    """A vector of zeros has no direction: its cosine with anything is undefined. Such
+    replies were scored 0 on every question (exit 0, nothing counted as failed)."""
+    server = judge(faults=Faults(zero_vectors=True))
+
+    results = similarity_run(make_config(server, cache={"enabled": False}, max_retries=1))
+
+    assert similarities(results) == [None] * QUESTIONS
+    assert {result["semantic_similarity_error"] for result in results} == {
+        "the embedding endpoint returned a vector of zeros"
+    }
+
+
 def test_a_cached_dimension_agrees_the_first_reply_without_another_request(
     server: JudgeServer, make_config: MakeConfig
 ) -> None:

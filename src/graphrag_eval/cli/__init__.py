@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import signal
 import sys
-import threading
-from collections.abc import Sequence
-from types import FrameType, ModuleType
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
 
+# typing.TYPE_CHECKING without importing typing (nor threading): the guard comes before the
+# package imports anything Python has not loaded already (graphrag_eval/__init__.py too).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from types import FrameType
+    from typing import Any
+
     from graphrag_eval.cli.app import cli
 
 __all__ = ["answer_correctness_main", "cli", "main"]
@@ -60,9 +64,26 @@ class _Interrupted(BaseException):
         self.exit_code = exit_code
 
 
+_received: list[int] = []
+"""The exit code of each signal received while the commands were imported: a module being
+imported may swallow the exception (a bare ``except``, a ``__del__``), not the signal."""
+
+
 def _interrupted(signum: int, frame: FrameType | None) -> None:
     # 128 + the signal: 130 after Ctrl-C, 143 after SIGTERM (as cli/signals.py exits).
+    _received.append(128 + signum)
     raise _Interrupted(128 + signum)
+
+
+def _unraisable(hook: Callable[[Any], object]) -> Callable[[Any], object]:
+    """``hook`` (:data:`sys.unraisablehook`) silent about an interruption it was given."""
+
+    def silent(unraisable: Any) -> object:
+        if isinstance(unraisable.exc_value, _Interrupted):
+            return None
+        return hook(unraisable)
+
+    return silent
 
 
 def _import_commands() -> ModuleType | int:
@@ -71,21 +92,32 @@ def _import_commands() -> ModuleType | int:
     where it is not the default (Ctrl-C ignored in a background job, a handler of the
     embedding program)."""
     guarded: list[tuple[signal.Signals, Any]] = []
-    if threading.current_thread() is threading.main_thread():
-        for signum, default in (
-            (signal.SIGINT, signal.default_int_handler),
-            (signal.SIGTERM, signal.SIG_DFL),
-        ):
-            if signal.getsignal(signum) is default:
-                guarded.append((signum, default))
+    for signum, default in (
+        (signal.SIGINT, signal.default_int_handler),
+        (signal.SIGTERM, signal.SIG_DFL),
+    ):
+        if signal.getsignal(signum) is default:
+            guarded.append((signum, default))
+    _received.clear()
     try:
-        for signum, _ in guarded:
-            signal.signal(signum, _interrupted)
+        try:
+            for signum, _ in guarded:
+                signal.signal(signum, _interrupted)
+        except ValueError:  # not the main thread, whose signals these are: left alone
+            guarded = []
+        hook, sys.unraisablehook = sys.unraisablehook, _unraisable(sys.unraisablehook)
         try:
             from graphrag_eval.cli import app
+        except Exception:
+            if not _received:
+                raise
+            # A module that swallowed the interruption failed otherwise: it was interrupted.
         finally:
             for signum, default in guarded:
                 signal.signal(signum, default)
+            sys.unraisablehook = hook
+        if _received:  # the import went on: a module swallowed the interruption
+            raise _Interrupted(_received[0])
     except _Interrupted as interrupted:
         sys.stderr.write(STARTING_INTERRUPTED + "\n")
         return interrupted.exit_code

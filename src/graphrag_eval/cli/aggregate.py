@@ -8,7 +8,12 @@ import click
 
 from graphrag_eval.aggregation import compute_aggregates, load_results
 from graphrag_eval.cli.console import as_text, emit
-from graphrag_eval.cli.options import debug_option, output_file_option, saved_run_arguments
+from graphrag_eval.cli.options import (
+    debug_option,
+    max_expanded_size_option,
+    output_file_option,
+    saved_run_arguments,
+)
 from graphrag_eval.runs import find_results, run_config
 
 __all__ = ["aggregate"]
@@ -17,6 +22,7 @@ __all__ = ["aggregate"]
 @click.command("aggregate")
 @debug_option
 @saved_run_arguments
+@max_expanded_size_option
 @output_file_option("Write the aggregates here instead of standard output.")
 @click.option(
     "--format",

@@ -20,11 +20,13 @@ from graphrag_eval.cli.options import (
     config_option,
     debug_option,
     max_cost_option,
+    max_expanded_size_option,
     no_cache_option,
 )
 from graphrag_eval.cli.signals import deferred_interrupts
 from graphrag_eval.cli.tsv import RefusedRow, StreamedRows, read_answer_rows, write_judged_rows
 from graphrag_eval.config import EvaluationConfig, GenerationConfig, load_config
+from graphrag_eval.files import remove_stale_temporaries
 from graphrag_eval.llm.engine import LLMEngine, build_engine
 from graphrag_eval.metrics.answer_correctness import judge_correctness
 from graphrag_eval.metrics.base import Failed, Outcome
@@ -59,6 +61,7 @@ def _tsv_option(*names: str, help_text: str) -> Decorator:
     help_text="TSV file to write: the input columns and the answer correctness keys.",
 )
 @config_option("YAML config (llm section, answer_correctness.prompt).")
+@max_expanded_size_option
 @no_cache_option
 @max_cost_option
 def answer_correctness_command(
@@ -90,6 +93,7 @@ def answer_correctness_command(
     engine = build_engine(config, use_cache=False if no_cache else None, max_cost_usd=max_cost_usd)
     assert engine is not None  # the config names a judge
     finished: dict[int, Outcome] = {}
+    remove_stale_temporaries(output_path.parent, output_path.name)  # a killed run's
     streamed = StreamedRows(output_path, rows)
     try:
         asyncio.run(_judge_all(engine, config, rows, finished, streamed))

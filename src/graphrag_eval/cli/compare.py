@@ -18,6 +18,7 @@ from graphrag_eval.cli.options import (
     config_option,
     debug_option,
     gate_options,
+    max_expanded_size_option,
     numeric_outputs,
     output_file_option,
 )
@@ -32,6 +33,7 @@ from graphrag_eval.compare import (
     compare_results,
 )
 from graphrag_eval.errors import GraphragEvalError
+from graphrag_eval.files import remove_stale_temporaries
 from graphrag_eval.gating import (
     Threshold,
     check_comparison_thresholds,
@@ -76,6 +78,7 @@ class CompareOptions:
 @click.argument("run_a", metavar="RUN_A", type=click.Path(path_type=Path), required=False)
 @click.argument("run_b", metavar="RUN_B", type=click.Path(path_type=Path), required=False)
 @config_option("YAML config file (its aggregation section applies to both runs).")
+@max_expanded_size_option
 @click.option(
     "--format",
     "output_format",
@@ -179,6 +182,7 @@ def run_compare(options: CompareOptions) -> None:
     check_known(options.gates, numeric | numeric_outputs(second.config))
     comparison = _comparison(options, first, second)
     if options.html_path is not None:
+        remove_stale_temporaries(options.html_path.parent, options.html_path.name)
         write_comparison(comparison, options.html_path, first, second)
     if output_format == "text":
         _write_text(comparison, options.output)

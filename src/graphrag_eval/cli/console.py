@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from graphrag_eval.files import dump_yaml, write_text_atomic
+from graphrag_eval.files import dump_yaml, remove_stale_temporaries, write_text_atomic
 
 __all__ = ["LOG_WIDTH", "as_text", "emit", "stderr", "stdout"]
 
@@ -45,4 +45,5 @@ def emit(text: str, output: Path | None) -> None:
     if output is None:
         click.echo(text, nl=False)
     else:
+        remove_stale_temporaries(output.parent, output.name)  # what a killed run left
         write_text_atomic(output, text)

@@ -10,9 +10,15 @@ from pathlib import Path
 import click
 
 from graphrag_eval.cli.console import stderr, stdout
-from graphrag_eval.cli.options import debug_option, output_file_option, saved_run_arguments
+from graphrag_eval.cli.options import (
+    debug_option,
+    max_expanded_size_option,
+    output_file_option,
+    saved_run_arguments,
+)
 from graphrag_eval.config import load_config
 from graphrag_eval.errors import InputError
+from graphrag_eval.files import remove_stale_temporaries
 from graphrag_eval.report.console import plural
 from graphrag_eval.report.html import DEFAULT_WORST, write_report
 from graphrag_eval.report.question_page import write_question
@@ -39,6 +45,7 @@ def load_saved_run(path: Path, config_path: Path | None) -> SavedRun:
 @click.command("report")
 @debug_option
 @saved_run_arguments
+@max_expanded_size_option
 @output_file_option("HTML file to write (default: report.html beside the results).")
 @click.option(
     "--worst",
@@ -78,10 +85,13 @@ def report(
     if question_id is not None:
         _check_question(run, question_id)
         name = "question-" + _UNSAFE.sub("_", question_id)[:80] + ".html"
-        page = write_question(run, question_id, output or run.results_path.parent / name)
+        path = output or run.results_path.parent / name
+        remove_stale_temporaries(path.parent, path.name)  # what a killed report left
+        page = write_question(run, question_id, path)
         stdout().print(f"question {question_id!r} in {page}", markup=False, highlight=False)
         return
     target = output or run.results_path.parent / REPORT_HTML
+    remove_stale_temporaries(target.parent, target.name)
     write_report(run, target, worst)
     stdout().print(f"report of {plural(len(run.results), 'question')} in {target}")
 

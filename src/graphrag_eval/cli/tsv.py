@@ -66,8 +66,22 @@ def read_answer_rows(path: Path) -> list[dict[str, str]]:
     lines = [line + "\n" for line in text.split("\n")]
     if lines[-1] == "\n":
         lines.pop()
+    limit = csv.field_size_limit()
+    csv.field_size_limit(max(limit, len(text)))  # a long value is read, not refused
+    try:
+        return _read_rows(label, lines)
+    finally:
+        csv.field_size_limit(limit)
+
+
+def _read_rows(label: str, lines: list[str]) -> list[dict[str, str]]:
+    """The rows of ``lines`` (each ending with its line feed) below their header line."""
     reader = csv.reader(lines, delimiter="\t")
-    header = next(reader, [])
+    try:
+        header = next(reader, [])
+    except csv.Error:
+        problem = "a carriage return inside a column name (remove it)"
+        raise InputError(problem, file=label, item="line 1") from None
     missing = [column for column in TSV_COLUMNS if column not in header]
     if missing:
         raise InputError(
@@ -77,17 +91,60 @@ def read_answer_rows(path: Path) -> list[dict[str, str]]:
             item="line 1",
         )
     rows: list[dict[str, str]] = []
+    start = reader.line_num
+    while start < len(lines):
+        start = _read_from(label, header, lines, start, rows)
+    return rows
+
+
+def _read_from(
+    label: str, header: list[str], lines: list[str], start: int, rows: list[dict[str, str]]
+) -> int:
+    """Add the rows read from ``lines[start]`` on to ``rows``, until the end (return
+    ``len(lines)``) or a value that a quote opens and none closes well: that line is
+    refused and the index of the next one returned, to read on from there (the lines the
+    value took in are rows of their own)."""
+    reader = csv.reader((lines[i] for i in range(start, len(lines))), delimiter="\t")
     while True:
-        first_line = reader.line_num + 1
+        first = start + reader.line_num  # the index of the record's first line
         try:
             cells = next(reader)
         except StopIteration:
-            return rows
+            return len(lines)
         except csv.Error:
-            rows.append(_refused_row(label, header, lines[reader.line_num - 1], reader.line_num))
+            line = start + reader.line_num
+            rows.append(_refused_row(label, header, lines[line - 1], line))
             continue
+        end = start + reader.line_num
+        if any("\n" in cell for cell in cells) and not _well_quoted(lines[first:end]):
+            rows.append(_unclosed_quote_row(label, header, lines[first], first + 1))
+            return first + 1
         if cells:
-            rows.append(_row(label, header, cells, first_line))
+            rows.append(_row(label, header, cells, first + 1))
+
+
+def _well_quoted(lines: list[str]) -> bool:
+    """Whether the record of several ``lines`` is quoted by the rules (each quoted value
+    closed by a quote that a tab or the line's end follows)."""
+    try:
+        for _ in csv.reader(lines, delimiter="\t", strict=True):
+            pass
+    except csv.Error:
+        return False
+    return True
+
+
+def _unclosed_quote_row(label: str, header: list[str], text: str, line: int) -> RefusedRow:
+    """The row of line ``text``, where a quote opens a value that no quote closes well."""
+    cells = text.removesuffix("\n").split("\t")
+    column = next((i for i, cell in enumerate(cells) if cell.startswith('"')), 0)
+    name = header[column] if column < len(header) else f"column {column + 1}"
+    row = {key: cells[i] if i < len(cells) else "" for i, key in enumerate(header)}
+    problem = (
+        'a quote opens the value and no quote closes it (double it, "", or quote the whole '
+        "value); not judged"
+    )
+    return RefusedRow(row, f"{locate(label, f'line {line}', name)}: {problem}")
 
 
 def _row(label: str, header: list[str], cells: list[str], line: int) -> dict[str, str]:

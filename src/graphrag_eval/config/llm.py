@@ -90,6 +90,8 @@ class _Endpoint(BaseModel):
             raise ValueError(f"provider 'local' runs the model in-process; '{extra}' is not used")
         if self.provider in ("openai-compatible", "azure") and not self.base_url:
             raise ValueError(f"provider '{self.provider}' needs base_url")
+        if self.base_url and not is_url(self.base_url):  # not shown: it may hold credentials
+            raise ValueError("base_url is not a URL (such as http://host:8000/v1)")
         for key, value in (self.model_extra or {}).items():
             _check_not_misspelt(key, type(self))
             if self.provider in OPENAI_COMPATIBLE_PROVIDERS:
@@ -102,6 +104,17 @@ class _Endpoint(BaseModel):
     def request_parameters(self) -> dict[str, Any]:
         """The extra keys: parameters sent with every request."""
         return dict(self.model_extra or {})
+
+
+def is_url(value: str) -> bool:
+    """Whether ``value`` parses as a URL (with a port that is a number, when it has one)."""
+    import urllib.parse
+
+    try:
+        urllib.parse.urlsplit(value).port  # noqa: B018 - parsing the port checks it
+    except ValueError:
+        return False
+    return True
 
 
 KNOWN_REQUEST_PARAMETERS = frozenset(

@@ -5,6 +5,7 @@ See docs/llm.md (configuration, cache, cost).
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -160,7 +161,8 @@ class RemoteEmbedder:
             vectors, total = await self._reply(texts, estimate, metric)
             dimension = len(vectors[0])
             agreed = self._agreed(dimension)
-            if agreed:
+            degenerate = _degenerate(vectors) if agreed else None
+            if agreed and degenerate is None:
                 break
             if agreed is None:  # no dimension agreed yet: another reply decides
                 unconfirmed += 1
@@ -169,8 +171,8 @@ class RemoteEmbedder:
                     self.calls.stats.retries += 1
                     continue
             else:
-                mismatched += 1
-                problem = (
+                mismatched += 1  # of another dimension, or unusable (a failed request)
+                problem = degenerate or (
                     f"vectors of dimension {dimension}, the model's have {self.dimension} "
                     f"({mismatched} attempt{'s' if mismatched != 1 else ''})"
                 )
@@ -259,6 +261,15 @@ def _vectors(response: Any, count: int) -> list[list[float]]:
     if not all(all_finite(vector) for vector in vectors):
         raise CallFailed("the embedding endpoint returned a vector that is not finite")
     return vectors
+
+
+def _degenerate(vectors: list[list[float]]) -> str | None:
+    """What makes one of ``vectors`` unusable for a cosine, which needs a length: a vector of
+    zeros, or one whose length is not finite; ``None`` when they are all usable."""
+    squares = [sum(x * x for x in vector) for vector in vectors]
+    if 0.0 in squares:
+        return "a vector of zeros"
+    return "a vector too long to compare" if math.inf in squares else None
 
 
 def _configured_dimension(parameters: dict[str, Any]) -> int | None:

@@ -149,7 +149,7 @@ class Endpoint:
         else:
             self.base_url = settings.base_url or _DEFAULT_BASE_URLS.get(settings.provider)
             api_key = _api_key(role, settings)
-            redactor.add(api_key)
+            redactor.add(api_key, *url_credentials(self.base_url or default_base_url()))
             if transport is None and settings.provider != "azure" and _aiohttp_installed():
                 timeouts = Timeouts(config.connect_timeout_s, config.timeout_s)
                 self.client = WireClient(self.base_url or default_base_url(), api_key, timeouts)

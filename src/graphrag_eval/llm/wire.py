@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from graphrag_eval.config.llm import is_url
 from graphrag_eval.config.secrets import basic_credentials
-from graphrag_eval.errors import CallFailed
+from graphrag_eval.errors import CallFailed, ConfigError
 from graphrag_eval.llm.failures import status_error, unreachable
 from graphrag_eval.version import __version__
 
@@ -51,8 +52,12 @@ _ENCODER = msgspec.json.Encoder()
 
 
 def default_base_url() -> str:
-    """The base URL of an endpoint that names none, as the SDK has it."""
-    return os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
+    """The base URL of an endpoint that names none, as the SDK has it; :class:`ConfigError`
+    when ``OPENAI_BASE_URL`` is not a URL (its text not shown: it may hold credentials)."""
+    url = os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
+    if not is_url(url):
+        raise ConfigError("$OPENAI_BASE_URL is not a URL (such as https://host/v1)")
+    return url
 
 
 @dataclass(frozen=True, slots=True)
