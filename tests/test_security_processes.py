@@ -226,7 +226,7 @@ def test_a_signal_while_python_imports_the_package_itself_is_one_line(
     the pipe is read): the first module of the package's own imports that is not loaded with
     Python itself. The package imported it before the commands guarded the signals, so
     SIGTERM there killed it silently (-15)."""
-    reference, responses = write_inputs(tmp_path, 1)
+    reference, responses = write_answered(tmp_path, 1)
     out = tmp_path / "out"
     pipe = tmp_path / "importing"
     os.mkfifo(pipe)
@@ -274,7 +274,7 @@ def test_sigterm_swallowed_by_a_module_being_imported_still_stops_the_run(
     """A module the commands import (PyYAML, shadowed; it loads the real one afterwards)
     swallows the interruption SIGTERM raised in it: the run used to go on to the end (exit
     0, with 'Exception ignored' and a traceback from a ``__del__``)."""
-    reference, responses = write_inputs(tmp_path, 1)
+    reference, responses = write_answered(tmp_path, 1)
     out = tmp_path / "out"
     pipe = tmp_path / "importing"
     os.mkfifo(pipe)

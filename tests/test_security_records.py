@@ -179,7 +179,7 @@ def _judge_rows(
     source, target = tmp_path / "in.tsv", tmp_path / "judged.tsv"
     source.write_bytes(text.encode())
     with JudgeServer() as server:
-        config = _judge_config(tmp_path, server)
+        config = write_judge_config(tmp_path, server.url, embedding=None)
         code = answer_correctness_main(["-i", str(source), "-o", str(target), "-c", str(config)])
     err = capsys.readouterr().err
     assert "Traceback" not in err
@@ -249,7 +249,7 @@ def test_temporaries_a_killed_answer_correctness_or_report_left_are_removed_by_t
     for path in (stale, other):
         path.write_text("half written")
     with JudgeServer() as server:
-        config = _judge_config(tmp_path, server)
+        config = write_judge_config(tmp_path, server.url, embedding=None)
         code = answer_correctness_main(["-i", str(source), "-o", str(target), "-c", str(config)])
     assert code == 0, capsys.readouterr().err
     assert not stale.exists()
