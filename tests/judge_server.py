@@ -68,6 +68,8 @@ class Faults:
     """200 with ``finish_reason: length``."""
     html: float = 0.0
     """200 with an HTML page instead of JSON (a proxy's error page)."""
+    foreign_json: float = 0.0
+    """200 with JSON that is not the API's (``{"status": "ok"}``: a proxy's own reply)."""
     retry_after_ms: int = 20
     hang_s: float = 30.0
     # list-shape faults: JSON replies whose list does not fit what was asked (a list of
@@ -288,6 +290,7 @@ class _Handler(BaseHTTPRequestHandler):
             ("malformed", faults.malformed),
             ("truncated", faults.truncated),
             ("html", faults.html),
+            ("foreign_json", faults.foreign_json),
             ("bad_gateway", faults.bad_gateway),
             ("redirect", faults.redirect),
         ):
@@ -334,6 +337,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("content-length", str(len(page)))
             self.end_headers()
             self.wfile.write(page)
+        elif outcome == "foreign_json":
+            self._send(200, {"status": "ok"})
         elif outcome in ("bad_gateway", "redirect"):
             self._unusable(outcome)
         elif outcome == "hang":

@@ -178,6 +178,10 @@ def test_answer_correctness_with_a_dead_judge_exits_3_with_one_line(
 
 UNUSABLE = {
     "an HTML page with 200": (Faults(html=1.0), "the judge's reply is not a chat completion"),
+    "JSON that is not the API's, with 200": (
+        Faults(foreign_json=1.0),
+        'the judge\'s reply is not a chat completion (no "choices")',
+    ),
     "a 302 redirect": (Faults(redirect=1.0), "302 Error code: 302 - redirected to "),
     "a 301 redirect": (
         Faults(redirect=1.0, redirect_status=301),

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
+    "API_MARKERS",
     "StatusError",
     "Unreachable",
     "UnusableReply",
@@ -70,6 +71,11 @@ def unusable_status(status: int) -> bool:
     (5xx: a gateway with nothing behind it) or a redirect (the base URL points elsewhere, a
     captive portal's login page)."""
     return status >= 500 or 300 <= status < 400
+
+
+API_MARKERS = {"generation": b'"choices"', "embedding": b'"data"'}
+"""The key every successful reply of an endpoint's API holds (a chat completion's
+``choices``, an embeddings reply's ``data``), by the endpoint's role."""
 
 
 def json_like(content: Any) -> bool:

@@ -39,6 +39,7 @@ from graphrag_eval.errors import CallFailed, LLMError
 from graphrag_eval.llm.budget import Budget
 from graphrag_eval.llm.client import Endpoint
 from graphrag_eval.llm.failures import (
+    API_MARKERS,
     StatusError,
     Unreachable,
     UnusableReply,
@@ -153,16 +154,22 @@ class Sender:
 
     def _check_json(self, endpoint: Endpoint, response: Any) -> None:
         """An :class:`UnusableReply`, counted towards the breaker, for a successful reply
-        that is not JSON (a captive portal's or a proxy's page)."""
+        that is not JSON (a captive portal's or a proxy's page) or is JSON without the key
+        every reply of the API has (``{}``, a proxy's own JSON)."""
         content = getattr(response, "content", None)
+        marker = API_MARKERS.get(endpoint.role)
         if json_like(content):
-            return
+            if marker is None or marker in content:
+                return
+            why = f"no {marker.decode()}"
+        else:
+            why = "not JSON"
         what = (
             "the judge's reply is not a chat completion"
             if endpoint.role == "generation"
             else "the embedding endpoint's reply is not a list of embeddings"
         )
-        unusable = UnusableReply(f"{what} (not JSON): {bytes(content or b'')[:80]!r}")
+        unusable = UnusableReply(f"{what} ({why}): {bytes(content or b'')[:80]!r}")
         self._unusable(endpoint, unusable)
         raise unusable
 
