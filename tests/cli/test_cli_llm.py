@@ -344,6 +344,20 @@ def test_answer_correctness_tsv_without_the_columns(
     assert err.startswith(f"answer-correctness: error: {source}: line 1: missing column(s)")
 
 
+def test_answer_correctness_tsv_with_only_its_header_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source, target = tmp_path / "in.tsv", tmp_path / "out.tsv"
+    source.write_text("Question\tReference answer\tActual answer\n")
+    code = answer_correctness_main(["-i", str(source), "-o", str(target)])
+    assert code == 2
+    assert capsys.readouterr().err == (
+        f"answer-correctness: error: {source}: no answers to judge: the file has its header "
+        "and no row\n"
+    )
+    assert not target.exists()
+
+
 def test_answer_correctness_tsv_that_is_not_utf8_names_line_and_column(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

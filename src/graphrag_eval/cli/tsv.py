@@ -94,6 +94,8 @@ def _read_rows(label: str, lines: list[str]) -> list[dict[str, str]]:
     start = reader.line_num
     while start < len(lines):
         start = _read_from(label, header, lines, start, rows)
+    if not rows:
+        raise InputError("no answers to judge: the file has its header and no row", file=label)
     return rows
 
 
