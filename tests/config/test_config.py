@@ -18,13 +18,15 @@ from graphrag_eval.metrics import (
     register_metric,
     unregister_metric,
 )
+from graphrag_eval.metrics.retrieval_context import RetrievalContextConfig
 
 
 def test_defaults() -> None:
     config = load_config(None)
     assert config.steps.score_mode == "last_group"
     assert config.aggregation.error_samples == "exclude"
-    assert config.retrieval_context.similarity_threshold == pytest.approx(0.5)
+    section = config.section("retrieval_context", RetrievalContextConfig)
+    assert section.similarity_threshold == pytest.approx(0.5)
 
 
 def test_dict_path_and_object_are_equivalent(tmp_path: Path) -> None:

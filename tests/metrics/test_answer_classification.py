@@ -10,7 +10,7 @@ import pytest
 from graphrag_eval import compute_aggregates, load_config
 from graphrag_eval.config import DEFAULT_NON_ANSWERS, DEFAULT_UNCERTAINTY_PHRASES
 from graphrag_eval.llm.prompts import prompt
-from graphrag_eval.metrics.answer_classification import uncertainty
+from graphrag_eval.metrics.answer_classification import AnswerClassificationConfig, uncertainty
 from metrics.scripted_judge import (
     Body,
     ScriptedJudge,
@@ -138,7 +138,7 @@ def test_uncertainty_phrases_and_non_answers_are_configurable() -> None:
 
 
 def test_uncertainty_phrases_are_the_references_list() -> None:
-    settings = load_config({}).answer_classification
+    settings = load_config({}).section("answer_classification", AnswerClassificationConfig)
 
     assert settings.uncertainty_phrases == [
         "i don't know",

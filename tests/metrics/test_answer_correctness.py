@@ -11,7 +11,11 @@ import pytest
 from graphrag_eval import ConfigError, compute_aggregates, load_config
 from graphrag_eval.llm.engine import ReplyError
 from graphrag_eval.llm.prompts import prompt
-from graphrag_eval.metrics.answer_correctness import ClaimCounts, parse_claim_counts
+from graphrag_eval.metrics.answer_correctness import (
+    AnswerCorrectnessConfig,
+    ClaimCounts,
+    parse_claim_counts,
+)
 from metrics.scripted_judge import (
     ScriptedJudge,
     judge_config,
@@ -264,7 +268,7 @@ def test_answer_correctness_prompt_placeholders_are_validated(template: str, mes
 def test_answer_correctness_prompt_with_literal_braces_is_valid() -> None:
     config = load_config({"answer_correctness": {"prompt": CUSTOM_PROMPT}})
 
-    assert config.answer_correctness.prompt == CUSTOM_PROMPT
+    assert config.section("answer_correctness", AnswerCorrectnessConfig).prompt == CUSTOM_PROMPT
 
 
 @pytest.mark.parametrize(

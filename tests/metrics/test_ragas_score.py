@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from graphrag_eval import ConfigError, compute_aggregates, load_config
-from graphrag_eval.metrics.ragas import ragas_score
+from graphrag_eval.metrics.ragas import RagasConfig, ragas_score
 from metrics.scripted_judge import (
     ScriptedJudge,
     judge_config,
@@ -115,7 +115,7 @@ def test_noncommittal_answer_has_zero_ragas_answer_relevance() -> None:
 
 # ------------------------------------------------------------ ragas_score, worked examples
 
-DEFAULT_WEIGHTS = load_config({}).ragas.weights.model_dump()
+DEFAULT_WEIGHTS = load_config({}).section("ragas", RagasConfig).weights.model_dump()
 
 
 def test_default_ragas_weights_are_the_references() -> None:

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import difflib
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
-from pydantic.fields import FieldInfo
+from pydantic import BaseModel, Field, PrivateAttr, ValidationError, field_validator
 
 from graphrag_eval.config.base import Section
 from graphrag_eval.config.llm import LLMConfig
@@ -30,8 +29,10 @@ __all__ = [
     "ConfigSource",
     "EvaluationConfig",
     "add_section",
+    "metric_sections",
     "parse_config",
     "remove_section",
+    "set_section_loader",
 ]
 
 
@@ -43,8 +44,9 @@ class EvaluationConfig(Section):
 
     Besides the sections below, each metric that has settings declares its own section
     (``Metric.section`` and ``Metric.settings_model``, e.g. ``answer_correctness``,
-    ``ragas``); registering the metric adds it here (:func:`add_section`), before the
-    ``metrics`` list.
+    ``ragas``): :func:`parse_config` validates it with the model the registry knows for it
+    once the metrics (entry points included) are registered, and :meth:`section` gives it,
+    its defaults where the config leaves it out. The class itself never changes.
     """
 
     steps: StepsConfig = StepsConfig()
@@ -80,17 +82,39 @@ class EvaluationConfig(Section):
             raise ValueError(f"expected a list of metric names or 'all', got '{value}'")
         return value
 
+    _sections: dict[str, Section] = PrivateAttr(default_factory=dict)
+    """The metrics' sections the config gives, validated (:func:`parse_config`)."""
+
     def section(self, name: str, model: type[S]) -> S:
-        """The settings of the section ``name``, a ``model`` (a metric's own section)."""
-        value = getattr(self, name)
+        """The settings of the section ``name``, a ``model`` (a metric's own section): as the
+        config gives them, or the model's defaults."""
+        value = self._sections.get(name)
+        if value is None:
+            return model()
         if not isinstance(value, model):
             raise TypeError(f"config section '{name}' is not a {model.__name__}")
         return value
 
+    def with_sections(self, sections: Mapping[str, Section]) -> EvaluationConfig:
+        """This config with the metrics' ``sections`` (validated settings, by name)."""
+        config = self.model_copy()
+        config._sections = {**self._sections, **sections}
+        return config
+
+    def as_data(self) -> dict[str, Any]:
+        """The whole config as plain data: its own sections, every metric's section (its
+        defaults where the config leaves it out), then the ``metrics`` list."""
+        data = self.model_dump(mode="json")
+        selection = data.pop("metrics")
+        for name, model in metric_sections().items():
+            data[name] = self.section(name, model).model_dump(mode="json")
+        data["metrics"] = selection
+        return data
+
     def scoring_fingerprint(self) -> dict[str, Any]:
         """The settings that can change a score (not concurrency, limits, cache or budget):
         what a resumed run must share with the run it continues."""
-        data = self.model_dump(mode="json")
+        data = self.as_data()
         llm = data.pop("llm")
         data["llm"] = {key: without_secrets(llm[key]) for key in ("generation", "embedding")}
         data["llm"]["prices"] = llm["prices"]
@@ -99,44 +123,49 @@ class EvaluationConfig(Section):
 
     def public_dump(self) -> dict[str, Any]:
         """The config as plain data with every secret masked (for ``run.yaml``)."""
-        masked: dict[str, Any] = mask_secrets(self.model_dump(mode="json"))
+        masked: dict[str, Any] = mask_secrets(self.as_data())
         return masked
 
 
+_METRIC_SECTIONS: dict[str, type[Section]] = {}
+"""The sections metrics declare, by name, in registration order (:func:`add_section`)."""
+
+_section_loader: Callable[[], None] | None = None
+"""What registers the metrics that declare sections (entry points included) before a config
+is read: set by the metrics' registry (:func:`set_section_loader`)."""
+
+
+def set_section_loader(load: Callable[[], None]) -> None:
+    """Have :func:`parse_config` call ``load`` first, so every metric that declares a section
+    is registered whatever was imported before (the registry below the metrics sets it)."""
+    global _section_loader
+    _section_loader = load
+
+
+def metric_sections() -> dict[str, type[Section]]:
+    """The sections the registered metrics declare, by name, after registering them."""
+    if _section_loader is not None:
+        _section_loader()
+    return dict(_METRIC_SECTIONS)
+
+
 def add_section(name: str, model: type[Section], doc: str | None = None) -> None:
-    """Add the config section ``name`` (settings ``model``, all fields with defaults) that a
-    metric declares; adding the same section again does nothing. Raises ``ValueError`` when
-    the name is taken by another section."""
-    fields = dict(EvaluationConfig.model_fields)
-    existing = fields.get(name)
-    if existing is not None:
-        if existing.annotation is model:
-            return
+    """Declare the config section ``name`` (settings ``model``, all fields with defaults) of a
+    metric; declaring the same section again does nothing. Raises ``ValueError`` when the
+    name is taken by another section. ``doc``: unused (the model's docstring describes it),
+    kept for callers of earlier versions."""
+    existing = _METRIC_SECTIONS.get(name)
+    if existing is model:
+        return
+    if existing is not None or name in EvaluationConfig.model_fields:
         raise ValueError(f"config section '{name}' is already declared")
-    section = FieldInfo.from_annotated_attribute(model, model())
-    section.description = doc or model.__doc__
-    metrics = fields.pop("metrics")
-    fields[name] = section
-    fields["metrics"] = metrics  # the selection stays last
-    _set_fields(fields)
+    _METRIC_SECTIONS[name] = model
 
 
 def remove_section(name: str) -> None:
-    """Remove a section :func:`add_section` added (when no metric declares it any more)."""
-    fields = dict(EvaluationConfig.model_fields)
-    if name in _CORE_SECTIONS or fields.pop(name, None) is None:
-        return
-    _set_fields(fields)
+    """Forget a section :func:`add_section` declared (when no metric declares it any more)."""
+    _METRIC_SECTIONS.pop(name, None)
 
-
-def _set_fields(fields: dict[str, FieldInfo]) -> None:
-    EvaluationConfig.model_fields.clear()
-    EvaluationConfig.model_fields.update(fields)
-    EvaluationConfig.model_rebuild(force=True)
-
-
-_CORE_SECTIONS = frozenset(EvaluationConfig.model_fields)
-"""The sections every config has; the others come from metrics."""
 
 ConfigSource = str | Path | Mapping[str, Any] | EvaluationConfig | None
 """What a config can be given as: a path to YAML or JSON, a dict, a config, or ``None``."""
@@ -171,23 +200,35 @@ def parse_config(source: ConfigSource = None) -> EvaluationConfig:
         )
     if not isinstance(data, Mapping):
         raise ConfigError(f"expected a mapping of sections, got {_kind(data)}", file=label)
+    models = metric_sections()
+    own = {key: value for key, value in data.items() if key not in models}
     try:
-        return EvaluationConfig.model_validate(dict(data))
+        config = EvaluationConfig.model_validate(own)
     except ValidationError as exc:
         raise _config_error(exc, label) from None
+    sections: dict[str, Section] = {}
+    for name, model in models.items():
+        if name in data:
+            try:
+                sections[name] = model.model_validate(data[name])
+            except ValidationError as exc:
+                raise _config_error(exc, label, within=name) from None
+    return config.with_sections(sections) if sections else config
 
 
-def _config_error(exc: ValidationError, label: str) -> ConfigError:
-    """Turn the first pydantic error into a one-line message; count the others."""
+def _config_error(exc: ValidationError, label: str, within: str | None = None) -> ConfigError:
+    """Turn the first pydantic error into a one-line message; count the others. ``within``:
+    the metric's section that was validated (its name starts the error's location)."""
     errors = exc.errors()
     first = errors[0]
-    path = ".".join(str(part) for part in first["loc"])
+    loc = (within, *first["loc"]) if within is not None else tuple(first["loc"])
+    path = ".".join(str(part) for part in loc)
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     if first["type"] == "extra_forbidden":
-        message = "unknown key" + _suggestion(first["loc"]) + more
+        message = "unknown key" + _suggestion(loc) + more
     elif first["type"] == "value_error":
         message = str(first["msg"]).removeprefix("Value error, ") + more
-    elif any("api_key" in str(part) for part in first["loc"]):
+    elif any("api_key" in str(part) for part in loc):
         message = f"{first['msg']}{more}"  # never echo what may be a secret
     else:
         message = f"{first['msg']} (got {_short(first.get('input'))}){more}"
@@ -213,10 +254,14 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
 def _suggestion(loc: tuple[Any, ...]) -> str:
     """A 'did you mean' hint for an unknown key, from the fields of its section."""
     model: type[BaseModel] = EvaluationConfig
+    sections = metric_sections()
     keyed = False  # the previous part was a mapping of sections, so this part is a key
-    for part in loc[:-1]:
+    for depth, part in enumerate(loc[:-1]):
         if isinstance(part, int) or keyed:  # an index into a list, a key of a mapping
             keyed = False
+            continue
+        if depth == 0 and part in sections:
+            model = sections[str(part)]
             continue
         field = model.model_fields.get(str(part))
         inner = _model_in(field.annotation) if field is not None else None
@@ -225,6 +270,8 @@ def _suggestion(loc: tuple[Any, ...]) -> str:
         keyed = typing.get_origin(field.annotation) is dict
         model = inner
     known = list(model.model_fields)
+    if len(loc) == 1:  # a top-level key: the metrics' sections are known too
+        known = [*known[:-1], *sections, known[-1]]
     close = difflib.get_close_matches(str(loc[-1]), known, n=1)
     if close:
         return f" (did you mean '{close[0]}'?)"

@@ -32,9 +32,10 @@ def check_evaluable(questions: Sequence[ReferenceQuestion], responses: ResponseS
     if any(question_id in known for question_id in readable):
         return
     if readable:
-        from graphrag_eval.config.model import EvaluationConfig  # config reads inputs.shapes
+        from graphrag_eval.config.model import EvaluationConfig, metric_sections  # (a cycle)
 
-        if set(readable) <= set(EvaluationConfig.model_fields):  # every "id" a config section
+        sections = set(EvaluationConfig.model_fields) | set(metric_sections())
+        if set(readable) <= sections:  # every "id" a config section
             raise InputError(
                 "this looks like a config, not a responses file (a mapping of sections such "
                 f"as {sorted(readable)[0]}:); give the config file with -c",

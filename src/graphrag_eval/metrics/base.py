@@ -6,19 +6,17 @@ produced, :class:`Skipped` when its inputs are missing, or :class:`Failed` with 
 Failures are values, never exceptions and never NaN; they become ``<metric>_error`` keys
 only at the output edge (:mod:`graphrag_eval.results`).
 
-There are two kinds: an :class:`ItemMetric` scores the item as a whole (``steps_score``,
-later the answer metrics); a :class:`StepMetric` scores individual actual steps (the
-``retrieval_context_*`` metrics) and its keys are written on those steps.
+An :class:`ItemMetric` scores the item as a whole; a :class:`StepMetric` scores individual
+actual steps (the ``retrieval_context_*`` metrics), and its keys are written on those steps.
 
 Each metric declares what it cannot do without: the item :class:`Input` fields it reads
 (``inputs``) and the services it calls (``needs``). :mod:`graphrag_eval.planning` reads these
 declarations before any call and skips a metric whose inputs or services are missing, so a
 metric's ``score`` may assume them (docs/metrics.md, "How metrics are planned").
 
-Each metric declares its output keys with :class:`OutputKey`: how the key aggregates
-(numeric statistics, label counts, or not at all), which error keys report its failure, and
-whether an error sample counts as 0 under ``aggregation.error_samples: zero``. The
-aggregator reads these declarations; it keeps no list of metric names of its own.
+Each metric declares its output keys (:class:`OutputKey`): how each aggregates (statistics,
+label counts, or not at all), which error keys report its failure, and whether an error sample
+counts as 0 under ``aggregation.error_samples: zero``; the aggregator keeps no list of names.
 """
 
 from __future__ import annotations
@@ -31,7 +29,12 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from graphrag_eval.config.base import Section
-from graphrag_eval.config.model import EvaluationConfig, add_section, remove_section
+from graphrag_eval.config.model import (
+    EvaluationConfig,
+    add_section,
+    remove_section,
+    set_section_loader,
+)
 from graphrag_eval.errors import ConfigError
 from graphrag_eval.inputs import ActualStep, ReferenceQuestion, Response
 from graphrag_eval.metrics.plugins import entry_point_metrics
@@ -279,6 +282,7 @@ def builtins_registered() -> None:
     """Called once the built-in metrics are registered: entry points may load from now on."""
     global _builtins_registered
     _builtins_registered = True
+    set_section_loader(_load_plugins)  # a config read from now on knows every section
 
 
 def _load_plugins() -> None:
