@@ -125,3 +125,53 @@ def test_the_metric_extension_api_is_deliberate() -> None:
 
     assert set(graphrag_eval.metrics.__all__) == METRICS_EXTENSION_API
     assert graphrag_eval.metrics.ENTRY_POINT_GROUP == "graphrag_eval.metrics"
+
+
+STEP_RULES_API = {
+    "ENTRY_POINT_GROUP",
+    "GIVEN",
+    "StepRule",
+    "register_step_rule",
+    "step_rules",
+    "unregister_step_rule",
+}
+
+CONFIG_API = {
+    "ANSWER_CORRECTNESS_PLACEHOLDERS",
+    "AggregationConfig",
+    "AnswerClassificationConfig",
+    "AnswerCorrectnessConfig",
+    "AnswerRelevanceConfig",
+    "BUNDLED_MODEL",
+    "BertScoreConfig",
+    "CacheConfig",
+    "ConfigSource",
+    "CustomEvaluationConfig",
+    "DEFAULT_NON_ANSWERS",
+    "DEFAULT_UNCERTAINTY_PHRASES",
+    "EmbeddingConfig",
+    "EvaluationConfig",
+    "FactualAccuracyConfig",
+    "GenerationConfig",
+    "LLMConfig",
+    "ModelPrice",
+    "RagasConfig",
+    "RetrievalAnswerConfig",
+    "RetrievalContextConfig",
+    "StepsConfig",
+    "load_config",
+    "mask_secrets",
+    "secret_values",
+}
+
+
+def test_the_step_rule_and_config_surfaces_are_deliberate() -> None:
+    """What docs/steps.md (rules for your own tools) and the config's users import."""
+    import graphrag_eval.config
+    import graphrag_eval.steps
+
+    assert set(graphrag_eval.steps.__all__) == STEP_RULES_API
+    assert set(graphrag_eval.config.__all__) == CONFIG_API
+    for module in (graphrag_eval.steps, graphrag_eval.config):
+        for name in module.__all__:
+            assert hasattr(module, name), f"{module.__name__}.{name}"
