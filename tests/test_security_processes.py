@@ -181,23 +181,20 @@ def test_ctrl_c_during_start_up_is_one_line_and_resume_accepts_the_directory(
     assert run["resumed"] == {"kept": 3, "evaluated_again": 0}
 
 
-@pytest.mark.parametrize(
-    ("signum", "exit_code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["int", "term"]
-)
-def test_a_signal_while_python_imports_the_commands_is_one_line(
-    tmp_path: Path, signum: signal.Signals, exit_code: int
-) -> None:
-    """A module the commands import (PyYAML) is shadowed on PYTHONPATH by one that reads a
-    named pipe: the import blocks until the test has opened the pipe's other end; then Ctrl-C
-    or SIGTERM arrives while Python is still importing the package (SIGTERM used to kill it
-    silently, -15)."""
+def _signal_during_import(
+    tmp_path: Path, module: str, code: str, signum: signal.Signals
+) -> tuple[int, str, Path]:
+    """``graphrag-eval evaluate`` with ``module`` shadowed on PYTHONPATH by ``code`` (which
+    has ``PIPE``, a named pipe that blocks its read until the test opens the other end, and
+    ``SHADOW``, its folder); ``signum`` is sent once the import has opened the pipe. The exit
+    code, stderr and the output directory."""
     reference, responses = write_answered(tmp_path, 1)
     out = tmp_path / "out"
     pipe = tmp_path / "importing"
     os.mkfifo(pipe)
     shadow = tmp_path / "shadow"
     shadow.mkdir()
-    (shadow / "yaml.py").write_text(f"open({str(pipe)!r}).read()\n")
+    (shadow / f"{module}.py").write_text(f"PIPE = {str(pipe)!r}\nSHADOW = {str(shadow)!r}\n{code}")
     path = [str(shadow), *filter(None, [os.environ.get("PYTHONPATH")])]
     command = ["evaluate", str(reference), str(responses), "-o", str(out)]
     process = subprocess.Popen(
@@ -211,7 +208,21 @@ def test_a_signal_while_python_imports_the_commands_is_one_line(
     with pipe.open("w"):  # returns once the import has opened the pipe to read it
         process.send_signal(signum)
         _, err = process.communicate(timeout=120)
-    assert process.returncode == exit_code
+    return process.returncode, err, out
+
+
+@pytest.mark.parametrize(
+    ("signum", "exit_code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["int", "term"]
+)
+def test_a_signal_while_python_imports_the_commands_is_one_line(
+    tmp_path: Path, signum: signal.Signals, exit_code: int
+) -> None:
+    """A module the commands import (PyYAML) is shadowed on PYTHONPATH by one that reads a
+    named pipe: the import blocks until the test has opened the pipe's other end; then Ctrl-C
+    or SIGTERM arrives while Python is still importing the package (SIGTERM used to kill it
+    silently, -15)."""
+    code, err, out = _signal_during_import(tmp_path, "yaml", "open(PIPE).read()\n", signum)
+    assert code == exit_code
     assert err == "interrupted while starting; nothing was written\n"
     assert not out.exists()
 
@@ -226,30 +237,12 @@ def test_a_signal_while_python_imports_the_package_itself_is_one_line(
     the pipe is read): the first module of the package's own imports that is not loaded with
     Python itself. The package imported it before the commands guarded the signals, so
     SIGTERM there killed it silently (-15)."""
-    reference, responses = write_answered(tmp_path, 1)
-    out = tmp_path / "out"
-    pipe = tmp_path / "importing"
-    os.mkfifo(pipe)
-    shadow = tmp_path / "shadow"
-    shadow.mkdir()
-    (shadow / "typing.py").write_text(
-        f"import sys\nopen({str(pipe)!r}).read()\nsys.path.remove({str(shadow)!r})\n"
-        "del sys.modules['typing']\nimport typing\n"
+    shadowing = (
+        "import sys\nopen(PIPE).read()\nsys.path.remove(SHADOW)\ndel sys.modules['typing']\n"
+        "import typing\n"
     )
-    path = [str(shadow), *filter(None, [os.environ.get("PYTHONPATH")])]
-    command = ["evaluate", str(reference), str(responses), "-o", str(out)]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "graphrag_eval.cli", *command],
-        preexec_fn=_default_sigint,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(path)},
-    )
-    with pipe.open("w"):  # returns once the import has opened the pipe to read it
-        process.send_signal(signum)
-        _, err = process.communicate(timeout=120)
-    assert process.returncode == exit_code
+    code, err, out = _signal_during_import(tmp_path, "typing", shadowing, signum)
+    assert code == exit_code
     assert err == "interrupted while starting; nothing was written\n"
     assert not out.exists()
 
@@ -274,29 +267,12 @@ def test_sigterm_swallowed_by_a_module_being_imported_still_stops_the_run(
     """A module the commands import (PyYAML, shadowed; it loads the real one afterwards)
     swallows the interruption SIGTERM raised in it: the run used to go on to the end (exit
     0, with 'Exception ignored' and a traceback from a ``__del__``)."""
-    reference, responses = write_answered(tmp_path, 1)
-    out = tmp_path / "out"
-    pipe = tmp_path / "importing"
-    os.mkfifo(pipe)
-    shadow = tmp_path / "shadow"
-    shadow.mkdir()
-    (shadow / "yaml.py").write_text(
-        f"import sys\nPIPE = {str(pipe)!r}\n{SWALLOWING_IMPORTS[swallowing]}"
-        f"sys.path.remove({str(shadow)!r})\ndel sys.modules['yaml']\nimport yaml\n"
+    shadowing = (
+        f"import sys\n{SWALLOWING_IMPORTS[swallowing]}"
+        "sys.path.remove(SHADOW)\ndel sys.modules['yaml']\nimport yaml\n"
     )
-    path = [str(shadow), *filter(None, [os.environ.get("PYTHONPATH")])]
-    command = ["evaluate", str(reference), str(responses), "-o", str(out)]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "graphrag_eval.cli", *command],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(path)},
-    )
-    with pipe.open("w"):  # returns once the import has opened the pipe to read it
-        process.send_signal(signal.SIGTERM)
-        _, err = process.communicate(timeout=120)
-    assert process.returncode == 143
+    code, err, out = _signal_during_import(tmp_path, "yaml", shadowing, signal.SIGTERM)
+    assert code == 143
     assert err == "interrupted while starting; nothing was written\n"
     assert not out.exists()
 
