@@ -7,7 +7,7 @@ import csv
 import decimal
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -138,15 +138,11 @@ def _well_quoted(lines: list[str]) -> bool:
 
 def _unclosed_quote_row(label: str, header: list[str], text: str, line: int) -> RefusedRow:
     """The row of line ``text``, where a quote opens a value that no quote closes well."""
-    cells = text.removesuffix("\n").split("\t")
-    column = next((i for i, cell in enumerate(cells) if cell.startswith('"')), 0)
-    name = header[column] if column < len(header) else f"column {column + 1}"
-    row = {key: cells[i] if i < len(cells) else "" for i, key in enumerate(header)}
     problem = (
         'a quote opens the value and no quote closes it (double it, "", or quote the whole '
         "value); not judged"
     )
-    return RefusedRow(row, f"{locate(label, f'line {line}', name)}: {problem}")
+    return _refused(label, header, text, line, lambda cell: cell.startswith('"'), problem)
 
 
 def _row(label: str, header: list[str], cells: list[str], line: int) -> dict[str, str]:
@@ -160,14 +156,27 @@ def _row(label: str, header: list[str], cells: list[str], line: int) -> dict[str
 
 def _refused_row(label: str, header: list[str], text: str, line: int) -> RefusedRow:
     """The row of line ``text``, which has a carriage return inside an unquoted value."""
-    cells = text.removesuffix("\n").split("\t")
-    column = next((i for i, cell in enumerate(cells) if "\r" in cell.rstrip("\r")), 0)
-    name = header[column] if column < len(header) else f"column {column + 1}"
-    row = {key: cells[i] if i < len(cells) else "" for i, key in enumerate(header)}
     problem = (
         "a carriage return inside the value (quote the value, or remove the carriage "
         "return); not judged"
     )
+    return _refused(label, header, text, line, lambda cell: "\r" in cell.rstrip("\r"), problem)
+
+
+def _refused(
+    label: str,
+    header: list[str],
+    text: str,
+    line: int,
+    faulty: Callable[[str], bool],
+    problem: str,
+) -> RefusedRow:
+    """The row of line ``text``, split at its tabs, refused for ``problem`` in its first cell
+    that is ``faulty`` (the first column if none is)."""
+    cells = text.removesuffix("\n").split("\t")
+    column = next((i for i, cell in enumerate(cells) if faulty(cell)), 0)
+    name = header[column] if column < len(header) else f"column {column + 1}"
+    row = {key: cells[i] if i < len(cells) else "" for i, key in enumerate(header)}
     return RefusedRow(row, f"{locate(label, f'line {line}', name)}: {problem}")
 
 
