@@ -4,13 +4,14 @@ A metric looks at one item (the reference question, the response, and the step m
 computed for it) and returns an :data:`Outcome`: :class:`Scored` with the output keys it
 produced, :class:`Skipped` when its inputs are missing, or :class:`Failed` with an error.
 Failures are values, never exceptions and never NaN; they become ``<metric>_error`` keys
-only at the output edge (:mod:`graphrag_eval.results`).
+only at the output edge (:mod:`graphrag_eval.results.to_records`).
 
 An :class:`ItemMetric` scores the item as a whole; a :class:`StepMetric` scores individual
 actual steps (the ``retrieval_context_*`` metrics), and its keys are written on those steps.
 
 Each metric declares what it cannot do without: the item :class:`Input` fields it reads
-(``inputs``) and the services it calls (``needs``). :mod:`graphrag_eval.planning` reads these
+(``inputs``) and the services it calls (``needs``). :mod:`graphrag_eval.evaluation.planning` reads
+these
 declarations before any call and skips a metric whose inputs or services are missing, so a
 metric's ``score`` may assume them (docs/metrics.md, "How metrics are planned").
 
