@@ -21,15 +21,8 @@ from graphrag_eval import (
     run_evaluation,
 )
 from graphrag_eval.evaluation.runner import evaluate, prepare_reference, run_sync
-from graphrag_eval.metrics.base import (
-    ItemContext,
-    ItemMetric,
-    Outcome,
-    OutputKey,
-    Scored,
-    register_metric,
-    unregister_metric,
-)
+from graphrag_eval.metrics.base import ItemContext, ItemMetric, Outcome, OutputKey, Scored
+from graphrag_eval.metrics.registry import register_metric, unregister_metric
 from graphrag_eval.results.aggregation import aggregate
 from graphrag_eval.results.model import OutcomeKey, QuestionResult
 from graphrag_eval.results.to_records import to_records

@@ -27,10 +27,8 @@ from graphrag_eval.metrics.base import (
     OutputKey,
     Scored,
     Skipped,
-    register_metric,
-    registered_metrics,
-    unregister_metric,
 )
+from graphrag_eval.metrics.registry import register_metric, registered_metrics, unregister_metric
 
 from builders import dataset, question, response
 

@@ -17,9 +17,8 @@ from graphrag_eval.metrics.base import (
     Outcome,
     OutputKey,
     Skipped,
-    register_metric,
-    unregister_metric,
 )
+from graphrag_eval.metrics.registry import register_metric, unregister_metric
 from graphrag_eval.results.aggregation import is_empty_output, item_values
 
 

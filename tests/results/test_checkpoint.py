@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from graphrag_eval.inputs import parse_reference
-from graphrag_eval.metrics.base import registered_metrics
+from graphrag_eval.metrics.registry import registered_metrics
 from graphrag_eval.results.checkpoint import resume
 from graphrag_eval.results.write_run import CHECKPOINT_JSON, RESULTS_JSONL, results_jsonl_text
 

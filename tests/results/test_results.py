@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from graphrag_eval import load_reference, load_responses, run_evaluation
-from graphrag_eval.metrics.base import IDENTITY_KEYS, Failed, Outcome, Scored, Skipped
+from graphrag_eval.metrics.base import Failed, Outcome, Scored, Skipped
+from graphrag_eval.metrics.registry import IDENTITY_KEYS
 from graphrag_eval.report.html import render_report
 from graphrag_eval.results.aggregates import Coverage
 from graphrag_eval.results.aggregation import aggregate, compute_aggregates

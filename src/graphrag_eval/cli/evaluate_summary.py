@@ -13,7 +13,7 @@ from graphrag_eval.comparison.gates import Threshold
 from graphrag_eval.evaluation.runner import EvaluationRun
 from graphrag_eval.formatting import plain_number
 from graphrag_eval.llm.engine import LLMEngine
-from graphrag_eval.metrics.base import metrics_for
+from graphrag_eval.metrics.registry import metrics_for
 from graphrag_eval.report.console import (
     plural,
     print_llm_summary,

@@ -34,7 +34,7 @@ from graphrag_eval.inputs import (
     ResponseSet,
     check_evaluable,
 )
-from graphrag_eval.metrics.base import metrics_for
+from graphrag_eval.metrics.registry import metrics_for
 from graphrag_eval.report.console import plural, print_notices
 from graphrag_eval.steps.config_rules import config_rules
 from graphrag_eval.steps.rule_table import rules_in_use

@@ -25,7 +25,8 @@ from typing import Any
 from graphrag_eval.comparison.model import Comparison
 from graphrag_eval.errors import ConfigError
 from graphrag_eval.formatting import format_interval, plain_number, plural
-from graphrag_eval.metrics.base import Aggregation, OutputKey, declared_outputs
+from graphrag_eval.metrics.base import Aggregation, OutputKey
+from graphrag_eval.metrics.registry import declared_outputs
 
 __all__ = [
     "Threshold",

@@ -28,17 +28,15 @@ from graphrag_eval.embeddings.models import embeddings_extra_installed
 from graphrag_eval.errors import ConfigError
 from graphrag_eval.inputs import ReferenceQuestion, Response
 from graphrag_eval.llm.engine import LLMEngine, build_engine
-from graphrag_eval.metrics.base import (
-    Input,
-    Metric,
-    Skipped,
+from graphrag_eval.metrics.base import Input, Metric, Skipped
+from graphrag_eval.metrics.judging import has_contexts
+from graphrag_eval.metrics.registry import (
     configured_metrics,
     explicitly_selected,
     metrics_for,
     reserved_keys,
     selectable_metric_names,
 )
-from graphrag_eval.metrics.judging import has_contexts
 
 __all__ = [
     "NO_BERT_MODEL",

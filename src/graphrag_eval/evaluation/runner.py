@@ -42,7 +42,8 @@ from graphrag_eval.inputs import (
     parse_responses,
 )
 from graphrag_eval.llm.engine import CallStats, LLMEngine
-from graphrag_eval.metrics.base import Metric, metrics_for
+from graphrag_eval.metrics.base import Metric
+from graphrag_eval.metrics.registry import metrics_for
 from graphrag_eval.results.model import QuestionResult, ResultLayout, RunResult
 from graphrag_eval.results.to_records import layout_for, read_records, to_record, to_records
 from graphrag_eval.steps.rules import check_reference_step

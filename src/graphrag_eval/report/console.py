@@ -26,7 +26,8 @@ from graphrag_eval.formatting import (
 )
 from graphrag_eval.inputs import Notice, count_kinds
 from graphrag_eval.llm.engine import CallStats
-from graphrag_eval.metrics.base import Aggregation, declared_outputs
+from graphrag_eval.metrics.base import Aggregation
+from graphrag_eval.metrics.registry import declared_outputs
 from graphrag_eval.metrics.usage import USAGE_KEYS
 
 __all__ = [

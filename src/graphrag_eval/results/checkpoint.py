@@ -50,7 +50,8 @@ from graphrag_eval.inputs import (
     ResponseSet,
     unreadable_output_notice,
 )
-from graphrag_eval.metrics.base import Failed, Metric, Scored, metrics_for
+from graphrag_eval.metrics.base import Failed, Metric, Scored
+from graphrag_eval.metrics.registry import metrics_for
 from graphrag_eval.results.model import QuestionResult, ResultLayout
 from graphrag_eval.results.to_records import read_record
 from graphrag_eval.results.write_run import CHECKPOINT_JSON, RESULTS_JSONL, results_jsonl_text
