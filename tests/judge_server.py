@@ -45,7 +45,6 @@ __all__ = [
     "default_judge",
     "echoed_authorization",
     "embed_text",
-    "scripted_transport",
 ]
 
 DIMENSIONS = 64
@@ -559,25 +558,6 @@ def chat_completion(body: dict[str, Any], text: str, finish: str = "stop") -> di
             "total_tokens": prompt_tokens + reply_tokens,
         },
     }
-
-
-def scripted_transport(responder: Responder | None = None) -> Any:
-    """An in-process ``httpx2.MockTransport`` (no HTTP server) answering like the server
-    without faults: ``responder`` first, else :func:`default_judge`; embeddings by
-    :func:`embed_text`. Pass it to ``build_engine(..., transport=...)``."""
-    import httpx2
-
-    def handle(request: Any) -> Any:
-        body = json.loads(request.content or b"{}")
-        path = request.url.path
-        if path.endswith("/embeddings"):
-            return httpx2.Response(200, json=_embeddings(body))
-        if path.endswith("/chat/completions"):
-            text = responder(body) if responder is not None else None
-            return httpx2.Response(200, json=chat_completion(body, text or default_judge(body)))
-        return httpx2.Response(404, json={"error": {"message": f"no route {path}"}})
-
-    return httpx2.MockTransport(handle)
 
 
 # ------------------------------------------------------------------------------------------

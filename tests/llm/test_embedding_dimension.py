@@ -6,7 +6,7 @@ value is scored (docs/llm.md, embeddings)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -15,9 +15,11 @@ from graphrag_eval import run_evaluation
 from graphrag_eval.config import load_config
 from graphrag_eval.errors import CallFailed
 from graphrag_eval.llm.engine import build_engine
+from graphrag_eval.llm.providers import register_provider
+from graphrag_eval.llm.wire import OPENAI_BASE_URL, Timeouts, WireClient
 
 from builders import dataset, question, response
-from judge_server import DIMENSIONS, Faults, JudgeServer, scripted_transport
+from judge_server import DIMENSIONS, Faults, JudgeServer
 
 MakeConfig = Callable[..., dict[str, Any]]
 StartJudge = Callable[..., JudgeServer]
@@ -118,17 +120,34 @@ def test_a_dimension_given_as_a_request_parameter_needs_no_confirming_request(
     assert server.count("embeddings") == QUESTIONS
 
 
-def openai_embeddings(requests: list[Any], **embedding: Any) -> Any:
-    """An engine embedding with OpenAI's ``text-embedding-3-small`` at its own API, answered
-    in process (the transport hook: 64-dimensional vectors) and recording its requests."""
-    import httpx2
+class OpenAIAtTheServer:
+    """The client of ``provider: openai`` at OpenAI's own API (its base URL), whose requests
+    the production client (``llm/wire.py``) sends to the test server instead: a provider
+    registered for the test (docs/llm.md, providers)."""
 
-    scripted = scripted_transport()
+    base_url = OPENAI_BASE_URL
 
-    def handle(request: Any) -> Any:
-        requests.append(request)
-        return scripted.handle_request(request)
+    def __init__(self, server_url: str) -> None:
+        self._wire = WireClient(server_url, "sk-test", Timeouts(5.0, 30.0))
+        self.request_parameters = self._wire.request_parameters
+        self.post = self._wire.post
+        self.price = self._wire.price
+        self.close = self._wire.close
 
+
+@pytest.fixture
+def openai_at(server: JudgeServer) -> Iterator[JudgeServer]:
+    """``provider: openai`` answered by ``server`` (OpenAI's base URL all the same)."""
+    previous = register_provider("openai", lambda spec: OpenAIAtTheServer(server.url))
+    try:
+        yield server
+    finally:
+        assert previous is not None
+        register_provider("openai", previous)
+
+
+def openai_embeddings(**embedding: Any) -> Any:
+    """An engine embedding with OpenAI's ``text-embedding-3-small`` at its own API."""
     config = {
         "llm": {
             "embedding": {"provider": "openai", "api_key": "sk-test", **embedding},
@@ -136,7 +155,7 @@ def openai_embeddings(requests: list[Any], **embedding: Any) -> Any:
             "max_retries": 1,
         }
     }
-    return build_engine(load_config(config), transport=httpx2.MockTransport(handle))
+    return build_engine(load_config(config))
 
 
 @pytest.mark.parametrize(
@@ -147,12 +166,10 @@ def openai_embeddings(requests: list[Any], **embedding: Any) -> Any:
     ],
 )
 def test_openai_models_at_its_api_have_their_known_dimension(
-    embedding: dict[str, Any], outcome: str | None
+    openai_at: JudgeServer, embedding: dict[str, Any], outcome: str | None
 ) -> None:
-    requests: list[Any] = []
-
     async def main() -> Any:
-        engine = openai_embeddings(requests, **embedding)
+        engine = openai_embeddings(**embedding)
         try:
             return await engine.embed(["a b", "c d"], metric="probe")
         except CallFailed as error:
@@ -162,10 +179,9 @@ def test_openai_models_at_its_api_have_their_known_dimension(
 
     result = asyncio.run(main())
 
-    assert str(requests[0].url) == "https://api.openai.com/v1/embeddings"
     if outcome is None:  # the dimensions parameter: one request, no confirmation
         assert len(result.vectors) == 2
-        assert len(requests) == 1
+        assert openai_at.count("embeddings") == 1
     else:  # sent again once (max_retries), then the metric value fails
         assert str(result).startswith(outcome)
-        assert len(requests) == 2
+        assert openai_at.count("embeddings") == 2

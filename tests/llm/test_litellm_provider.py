@@ -22,12 +22,11 @@ from graphrag_eval.cli import main
 from graphrag_eval.config import load_config
 from graphrag_eval.config.llm import OPENAI_COMPATIBLE_PROVIDERS
 from graphrag_eval.errors import ConfigError
-from graphrag_eval.llm.engine import build_engine
 from graphrag_eval.llm.litellm_client import import_litellm
 
 from anthropic_server import AnthropicServer, message, openai_body
 from builders import dataset, question, response, through_proxy
-from judge_server import JudgeServer, scripted_transport
+from judge_server import JudgeServer
 
 if importlib.util.find_spec("litellm") is None:  # not imported here: it must be set up first
     pytest.skip("the litellm extra is not installed", allow_module_level=True)
@@ -350,10 +349,3 @@ def test_request_parameters_reach_the_provider(tmp_path: Path) -> None:
     assert request.body["top_k"] == 5
     assert request.body["max_tokens"] == 700
     assert request.body["temperature"] == 0
-
-
-def test_the_transport_hook_is_refused_for_a_litellm_provider(tmp_path: Path) -> None:
-    with AnthropicServer(api_key=KEY) as server:
-        config = load_config(anthropic_config(server, tmp_path))
-        with pytest.raises(ConfigError, match="transport hook is for OpenAI-compatible"):
-            build_engine(config, transport=scripted_transport())

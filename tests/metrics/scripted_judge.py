@@ -1,7 +1,7 @@
-"""An in-process scripted judge for the unit tests of metrics (docs/architecture.md, "Plan and
-run"): the real engine and the real OpenAI SDK client run, only the wire is an
-``httpx2.MockTransport`` (the engine's ``transport`` hook, docs/llm.md). End-to-end tests of the
-engine and the CLI keep the HTTP test server (tests/judge_server.py).
+"""A scripted judge for the unit tests of metrics (docs/architecture.md, "Tests"): the real
+engine and its production client (the engine's own, ``llm/wire.py``) send their requests over
+HTTP to the test server (tests/judge_server.py) on 127.0.0.1, started for each run with the
+script as its ``responder``.
 
 A :class:`ScriptedJudge` answers ``/chat/completions`` from its script, by the structured-output
 schema a request asks for (``FactualAccuracyReply=...``) or by a responder function, and
@@ -11,19 +11,14 @@ server's bag-of-words vectors. Every request is recorded.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx2
+from graphrag_eval import run_evaluation
 
-from graphrag_eval.config import load_config
-from graphrag_eval.evaluation.runner import evaluate
-from graphrag_eval.llm.engine import build_engine
-
-from judge_server import scripted_transport
+from judge_server import JudgeServer, Recorded
 
 Body = dict[str, Any]
 Reply = str | dict[str, Any] | Callable[[Body], str | dict[str, Any] | None]
@@ -48,17 +43,17 @@ class ScriptedJudge:
 
     replies: dict[str, Reply] = field(default_factory=dict)
     responder: Callable[[Body], str | None] | None = None
-    requests: list[tuple[str, Body]] = field(default_factory=list)
+    received: list[Recorded] = field(default_factory=list)
+    """Every request of its runs, as the server received it (headers included)."""
 
-    def transport(self) -> httpx2.AsyncBaseTransport:
-        """The transport to hand to ``build_engine``; it records every request."""
-        answer = scripted_transport(self._respond)
+    @property
+    def requests(self) -> list[tuple[str, Body]]:
+        """The path and body of every request of its runs."""
+        return [(request.path, request.body) for request in self.received]
 
-        async def handle(request: httpx2.Request) -> httpx2.Response:
-            self.requests.append((request.url.path, json.loads(request.content or b"{}")))
-            return await answer.handle_async_request(request)  # type: ignore[no-any-return]
-
-        return httpx2.MockTransport(handle)
+    def server(self) -> JudgeServer:
+        """A test server answering from the script (not started)."""
+        return JudgeServer(responder=self._respond)
 
     def _respond(self, body: Body) -> str | None:
         reply = self.replies.get(schema_of(body) or "")
@@ -105,18 +100,23 @@ def run_scripted(
     responses: Sequence[Any],
     config: dict[str, Any],
 ) -> list[dict[str, Any]]:
-    """Evaluate with the real engine talking to ``judge``; the flat per-question results."""
-
-    async def main() -> list[dict[str, Any]]:
-        engine = build_engine(load_config(config), transport=judge.transport())
-        assert engine is not None
+    """Evaluate with the real engine talking to ``judge`` over HTTP; the flat per-question
+    results. The config's endpoints at :data:`BASE_URL` are pointed at the judge's server."""
+    with judge.server() as server:
         try:
-            run = await evaluate(reference, responses, config, engine=engine)
+            return run_evaluation(reference, responses, _pointed_at(config, server.url))
         finally:
-            await engine.aclose()
-        return run.results
+            judge.received.extend(server.requests)
 
-    return asyncio.run(main())
+
+def _pointed_at(config: dict[str, Any], url: str) -> dict[str, Any]:
+    """``config`` with every endpoint at :data:`BASE_URL` at ``url`` instead."""
+    llm = dict(config.get("llm") or {})
+    for role in ("generation", "embedding"):
+        endpoint = llm.get(role)
+        if isinstance(endpoint, dict) and endpoint.get("base_url") == BASE_URL:
+            llm[role] = {**endpoint, "base_url": url}
+    return {**config, "llm": llm}
 
 
 def answering(**replies: Reply) -> ScriptedJudge:

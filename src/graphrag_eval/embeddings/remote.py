@@ -15,7 +15,7 @@ from graphrag_eval.config.llm import EmbeddingConfig
 from graphrag_eval.embeddings.base import Embedded, Vectors, cached_vectors
 from graphrag_eval.errors import BudgetExhausted, CallFailed, LLMError, NotCalled
 from graphrag_eval.llm.cache import all_finite, request_key
-from graphrag_eval.llm.client import Endpoint, json_body, raw_request
+from graphrag_eval.llm.client import Endpoint, json_body, request
 from graphrag_eval.llm.context import CallContext
 from graphrag_eval.llm.pricing import TokenUsage, embedding_window, estimate_tokens
 from graphrag_eval.llm.wire import OPENAI_BASE_URL
@@ -238,7 +238,7 @@ class RemoteEmbedder:
         return await self.calls.sender.send(
             endpoint,
             estimate,
-            raw_request(endpoint.client, "/embeddings", body, endpoint.request_parameters),
+            request(endpoint, "/embeddings", body, endpoint.request_parameters),
             cost,
         )
 

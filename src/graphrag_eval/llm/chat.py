@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from graphrag_eval.config.llm import GenerationConfig
 from graphrag_eval.errors import BudgetExhausted, CallFailed, NotCalled, TruncatedReply
 from graphrag_eval.llm.budget import DRY_RUN_REPLY_TOKENS
-from graphrag_eval.llm.client import Endpoint, json_body, raw_request
+from graphrag_eval.llm.client import Endpoint, json_body, request
 from graphrag_eval.llm.context import CallContext
 from graphrag_eval.llm.failures import StatusError
 from graphrag_eval.llm.pricing import TokenUsage, estimate_tokens
@@ -98,7 +98,7 @@ class _Create:
         self.tight = self.limits and self.endpoint.schema_keywords
         chosen = self.options if self.tight else self.loose
         body = {"model": self.endpoint.model, "messages": self.sent}
-        return raw_request(self.endpoint.client, "/chat/completions", body, chosen)()
+        return request(self.endpoint, "/chat/completions", body, chosen)()
 
 
 def _request(
@@ -177,8 +177,7 @@ def _read_completion(
     except (KeyError, IndexError, TypeError):
         # A 200 that is not a chat completion (an HTML page from a proxy, say).
         calls.stats.record_failure(metric)
-        content = getattr(response, "content", b"")
-        reply = calls.redactor.redact(repr(content[:200]))
+        reply = calls.redactor.redact(repr(response[:200]))
         raise CallFailed(f"the judge's reply is not a chat completion: {reply}") from None
     usage = _usage(completion.get("usage"), sent, text)
     calls.stats.record_call(metric, usage, calls.cost_usd(endpoint.model, usage))

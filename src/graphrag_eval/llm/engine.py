@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from pydantic import BaseModel
 
@@ -44,14 +44,10 @@ from graphrag_eval.llm.cache import CallCache
 from graphrag_eval.llm.client import Endpoint
 from graphrag_eval.llm.context import CallContext
 from graphrag_eval.llm.judge import Judge, Judged
-from graphrag_eval.llm.litellm_client import LiteLLMClient
 from graphrag_eval.llm.pricing import TokenUsage, estimate_tokens
 from graphrag_eval.llm.replies import ReplyError
 from graphrag_eval.llm.stats import CallStats, MetricCalls
 from graphrag_eval.llm.structured import ListShape
-
-if TYPE_CHECKING:
-    import httpx2  # the OpenAI SDK's HTTP client (the 'llm' extra)
 
 __all__ = [
     "CallStats",
@@ -83,28 +79,26 @@ class LLMEngine:
         max_cost_usd: float | None = None,
         local_embeddings: bool | None = None,
         bert_score: BertScoreConfig | None = None,
-        transport: httpx2.AsyncBaseTransport | None = None,
     ) -> None:
         """``local_embeddings``: without ``llm.embedding``, use the bundled local model
         (default: when the ``embeddings`` extra is installed). ``bert_score``: the settings
-        of BERTScore, when it is to run (its model is checked now). ``transport``: see
-        :func:`build_engine`."""
+        of BERTScore, when it is to run (its model is checked now)."""
         self.config = config
         calls = self._calls = CallContext.create(config, dry_run=dry_run, max_cost_usd=max_cost_usd)
         self.generation = (
-            Endpoint("generation", config.generation, config, calls.redactor, transport)
+            Endpoint("generation", config.generation, config, calls.redactor)
             if config.generation is not None
             else None
         )
         self._judge = Judge(self.generation, calls) if self.generation is not None else None
-        self.embedding = _embedder(config, calls, local_embeddings, transport)
+        self.embedding = _embedder(config, calls, local_embeddings)
         self.bert_scorer = BertScorer(bert_score, calls) if bert_score is not None else None
         remote = self.embedding if isinstance(self.embedding, RemoteEmbedder) else None
         if remote and self.generation and remote.endpoint.shares_model_with(self.generation):
             remote.endpoint.lane = self.generation.lane  # one model, one set of limits
         calls.open_cache(use_cache)
         for endpoint in (self.generation, remote.endpoint if remote else None):
-            if endpoint is not None and isinstance(endpoint.client, LiteLLMClient):
+            if endpoint is not None:  # a price the provider's library knows
                 calls.prices.add_default(endpoint.model, endpoint.client.price(endpoint.model))
         priced = (self.generation, remote)
         calls.stats.unpriced_models.update(
@@ -238,7 +232,6 @@ def _embedder(
     config: LLMConfig,
     calls: CallContext,
     local_embeddings: bool | None,
-    transport: httpx2.AsyncBaseTransport | None = None,
 ) -> Embedder | None:
     """The run's embedding model: ``llm.embedding``, else the bundled local model when it is
     wanted (``local_embeddings``; default: when the ``embeddings`` extra is installed)."""
@@ -246,9 +239,7 @@ def _embedder(
     if settings is not None and settings.provider == "local":
         return LocalEmbedder(settings, calls)
     if settings is not None:
-        return RemoteEmbedder(
-            Endpoint("embedding", settings, config, calls.redactor, transport), calls
-        )
+        return RemoteEmbedder(Endpoint("embedding", settings, config, calls.redactor), calls)
     if local_embeddings is None:
         local_embeddings = embeddings_extra_installed()
     if local_embeddings:
@@ -264,16 +255,10 @@ def build_engine(
     max_cost_usd: float | None = None,
     local: bool = False,
     bert_score: bool = False,
-    transport: httpx2.AsyncBaseTransport | None = None,
 ) -> LLMEngine | None:
     """The engine for a run, or ``None`` when there is nothing for it to do: no LLM or
     embedding model is configured and no local model is wanted (``local``: metrics that
     embed will run; ``bert_score``: BERTScore will run).
-
-    ``transport`` is a testing/embedding hook: an ``httpx2.AsyncBaseTransport`` (e.g.
-    ``httpx2.MockTransport`` around a scripted judge) that the generation and embedding
-    endpoints send their requests through instead of the network; everything else the engine
-    does (retries, validation, cache, cost) runs as usual.
 
     Raises :class:`ConfigError` when a model is configured but cannot be used (an extra is
     missing, no API key, a local model that is not on this machine).
@@ -287,5 +272,4 @@ def build_engine(
         dry_run=dry_run,
         max_cost_usd=max_cost_usd,
         bert_score=config.bert_score if bert_score else None,
-        transport=transport,
     )

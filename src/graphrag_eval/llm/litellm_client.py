@@ -2,14 +2,14 @@
 ``gemini``, ``mistral``, ...), through LiteLLM: the ``litellm`` extra (docs/llm.md, other
 providers).
 
-A :class:`LiteLLMClient` stands where an OpenAI-compatible endpoint has the ``openai`` SDK's
-client. It takes the same two requests (``chat.completions.create``, ``embeddings.create``)
-and gives back replies of the same shape (LiteLLM's ``ModelResponse``: ``choices``,
-``finish_reason``, ``usage``) and errors of the same classes (LiteLLM's exceptions subclass
-the ``openai`` package's: ``RateLimitError``, ``APITimeoutError``, ``AuthenticationError``,
-...). So the engine's limits, retries, refusals, cache, cost accounting, structured output
-(LiteLLM turns ``response_format`` into the provider's own form, a forced tool call for
-Anthropic) and redaction apply to these providers unchanged; only the client differs.
+A :class:`LiteLLMClient` is the :class:`~.providers.ChatClient` of every provider the
+registry has no factory of its own for (:mod:`.providers`). It takes the OpenAI API's two
+requests (chat completions, embeddings), makes them through LiteLLM, and gives back that
+API's JSON and :mod:`.failures`' errors (LiteLLM's exceptions subclass the ``openai``
+package's: ``RateLimitError``, ``APITimeoutError``, ``AuthenticationError``, ...). So the
+engine's limits, retries, refusals, cache, cost accounting, structured output (LiteLLM turns
+``response_format`` into the provider's own form, a forced tool call for Anthropic) and
+redaction apply to these providers unchanged; only the client differs.
 
 LiteLLM is imported only when such a provider is configured (it takes seconds to import),
 and never reaches the network on its own: it would fetch its model price map, Anthropic's
@@ -22,10 +22,10 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphrag_eval.config.llm import (
     OPENAI_COMPATIBLE_PROVIDERS,
@@ -34,6 +34,10 @@ from graphrag_eval.config.llm import (
 )
 from graphrag_eval.errors import ConfigError
 from graphrag_eval.llm.redaction import Redactor
+from graphrag_eval.llm.sdk_client import sdk_failures
+
+if TYPE_CHECKING:
+    from graphrag_eval.llm.providers import RequestOptions
 
 __all__ = ["LiteLLMClient", "import_litellm", "uses_litellm"]
 
@@ -93,14 +97,6 @@ def import_litellm(role: str, provider: str) -> Any:
 
 
 @dataclass(frozen=True, slots=True)
-class _Namespace:
-    """``client.chat.completions.create`` and ``client.embeddings.create``, as the SDK has them."""
-
-    create: Any = None
-    completions: Any = None
-
-
-@dataclass(frozen=True, slots=True)
 class _Embedding:
     index: int
     embedding: list[float]
@@ -114,13 +110,6 @@ class _Embeddings:
     usage: Any
 
 
-@dataclass(frozen=True, slots=True)
-class _Reply:
-    """A reply as the SDK's raw response gives it to the engine: its JSON bytes."""
-
-    content: bytes
-
-
 def _dumped(value: Any) -> Any:
     """A LiteLLM reply object as plain JSON data (pydantic models dump themselves)."""
     dump = getattr(value, "model_dump", None)
@@ -128,8 +117,8 @@ def _dumped(value: Any) -> Any:
 
 
 class LiteLLMClient:
-    """One model of a LiteLLM provider, with the interface the engine uses of the SDK's
-    client (see the module docstring). Retries are the engine's own: LiteLLM makes none."""
+    """One model of a LiteLLM provider (see the module docstring). Retries are the engine's
+    own: LiteLLM makes none."""
 
     def __init__(
         self,
@@ -152,8 +141,6 @@ class LiteLLMClient:
         self._options = options
         if api_key is None:
             self._check_environment(role, settings)
-        self.chat = _Namespace(completions=_Namespace(create=self.complete))
-        self.embeddings = _Namespace(create=self.embed)
         global _open_clients
         _open_clients += 1
         self._closed = False
@@ -195,29 +182,34 @@ class LiteLLMClient:
         ]
         return _Embeddings(data, getattr(response, "usage", None))
 
-    async def post(
-        self, path: str, *, body: dict[str, Any], cast_to: Any = None, options: Any = None
-    ) -> _Reply:
-        """The SDK client's ``post`` as the engine sends its requests through it
-        (:func:`~graphrag_eval.llm.client.raw_request`): an OpenAI chat-completions or
-        embeddings request body, made through LiteLLM, and the reply as that API's JSON."""
-        fields = dict(body)
+    def request_parameters(self, role: str, configured: Mapping[str, Any]) -> dict[str, Any]:
+        """All in ``extra_body`` (as the SDK's form has the ones it does not declare):
+        LiteLLM takes each as a keyword of its own."""
+        return {"extra_body": dict(configured)} if configured else {}
+
+    async def post(self, path: str, fields: dict[str, Any], options: RequestOptions) -> bytes:
+        """An OpenAI chat-completions or embeddings request body, made through LiteLLM; the
+        reply as that API's JSON."""
+        fields = dict(fields)
         model = fields.pop("model")
-        headers = (options or {}).get("headers")
+        headers = options.get("headers")
         if headers:
             fields["extra_headers"] = headers
-        if path.rstrip("/").endswith("embeddings"):
-            fields.pop("encoding_format", None)  # LiteLLM gives floats; not every provider takes it
-            embedded = await self.embed(model=model, input=fields.pop("input"), **fields)
-            usage = embedded.usage
-            reply = {
-                "data": [{"index": e.index, "embedding": e.embedding} for e in embedded.data],
-                "usage": usage if isinstance(usage, dict) else _dumped(usage),
-            }
-        else:
-            completion = await self.complete(model=model, messages=fields.pop("messages"), **fields)
-            reply = _dumped(completion)
-        return _Reply(json.dumps(reply).encode())
+        with sdk_failures():
+            if path.rstrip("/").endswith("embeddings"):
+                fields.pop(
+                    "encoding_format", None
+                )  # LiteLLM gives floats; not every provider takes it
+                embedded = await self.embed(model=model, input=fields.pop("input"), **fields)
+                usage = embedded.usage
+                reply = {
+                    "data": [{"index": e.index, "embedding": e.embedding} for e in embedded.data],
+                    "usage": usage if isinstance(usage, dict) else _dumped(usage),
+                }
+            else:
+                messages = fields.pop("messages")
+                reply = _dumped(await self.complete(model=model, messages=messages, **fields))
+        return json.dumps(reply).encode()
 
     async def close(self) -> None:
         """Close LiteLLM's HTTP clients when no other client of this process is open: it

@@ -156,7 +156,7 @@ class Sender:
         """An :class:`UnusableReply`, counted towards the breaker, for a successful reply
         that is not JSON (a captive portal's or a proxy's page) or is JSON without the key
         every reply of the API has (``{}``, a proxy's own JSON)."""
-        content: Any = getattr(response, "content", None)
+        content = response
         marker = API_MARKERS.get(endpoint.role)
         if json_like(content):
             if marker is None or marker in content:

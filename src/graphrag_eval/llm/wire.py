@@ -11,8 +11,9 @@ sends for the same request: the same JSON body, ``Authorization: Bearer <key>`` 
 authentication from a base URL's ``user:password@``), the ``OpenAI-Organization`` and
 ``OpenAI-Project`` headers of ``OPENAI_ORG_ID``/``OPENAI_PROJECT_ID``, the SDK's default base
 URL (``OPENAI_BASE_URL``, else OpenAI's), the proxy the environment names, connect and read
-timeouts apart. Azure endpoints (deployment paths, ``api-version``) and the engine's
-transport hook still go through the SDK (:mod:`.client`).
+timeouts apart. Azure endpoints (deployment paths, ``api-version``) go through the SDK's
+client (:mod:`.sdk_client`). It is the registered client of the OpenAI-compatible providers
+(:mod:`.providers`).
 
 Failures are :mod:`.failures`' (an HTTP error reply, or no reply); a redirect is not followed
 (the key would go with it) but is the call's error; a reply larger than
@@ -38,10 +39,13 @@ if TYPE_CHECKING:
     # Imported with the first client (aiohttp alone takes a fifth of a second): not at the
     # start of every command.
     import ssl
+    from collections.abc import Mapping
 
     import aiohttp
 
-__all__ = ["MAX_REPLY_BYTES", "Reply", "Timeouts", "WireClient", "default_base_url"]
+    from graphrag_eval.llm.providers import RequestOptions
+
+__all__ = ["MAX_REPLY_BYTES", "Timeouts", "WireClient", "default_base_url"]
 
 MAX_REPLY_BYTES = 64 * 1024 * 1024
 """The largest reply read (64 MiB): a judge reply or a batch of embeddings is far smaller."""
@@ -68,15 +72,9 @@ class Timeouts:
     """Seconds between two reads of the reply (and to wait for a free connection)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """A successful reply: its JSON bytes (read by :func:`~.client.json_body`)."""
-
-    content: bytes
-
-
 class WireClient:
-    """Sends the requests of one endpoint; its aiohttp session opens with the first."""
+    """Sends the requests of one endpoint (a :class:`~.providers.ChatClient`); its aiohttp
+    session opens with the first."""
 
     def __init__(self, base_url: str, api_key: str | None, timeouts: Timeouts) -> None:
         import aiohttp
@@ -91,10 +89,16 @@ class WireClient:
         self._session: aiohttp.ClientSession | None = None
         self._proxy = _proxy_for(self._url)
 
-    async def post(self, path: str, fields: dict[str, Any], options: dict[str, Any]) -> Reply:
-        """``fields`` as JSON to ``path``; ``options`` as the SDK's ``post`` takes them
-        (``headers``, ``params``, ``timeout``: the config's ``extra_headers``,
-        ``extra_query`` and ``timeout``)."""
+    def request_parameters(self, role: str, configured: Mapping[str, Any]) -> dict[str, Any]:
+        """The config's request parameters as they are: they go into the body."""
+        return dict(configured)
+
+    def price(self, model: str) -> tuple[float, float] | None:
+        return None  # an OpenAI-compatible server publishes no prices
+
+    async def post(self, path: str, fields: dict[str, Any], options: RequestOptions) -> bytes:
+        """``fields`` as JSON to ``path``; ``options``: the config's ``extra_headers``,
+        ``extra_query`` and ``timeout``; the reply's JSON bytes."""
         import aiohttp
 
         session = self._session or self._open()
@@ -115,7 +119,7 @@ class WireClient:
                 content = await _read(response)
                 if response.status >= 300:  # redirects are not followed: the key stays here
                     raise status_error(response.status, content, response.headers)
-                return Reply(content)
+                return content
         except (aiohttp.ClientError, TimeoutError) as exc:  # no reply, or one that is not HTTP
             raise unreachable(exc, isinstance(exc, TimeoutError)) from exc
 
