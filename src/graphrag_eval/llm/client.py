@@ -1,4 +1,4 @@
-"""One configured model at one endpoint: its client (a :class:`~.providers.ChatClient`, made
+"""One configured model at one endpoint: its client (a :class:`~.chat_client.ChatClient`, made
 by its provider's registered factory, :mod:`.providers`), the request parameters it takes,
 the limits (a
 :class:`~.lane.Lane`) that every call to it shares, and its circuit breaker (a
@@ -22,8 +22,9 @@ from graphrag_eval.config.secrets import (
     url_credentials,
 )
 from graphrag_eval.errors import CallFailed
+from graphrag_eval.llm.chat_client import ChatClient, RequestOptions
 from graphrag_eval.llm.lane import Lane
-from graphrag_eval.llm.providers import ChatClient, ClientSpec, RequestOptions, client_for
+from graphrag_eval.llm.providers import ClientSpec, client_for
 from graphrag_eval.llm.redaction import Redactor
 
 __all__ = [
@@ -159,7 +160,7 @@ class Endpoint:
 
 REQUEST_OPTIONS = {"extra_headers": "headers", "extra_query": "params", "timeout": "timeout"}
 """Request parameters that are options of the request (by the name
-:class:`~.providers.RequestOptions` gives them), not fields of the request body."""
+:class:`~.chat_client.RequestOptions` gives them), not fields of the request body."""
 
 
 def request_fields(

@@ -2,7 +2,7 @@
 ``gemini``, ``mistral``, ...), through LiteLLM: the ``litellm`` extra (docs/llm.md, other
 providers).
 
-A :class:`LiteLLMClient` is the :class:`~.providers.ChatClient` of every provider the
+A :class:`LiteLLMClient` is the :class:`~.chat_client.ChatClient` of every provider the
 registry has no factory of its own for (:mod:`.providers`). It takes the OpenAI API's two
 requests (chat completions, embeddings), makes them through LiteLLM, and gives back that
 API's JSON and :mod:`.failures`' errors (LiteLLM's exceptions subclass the ``openai``
@@ -37,7 +37,7 @@ from graphrag_eval.llm.redaction import Redactor
 from graphrag_eval.llm.sdk_client import sdk_failures
 
 if TYPE_CHECKING:
-    from graphrag_eval.llm.providers import RequestOptions
+    from graphrag_eval.llm.chat_client import RequestOptions
 
 __all__ = ["LiteLLMClient", "import_litellm", "uses_litellm"]
 

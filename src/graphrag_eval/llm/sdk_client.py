@@ -1,4 +1,4 @@
-"""The ``openai`` SDK's client as a :class:`~.providers.ChatClient`: Azure OpenAI (its
+"""The ``openai`` SDK's client as a :class:`~.chat_client.ChatClient`: Azure OpenAI (its
 deployment paths and authentication are the SDK's), and OpenAI-compatible endpoints when
 aiohttp is not installed. Requests go through the SDK's ``post`` (its documented way to make
 custom requests), never its typed ``create``, which walks every message and level of a JSON
@@ -20,7 +20,7 @@ from graphrag_eval.errors import ConfigError
 from graphrag_eval.llm.failures import StatusError, unreachable
 
 if TYPE_CHECKING:
-    from graphrag_eval.llm.providers import RequestOptions
+    from graphrag_eval.llm.chat_client import RequestOptions
 
 __all__ = ["SDKClient", "aiohttp_installed", "sdk_failures", "split_parameters"]
 

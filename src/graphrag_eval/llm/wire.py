@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
     import aiohttp
 
-    from graphrag_eval.llm.providers import RequestOptions
+    from graphrag_eval.llm.chat_client import RequestOptions
 
 __all__ = ["MAX_REPLY_BYTES", "Timeouts", "WireClient", "default_base_url"]
 
@@ -73,7 +73,7 @@ class Timeouts:
 
 
 class WireClient:
-    """Sends the requests of one endpoint (a :class:`~.providers.ChatClient`); its aiohttp
+    """Sends the requests of one endpoint (a :class:`~.chat_client.ChatClient`); its aiohttp
     session opens with the first."""
 
     def __init__(self, base_url: str, api_key: str | None, timeouts: Timeouts) -> None:
