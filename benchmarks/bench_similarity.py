@@ -57,9 +57,10 @@ from pathlib import Path
 from typing import Any
 
 from graphrag_eval.config import BUNDLED_MODEL, BertScoreConfig, EmbeddingConfig, load_config
+from graphrag_eval.embeddings.bert_score import bert_score_of
+from graphrag_eval.embeddings.models import local_model, resolve_model
 from graphrag_eval.evaluation.planning import build_run_engine
 from graphrag_eval.evaluation.runner import evaluate
-from graphrag_eval.llm.local import bert_score_of, local_model, resolve_model
 
 METRICS = ("semantic_similarity", "bert_score")
 MODES = (
@@ -86,13 +87,13 @@ started = time.perf_counter()
 import torch, transformers, sentence_transformers
 imported = time.perf_counter()
 from graphrag_eval.config import load_config
-from graphrag_eval.llm.engine import build_engine
+from graphrag_eval.evaluation.services import build_engine
 async def main():
     engine = build_engine(load_config({}), use_cache=False, local=True, bert_score=True)
     first = time.perf_counter()
-    await engine.embed(["warm up"], metric="load")
+    await engine.embedding.embed(["warm up"], metric="load")
     second = time.perf_counter()
-    await engine.bert_scores([("warm up", "warm")], metric="load")
+    await engine.bert_scorer.scores([("warm up", "warm")], metric="load")
     third = time.perf_counter()
     await engine.aclose()
     return second - first, third - second

@@ -20,7 +20,8 @@ import pytest
 
 from graphrag_eval.config import load_config
 from graphrag_eval.evaluation.runner import EvaluationRun, evaluate
-from graphrag_eval.llm.engine import LLMEngine, build_engine
+from graphrag_eval.evaluation.services import build_engine
+from graphrag_eval.llm.engine import LLMEngine
 
 from judge_server import JudgeServer
 

@@ -27,10 +27,12 @@ import yaml
 from graphrag_eval import ConfigError, load_config, run_evaluation
 from graphrag_eval.cli import main
 from graphrag_eval.embeddings.batching import Batcher
+from graphrag_eval.embeddings.local import LocalEmbedder
 from graphrag_eval.embeddings.models import local_model, resolve_model
 from graphrag_eval.evaluation.planning import build_run_engine
 from graphrag_eval.evaluation.runner import EvaluationRun, evaluate
-from graphrag_eval.llm.engine import CallStats, LLMEngine, build_engine
+from graphrag_eval.evaluation.services import build_engine
+from graphrag_eval.llm.engine import CallStats, LLMEngine
 
 from builders import dataset, question, response, through_proxy
 
@@ -107,7 +109,7 @@ def run_with_stats(
 def local_engine() -> LLMEngine:
     """An engine embedding with the bundled local model, without a cache."""
     engine = build_engine(load_config(None), use_cache=False, local=True)
-    assert engine is not None and engine.embeds_locally
+    assert engine is not None and isinstance(engine.embedding, LocalEmbedder)
     return engine
 
 
@@ -387,10 +389,15 @@ def test_concurrent_embeddings_share_forward_passes() -> None:
         batcher = engine.embedding.batcher
         try:
             together = await asyncio.gather(
-                *(engine.embed(request, metric="semantic_similarity") for request in requests)
+                *(
+                    engine.embedding.embed(request, metric="semantic_similarity")
+                    for request in requests
+                )
             )
             batches = batcher.batches
-            alone = [(await engine.embed([text], metric="x")).vectors[0] for text in sample]
+            alone = [
+                (await engine.embedding.embed([text], metric="x")).vectors[0] for text in sample
+            ]
             return [e.vectors for e in together], batches, alone, batcher.batches - batches
         finally:
             await engine.aclose()
@@ -415,10 +422,12 @@ def test_concurrent_bert_scores_share_forward_passes() -> None:
         assert engine is not None and engine.bert_scorer is not None
         try:
             together = await asyncio.gather(
-                *(engine.bert_scores([pair], metric="bert_score") for pair in pairs)
+                *(engine.bert_scorer.scores([pair], metric="bert_score") for pair in pairs)
             )
             batches = engine.bert_scorer.batcher.batches
-            alone = [await engine.bert_scores([pair], metric="bert_score") for pair in pairs[:5]]
+            alone = [
+                await engine.bert_scorer.scores([pair], metric="bert_score") for pair in pairs[:5]
+            ]
             return [scores[0] for scores in together], batches, [a[0] for a in alone]
         finally:
             await engine.aclose()
@@ -536,7 +545,7 @@ def test_the_model_runs_in_the_worker_thread(monkeypatch: pytest.MonkeyPatch) ->
     async def go() -> list[list[float]]:
         engine = local_engine()
         try:
-            embedded = await engine.embed(
+            embedded = await engine.embedding.embed(
                 [f"a text no other test embeds: {uuid.uuid4()}"], metric="x"
             )
             return embedded.vectors

@@ -14,7 +14,7 @@ import pytest
 from graphrag_eval import run_evaluation
 from graphrag_eval.config import load_config
 from graphrag_eval.errors import CallFailed
-from graphrag_eval.llm.engine import build_engine
+from graphrag_eval.evaluation.services import build_engine
 from graphrag_eval.llm.providers import register_provider
 from graphrag_eval.llm.wire import OPENAI_BASE_URL, Timeouts, WireClient
 
@@ -171,7 +171,7 @@ def test_openai_models_at_its_api_have_their_known_dimension(
     async def main() -> Any:
         engine = openai_embeddings(**embedding)
         try:
-            return await engine.embed(["a b", "c d"], metric="probe")
+            return await engine.embedding.embed(["a b", "c d"], metric="probe")
         except CallFailed as error:
             return error
         finally:

@@ -20,8 +20,9 @@ from graphrag_eval import ConfigError, run_evaluation
 from graphrag_eval.config import ModelPrice, load_config
 from graphrag_eval.errors import CallFailed, LLMError, MalformedReply
 from graphrag_eval.evaluation.runner import evaluate
+from graphrag_eval.evaluation.services import build_engine
 from graphrag_eval.llm.budget import DRY_RUN_REPLY_TOKENS
-from graphrag_eval.llm.engine import Judged, LLMEngine, ReplyError, build_engine
+from graphrag_eval.llm.engine import Judged, LLMEngine, ReplyError
 from graphrag_eval.llm.pricing import PriceTable, TokenUsage, estimate_tokens
 from graphrag_eval.llm.replies import json_reply
 
@@ -607,9 +608,9 @@ def test_embeddings_are_cached_per_text(server: JudgeServer, make_config: MakeCo
         engine = build_engine(load_config(config))
         assert engine is not None
         try:
-            await engine.embed(["alpha", "beta"], metric="m")
+            await engine.embedding.embed(["alpha", "beta"], metric="m")
             server.reset()
-            embedded = await engine.embed(["beta", "gamma", "alpha"], metric="m")
+            embedded = await engine.embedding.embed(["beta", "gamma", "alpha"], metric="m")
             assert len(embedded.vectors) == 3
         finally:
             await engine.aclose()

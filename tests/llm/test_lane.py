@@ -16,7 +16,8 @@ import pytest
 from graphrag_eval.config import load_config
 from graphrag_eval.config.llm import LLMConfig
 from graphrag_eval.errors import LLMError
-from graphrag_eval.llm.engine import LLMEngine, build_engine
+from graphrag_eval.evaluation.services import build_engine
+from graphrag_eval.llm.engine import LLMEngine
 from graphrag_eval.llm.lane import (
     DECREASE_FACTOR,
     INITIAL_LIMIT,

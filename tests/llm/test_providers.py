@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from graphrag_eval.config import load_config
-from graphrag_eval.llm.engine import build_engine
+from graphrag_eval.evaluation.services import build_engine
 from graphrag_eval.llm.providers import (
     ClientSpec,
     register_provider,
@@ -77,7 +77,7 @@ def test_a_registered_provider_makes_the_endpoints_client(
             judged = await engine.judge(
                 [{"role": "user", "content": "Say yes."}], str, metric="probe"
             )
-            embedded = await engine.embed(["a b", "c d"], metric="probe")
+            embedded = await engine.embedding.embed(["a b", "c d"], metric="probe")
         finally:
             await engine.aclose()
         return judged.value, len(embedded.vectors), engine.stats.cost_usd

@@ -13,7 +13,7 @@ import pytest
 
 from graphrag_eval import ConfigError, run_evaluation
 from graphrag_eval.config import load_config
-from graphrag_eval.llm.engine import build_engine
+from graphrag_eval.evaluation.services import build_engine
 
 from builders import dataset, failing_metric, question, response
 from judge_server import Faults, JudgeServer

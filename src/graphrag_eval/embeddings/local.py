@@ -32,6 +32,8 @@ class LocalEmbedder:
         self.model = settings.model
         self.identity = f"local:{identity}"
         self.calls = calls
+        self.endpoint = None
+        """It runs in-process: no endpoint."""
         model = local_model(source, identity)
         self.batcher: Batcher[str, list[float]] = Batcher(
             lambda texts: model.sentence_embeddings(texts, settings.batch_size),

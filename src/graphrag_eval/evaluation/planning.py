@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from graphrag_eval.config.model import EvaluationConfig
 from graphrag_eval.embeddings.models import embeddings_extra_installed
 from graphrag_eval.errors import ConfigError
+from graphrag_eval.evaluation.services import build_engine, services_of
 from graphrag_eval.inputs import ReferenceQuestion, Response
-from graphrag_eval.llm.engine import LLMEngine, build_engine
+from graphrag_eval.llm.engine import LLMEngine
 from graphrag_eval.metrics.base import Input, Metric, Skipped
 from graphrag_eval.metrics.judging import has_contexts
 from graphrag_eval.metrics.registry import (
@@ -88,14 +89,7 @@ class ItemPlan:
 
 def available_services(engine: LLMEngine | None) -> frozenset[str]:
     """The services ``engine`` provides (none without an engine)."""
-    if engine is None:
-        return frozenset()
-    provided = {
-        "judge": engine.can_judge,
-        "embeddings": engine.can_embed,
-        "bert_model": engine.can_bert_score,
-    }
-    return frozenset(service for service, ok in provided.items() if ok)
+    return services_of(engine).provided
 
 
 def plan_item(

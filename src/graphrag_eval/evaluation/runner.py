@@ -29,6 +29,7 @@ from graphrag_eval.collector import fewer_collections
 from graphrag_eval.config import ConfigSource, EvaluationConfig, load_config
 from graphrag_eval.evaluation.planning import build_run_engine, check_services
 from graphrag_eval.evaluation.scoring import evaluate_item
+from graphrag_eval.evaluation.services import services_of
 from graphrag_eval.inputs import (
     Diagnostics,
     Notice,
@@ -44,6 +45,7 @@ from graphrag_eval.inputs import (
 from graphrag_eval.llm.engine import CallStats, LLMEngine
 from graphrag_eval.metrics.base import Metric
 from graphrag_eval.metrics.registry import metrics_for
+from graphrag_eval.metrics.services import Services
 from graphrag_eval.results.model import QuestionResult, ResultLayout, RunResult
 from graphrag_eval.results.to_records import layout_for, read_records, to_record, to_records
 from graphrag_eval.steps.rules import check_reference_step
@@ -224,7 +226,7 @@ async def _evaluate(
         metrics_for(settings),
         response_set,
         diagnostics,
-        services={"llm": engine} if engine is not None else {},
+        services=services_of(engine),
         slots=asyncio.Semaphore(max(1, max_concurrent_items)),
         kept=_read_kept(done or {}, layout),
         on_item=on_item,
@@ -251,7 +253,7 @@ class _ItemRunner:
     metrics: Sequence[Metric]
     response_set: ResponseSet
     diagnostics: Diagnostics
-    services: Mapping[str, Any]
+    services: Services
     slots: asyncio.Semaphore
     kept: Mapping[str, QuestionResult]
     on_item: ItemCallback | None

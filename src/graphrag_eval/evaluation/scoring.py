@@ -8,12 +8,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from graphrag_eval.config.model import EvaluationConfig
-from graphrag_eval.evaluation.planning import ItemPlan, available_services, plan_item
+from graphrag_eval.evaluation.planning import ItemPlan, plan_item
 from graphrag_eval.inputs import (
     RESPONSES_LABEL,
     ActualStep,
@@ -23,7 +23,6 @@ from graphrag_eval.inputs import (
     Response,
     unreadable_output_notice,
 )
-from graphrag_eval.llm.engine import LLMEngine
 from graphrag_eval.metrics.base import (
     DerivedMetric,
     Failed,
@@ -34,6 +33,7 @@ from graphrag_eval.metrics.base import (
     Scored,
     StepMetric,
 )
+from graphrag_eval.metrics.services import Services
 from graphrag_eval.results.model import OutcomeKey, QuestionResult
 from graphrag_eval.results.to_records import (
     typed_error_result,
@@ -57,7 +57,7 @@ async def evaluate_item(
     config: EvaluationConfig,
     *,
     source: str = RESPONSES_LABEL,
-    services: Mapping[str, Any] | None = None,
+    services: Services | None = None,
 ) -> tuple[QuestionResult, list[Notice]]:
     """Evaluate one question against its response (``None`` when it has none): the typed
     result (flattened only at the output edge, :mod:`graphrag_eval.results.to_records`), and notices
@@ -75,10 +75,9 @@ async def evaluate_item(
         config=config,
         steps=matching.steps,
         steps_error=matching.error,
-        services=services or {},
+        services=services or Services(),
     )
-    engine = context.services.get("llm")
-    available = available_services(engine if isinstance(engine, LLMEngine) else None)
+    available = context.services.provided
     outcomes = await _score(metrics, plan_item(metrics, available, question, response), context)
     item_outcomes = [
         (metric, outcome)
@@ -226,5 +225,4 @@ async def _safely(metric: Metric, context: ItemContext, work: Awaitable[Outcome]
     except Exception as exc:
         logger.exception("metric %s failed on question %r", metric.name, context.question.id)
         error = f"internal error in {metric.name}: {exc!r}"
-        engine = context.services.get("llm")
-        return Failed(engine.redact(error) if isinstance(engine, LLMEngine) else error)
+        return Failed(context.services.redact(error))

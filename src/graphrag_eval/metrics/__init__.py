@@ -2,8 +2,9 @@
 when this package is imported, :mod:`.builtin`), and the public extension API for your own
 (docs/extending.md): declare a :class:`ItemMetric` or :class:`StepMetric` and register it with
 :func:`register_metric`, in code or through the entry point group ``graphrag_eval.metrics``.
-A metric judged by the LLM reaches the judge with :func:`engine_of`, builds its messages with
-:func:`messages`, reads the reply with :func:`json_reply` and turns a failed call into a
+A metric reaches the run's judge, embedding model, BERTScore model and SPARQL store through
+its item's typed :class:`Services` (``context.services.judge``, ...), builds a judge's messages
+with :func:`messages`, reads the reply with :func:`json_reply` and turns a failed call into a
 value with :func:`or_failed`. A metric with settings declares its config section
 (``section``, and ``settings_model``, a :class:`Section`).
 """
@@ -26,9 +27,10 @@ from graphrag_eval.metrics.base import (
     Skipped,
     StepMetric,
 )
-from graphrag_eval.metrics.judging import engine_of, messages, or_failed
+from graphrag_eval.metrics.judging import messages, or_failed
 from graphrag_eval.metrics.plugins import ENTRY_POINT_GROUP
 from graphrag_eval.metrics.registry import register_metric, registered_metrics, unregister_metric
+from graphrag_eval.metrics.services import Services, SparqlStore
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -44,9 +46,10 @@ __all__ = [
     "Placement",
     "Scored",
     "Section",
+    "Services",
     "Skipped",
+    "SparqlStore",
     "StepMetric",
-    "engine_of",
     "json_reply",
     "messages",
     "or_failed",

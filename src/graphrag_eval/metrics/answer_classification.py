@@ -32,7 +32,8 @@ from graphrag_eval.metrics.base import (
     Placement,
     Scored,
 )
-from graphrag_eval.metrics.judging import answer_fields, ask, engine_of, not_sent, or_failed
+from graphrag_eval.metrics.judging import answer_fields, ask, not_sent, or_failed
+from graphrag_eval.metrics.services import need
 
 __all__ = ["AnswerClassification", "Classification", "uncertainty"]
 
@@ -153,7 +154,13 @@ class AnswerClassification(ItemMetric):
         if not fields["reference_answer"].strip():
             return not_sent("reference_answer")
         judged = await or_failed(
-            ask(engine_of(context), "answer_classification", Classification, self.name, fields)
+            ask(
+                need(context.services.judge, "judge"),
+                "answer_classification",
+                Classification,
+                self.name,
+                fields,
+            )
         )
         if isinstance(judged, Failed):
             return judged

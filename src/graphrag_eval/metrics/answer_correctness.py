@@ -33,7 +33,8 @@ from graphrag_eval.metrics.base import (
     Placement,
     Scored,
 )
-from graphrag_eval.metrics.judging import answer_fields, engine_of, messages, not_sent, or_failed
+from graphrag_eval.metrics.judging import answer_fields, messages, not_sent, or_failed
+from graphrag_eval.metrics.services import need
 
 __all__ = ["AnswerCorrectness", "ClaimCounts", "judge_correctness", "parse_claim_counts"]
 
@@ -172,7 +173,7 @@ class AnswerCorrectness(ItemMetric):
     async def score(self, context: ItemContext) -> Outcome:
         fields = answer_fields(context)
         return await judge_correctness(
-            engine_of(context),
+            need(context.services.judge, "judge"),
             context.config,
             fields["question"],
             fields["reference_answer"],

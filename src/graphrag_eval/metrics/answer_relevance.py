@@ -31,7 +31,8 @@ from graphrag_eval.metrics.base import (
     Placement,
     Scored,
 )
-from graphrag_eval.metrics.judging import ask, engine_of, not_sent, or_failed
+from graphrag_eval.metrics.judging import ask, not_sent, or_failed
+from graphrag_eval.metrics.services import need
 
 __all__ = ["AnswerRelevance", "GeneratedQuestions", "cosine", "question_similarity"]
 
@@ -83,7 +84,7 @@ async def question_similarity(
         if not reply.noncommittal and not any(q.strip() for q in reply.questions):
             raise ReplyError(f"expected {count} questions, got none")
 
-    engine = engine_of(context)
+    engine = need(context.services.judge, "judge")
     # The embeddings of the generated questions follow the judge call (a dry run counts them).
     embeddings = FollowUp(
         embedding_tokens=estimate_tokens(question) * (count + 1), embedding_texts=count + 1
@@ -111,7 +112,9 @@ async def question_similarity(
     if reply.noncommittal:
         note = (reason + "\n" if reason else "") + "(the answer is non-committal)"
         return 0.0, note, judged.cost_usd
-    embedded = await or_failed(engine.embed([question, *generated], metric=metric))
+    embedded = await or_failed(
+        need(context.services.embedder, "embeddings").embed([question, *generated], metric=metric)
+    )
     if isinstance(embedded, Failed):
         return embedded
     original, *others = embedded.vectors

@@ -33,6 +33,7 @@ from graphrag_eval.config.model import (
     EvaluationConfig,
 )
 from graphrag_eval.inputs import ActualStep, ReferenceQuestion, Response
+from graphrag_eval.metrics.services import Services
 from graphrag_eval.steps.matching import StepsOutcome
 
 __all__ = [
@@ -157,8 +158,9 @@ class ItemContext:
     """The step matching, when the item has reference steps and the response is usable."""
     steps_error: str | None = None
     """Why the step matching failed, if it did (a bug, reported in the log)."""
-    services: Mapping[str, Any] = field(default_factory=dict)
-    """Shared services (judge, embedder) for metrics that need them."""
+    services: Services = field(default_factory=Services)
+    """The run's judge, embedding model, BERTScore model and SPARQL store, typed (each
+    ``None`` when the run has none; the plan runs a metric only with what it ``needs``)."""
     scores: Mapping[str, Any] = field(default_factory=dict)
     """For a :class:`DerivedMetric`: the values the item's other metrics produced."""
 

@@ -22,7 +22,8 @@ from graphrag_eval.llm.engine import Judged
 from graphrag_eval.llm.prompts import prompt
 from graphrag_eval.llm.replies import decode_value, tab_separated
 from graphrag_eval.metrics.base import Failed, ItemContext, ItemMetric, Outcome, OutputKey, Scored
-from graphrag_eval.metrics.judging import engine_of, messages, or_failed
+from graphrag_eval.metrics.judging import messages, or_failed
+from graphrag_eval.metrics.services import need
 
 __all__ = ["CustomEvaluation", "custom_metrics"]
 
@@ -91,7 +92,7 @@ class CustomEvaluation(ItemMetric):
                 f"{number}. {name}: {outputs[name]}" for number, name in enumerate(names, start=1)
             ),
         )
-        return await engine_of(context).judge(
+        return await need(context.services.judge, "judge").judge(
             messages(user), tab_separated(len(names), minimum=1), metric=self.name
         )
 

@@ -26,7 +26,8 @@ from graphrag_eval.metrics.base import (
     Placement,
     Scored,
 )
-from graphrag_eval.metrics.judging import answer_fields, ask, engine_of, not_sent, or_failed
+from graphrag_eval.metrics.judging import answer_fields, ask, not_sent, or_failed
+from graphrag_eval.metrics.services import need
 
 __all__ = ["CRITERIA", "FactualAccuracy", "FactualAccuracyReply", "grade"]
 
@@ -128,7 +129,7 @@ class FactualAccuracy(ItemMetric):
             )
         judged = await or_failed(
             ask(
-                engine_of(context),
+                need(context.services.judge, "judge"),
                 "factual_accuracy",
                 FactualAccuracyReply,
                 self.name,

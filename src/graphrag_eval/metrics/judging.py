@@ -1,11 +1,11 @@
-"""What the LLM-judged metrics share: the run's engine, the judge's messages, one JSON judge
-call, and turning a failed call into a :class:`~graphrag_eval.metrics.base.Failed` value.
+"""What the LLM-judged metrics share: the judge's messages, one JSON judge call, and turning
+a failed call into a :class:`~graphrag_eval.metrics.base.Failed` value.
 
-The plan (:mod:`graphrag_eval.evaluation.planning`) runs a metric that needs the judge or embeddings
-only when the run has them, so a metric takes the engine with :func:`engine_of` without
-checking; a call that gives no usable reply (a failure, the cost limit, a dry run) is a
-value, never an exception, through :func:`or_failed` (docs/metrics.md, "How metrics are
-planned").
+The plan (:mod:`graphrag_eval.evaluation.planning`) runs a metric that needs the judge or
+embeddings only when the run has them, so a metric takes them from its typed services
+(:class:`~graphrag_eval.metrics.services.Services`) as given; a call that gives no usable
+reply (a failure, the cost limit, a dry run) is a value, never an exception, through
+:func:`or_failed` (docs/metrics.md, "How metrics are planned").
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ __all__ = [
     "answer_fields",
     "ask",
     "contexts_of",
-    "engine_of",
     "format_contexts",
     "has_contexts",
     "json_list",
@@ -38,15 +37,6 @@ __all__ = [
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
-
-
-def engine_of(context: ItemContext) -> LLMEngine:
-    """The run's engine. The plan runs a metric that needs one only when the run has it, so
-    a missing engine here is a bug."""
-    engine = context.services.get("llm")
-    if not isinstance(engine, LLMEngine):
-        raise RuntimeError("no LLM engine: the plan should have skipped this metric")
-    return engine
 
 
 def not_sent(blank: str) -> Failed:

@@ -44,7 +44,6 @@ from graphrag_eval.metrics.base import (
 from graphrag_eval.metrics.judging import (
     ask,
     contexts_of,
-    engine_of,
     format_contexts,
     not_sent,
     or_failed,
@@ -56,6 +55,7 @@ from graphrag_eval.metrics.ragas_replies import (
     ClaimList,
     StatementList,
 )
+from graphrag_eval.metrics.services import need
 from graphrag_eval.metrics.verdicts import VerdictList, judge_items, numbered, ranked
 
 __all__ = [
@@ -210,7 +210,9 @@ class RagasFaithfulness(_ExtractThenVerify):
         if not answer.strip():
             return self._scored(100.0, "the answer is blank: it makes no claims", 0.0)
         fields = {"question": context.question.question_text, "answer": answer}
-        return await self._score(engine_of(context), contexts_of(context.response), fields, answer)
+        return await self._score(
+            need(context.services.judge, "judge"), contexts_of(context.response), fields, answer
+        )
 
 
 class RagasContextRecall(_ExtractThenVerify):
@@ -230,7 +232,7 @@ class RagasContextRecall(_ExtractThenVerify):
             return not_sent("reference_answer")
         fields = {"question": context.question.question_text, "reference_answer": reference}
         contexts = contexts_of(context.response)
-        return await self._score(engine_of(context), contexts, fields, reference)
+        return await self._score(need(context.services.judge, "judge"), contexts, fields, reference)
 
 
 class RagasContextPrecision(_Ragas):
@@ -253,7 +255,7 @@ class RagasContextPrecision(_Ragas):
         reference = context.question.reference_answer
         shown_reference = reference if reference and reference.strip() else "(not given)"
         judged = await judge_items(
-            engine_of(context),
+            need(context.services.judge, "judge"),
             CONTEXT_RELEVANCES,
             "ragas_context_precision",
             self.name,

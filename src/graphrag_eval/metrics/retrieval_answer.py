@@ -38,7 +38,8 @@ from graphrag_eval.metrics.base import (
     Skipped,
     StepMetric,
 )
-from graphrag_eval.metrics.judging import ask, engine_of, format_contexts, not_sent, or_failed
+from graphrag_eval.metrics.judging import ask, format_contexts, not_sent, or_failed
+from graphrag_eval.metrics.services import need
 from graphrag_eval.metrics.verdicts import VerdictList, Verdicts, judge_items, ranked
 from graphrag_eval.steps.retrieval import parse_contexts
 
@@ -149,7 +150,7 @@ class RetrievalAnswer(StepMetric):
             "reference_answer": reference,
             "contexts": format_contexts(texts),
         }
-        engine = engine_of(context)
+        engine = need(context.services.judge, "judge")
         recall, precision = await asyncio.gather(
             self._recall(engine, fields), self._precision(engine, fields, texts)
         )

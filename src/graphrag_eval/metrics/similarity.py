@@ -23,7 +23,8 @@ from graphrag_eval.metrics.base import (
     Placement,
     Scored,
 )
-from graphrag_eval.metrics.judging import engine_of, or_failed
+from graphrag_eval.metrics.judging import or_failed
+from graphrag_eval.metrics.services import need
 
 __all__ = ["BertScore", "SemanticSimilarity"]
 
@@ -64,7 +65,11 @@ class SemanticSimilarity(ItemMetric):
         answer, reference = _answers(context)
         if not answer.strip() or not reference.strip():
             return Scored({"semantic_similarity_percentage": 0.0})
-        embedded = await or_failed(engine_of(context).embed([answer, reference], metric=self.name))
+        embedded = await or_failed(
+            need(context.services.embedder, "embeddings").embed(
+                [answer, reference], metric=self.name
+            )
+        )
         if isinstance(embedded, Failed):
             return embedded
         similarity = cosine(*embedded.vectors)
@@ -92,7 +97,9 @@ class BertScore(ItemMetric):
         if not answer.strip() or not reference.strip():
             return Scored({key.name: 0.0 for key in self.outputs})
         scores = await or_failed(
-            engine_of(context).bert_scores([(answer, reference)], metric=self.name)
+            need(context.services.bert_scorer, "bert_model").scores(
+                [(answer, reference)], metric=self.name
+            )
         )
         if isinstance(scores, Failed):
             return scores

@@ -1,0 +1,82 @@
+"""Where a run's services are assembled: the engine (the judge and what every call shares,
+:mod:`graphrag_eval.llm.engine`), the embedding model (a local model or an endpoint,
+:mod:`graphrag_eval.embeddings`) and BERTScore's, built here on the engine's call context
+and handed to it, so that ``llm`` never imports ``embeddings``; and the typed services each
+item's metrics get (:class:`~graphrag_eval.metrics.services.Services`). See
+docs/architecture.md (the packages and modules).
+"""
+
+from __future__ import annotations
+
+from graphrag_eval.config.llm import EmbeddingConfig, LLMConfig
+from graphrag_eval.config.model import EvaluationConfig
+from graphrag_eval.embeddings.bert_score import BertScorer
+from graphrag_eval.embeddings.local import LocalEmbedder
+from graphrag_eval.embeddings.models import embeddings_extra_installed
+from graphrag_eval.embeddings.remote import RemoteEmbedder
+from graphrag_eval.llm.client import Endpoint
+from graphrag_eval.llm.context import CallContext
+from graphrag_eval.llm.engine import LLMEngine
+from graphrag_eval.llm.services import Embedder
+from graphrag_eval.metrics.services import Services
+
+__all__ = ["build_engine", "embedder_of", "services_of"]
+
+
+def build_engine(
+    config: EvaluationConfig,
+    *,
+    use_cache: bool | None = None,
+    dry_run: bool = False,
+    max_cost_usd: float | None = None,
+    local: bool = False,
+    bert_score: bool = False,
+) -> LLMEngine | None:
+    """The engine for a run, with its embedding model and BERTScore's, or ``None`` when there
+    is nothing for it to do: no LLM or embedding model is configured and no local model is
+    wanted (``local``: metrics that embed will run; ``bert_score``: BERTScore will run, and
+    its model is checked now).
+
+    Raises :class:`~graphrag_eval.errors.ConfigError` when a model is configured but cannot
+    be used (an extra is missing, no API key, a local model that is not on this machine).
+    """
+    llm = config.llm
+    if llm.generation is None and llm.embedding is None and not (local or bert_score):
+        return None
+    calls = CallContext.create(llm, dry_run=dry_run, max_cost_usd=max_cost_usd)
+    return LLMEngine(
+        llm,
+        calls,
+        embedding=embedder_of(llm, calls),
+        bert_scorer=BertScorer(config.bert_score, calls) if bert_score else None,
+        use_cache=use_cache,
+    )
+
+
+def embedder_of(
+    config: LLMConfig, calls: CallContext, local_embeddings: bool | None = None
+) -> Embedder | None:
+    """The run's embedding model: ``llm.embedding``, else the bundled local model when it is
+    wanted (``local_embeddings``; default: when the ``embeddings`` extra is installed)."""
+    settings = config.embedding
+    if settings is not None and settings.provider == "local":
+        return LocalEmbedder(settings, calls)
+    if settings is not None:
+        return RemoteEmbedder(Endpoint("embedding", settings, config, calls.redactor), calls)
+    if local_embeddings is None:
+        local_embeddings = embeddings_extra_installed()
+    if local_embeddings:
+        return LocalEmbedder(EmbeddingConfig(provider="local"), calls)
+    return None
+
+
+def services_of(engine: LLMEngine | None) -> Services:
+    """The services the metrics of a run get from ``engine`` (none without one)."""
+    if engine is None:
+        return Services()
+    return Services(
+        judge=engine if engine.can_judge else None,
+        embedder=engine.embedding,
+        bert_scorer=engine.bert_scorer,
+        redact=engine.redact,
+    )
