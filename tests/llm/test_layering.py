@@ -21,9 +21,8 @@ def imported_modules(path: Path) -> set[str]:
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
             names.add(node.module)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if node.value.startswith("graphrag_eval."):
-                names.add(node.value)
+        elif isinstance(node, ast.Constant) and str(node.value).startswith("graphrag_eval."):
+            names.add(str(node.value))
     return names
 
 
