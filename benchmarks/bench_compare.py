@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from graphrag_eval.compare import Comparison, compare_results
+from graphrag_eval.comparison.compare import Comparison, compare_results
 
 ERROR_SHARE = 0.02
 ONLY_IN_ONE_SHARE = 0.001

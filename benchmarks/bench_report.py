@@ -23,10 +23,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from graphrag_eval.aggregation import compute_aggregates
 from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.report.html import render_report
-from graphrag_eval.runs import SavedRun
+from graphrag_eval.results.aggregation import compute_aggregates
+from graphrag_eval.results.read_run import SavedRun
 
 
 def generate(questions: int, templates: int, seed: int = 0) -> list[dict[str, Any]]:

@@ -57,9 +57,9 @@ from pathlib import Path
 from typing import Any
 
 from graphrag_eval.config import BUNDLED_MODEL, BertScoreConfig, EmbeddingConfig, load_config
-from graphrag_eval.evaluation import evaluate
+from graphrag_eval.evaluation.planning import build_run_engine
+from graphrag_eval.evaluation.runner import evaluate
 from graphrag_eval.llm.local import bert_score_of, local_model, resolve_model
-from graphrag_eval.planning import build_run_engine
 
 METRICS = ("semantic_similarity", "bert_score")
 MODES = (

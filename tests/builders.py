@@ -13,14 +13,8 @@ from typing import Any
 
 import yaml
 
-from graphrag_eval.metrics.base import (
-    ItemContext,
-    ItemMetric,
-    Outcome,
-    OutputKey,
-    register_metric,
-    unregister_metric,
-)
+from graphrag_eval.metrics.base import ItemContext, ItemMetric, Outcome, OutputKey
+from graphrag_eval.metrics.registry import register_metric, unregister_metric
 
 SPARQL_JSON = "application/sparql-results+json"
 XSD = "http://www.w3.org/2001/XMLSchema#"

@@ -12,7 +12,7 @@ import pytest
 
 from graphrag_eval import compute_aggregates, run_evaluation
 from graphrag_eval.collector import RUN_THRESHOLD, collection_paused, fewer_collections
-from graphrag_eval.evaluation import evaluate
+from graphrag_eval.evaluation.runner import evaluate
 
 from builders import dataset, question, response
 

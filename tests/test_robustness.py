@@ -11,7 +11,7 @@ import yaml
 
 from graphrag_eval import compute_aggregates, run_evaluation
 from graphrag_eval.cli import main
-from graphrag_eval.evaluation import evaluate, prepare_reference
+from graphrag_eval.evaluation.runner import evaluate, prepare_reference
 
 from builders import contexts, dataset, question, ref_step, response, sparql, sparql_ref, step
 

@@ -12,15 +12,15 @@ from typing import Any
 import pytest
 import yaml
 
-from graphrag_eval.bounded import (
+from graphrag_eval.cli import answer_correctness_main, main
+from graphrag_eval.errors import InputError
+from graphrag_eval.files.bounded import (
     EXPANDED_SIZE_ENV,
     NODE_BYTES,
     expanded_size_limit,
     max_expanded_size,
     parse_size,
 )
-from graphrag_eval.cli import answer_correctness_main, main
-from graphrag_eval.errors import InputError
 from graphrag_eval.inputs import load_reference
 from test_security import (
     LOOKUP,

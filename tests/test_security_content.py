@@ -13,10 +13,10 @@ import pytest
 import yaml
 from rich.console import Console
 
-from graphrag_eval import files
 from graphrag_eval.cli import main
-from graphrag_eval.compare import compare_results
-from graphrag_eval.files import BrokenLine, iter_jsonl
+from graphrag_eval.comparison.compare import compare_results
+from graphrag_eval.files import documents as files
+from graphrag_eval.files.documents import BrokenLine, iter_jsonl
 from graphrag_eval.formatting import visible_text
 from graphrag_eval.report.console import print_comparison
 from graphrag_eval.report.injection import (

@@ -33,14 +33,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from graphrag_eval.aggregation import compute_aggregates, load_results
-    from graphrag_eval.compare import compare_results
+    from graphrag_eval.comparison.compare import compare_results
     from graphrag_eval.config import EvaluationConfig, load_config
-    from graphrag_eval.evaluation import arun_evaluation, run_evaluation
+    from graphrag_eval.evaluation.runner import arun_evaluation, run_evaluation
     from graphrag_eval.inputs import load_reference, load_responses
     from graphrag_eval.report.frames import aggregates_frame, comparison_frame, results_frame
     from graphrag_eval.report.html import write_comparison, write_report
-    from graphrag_eval.runs import load_run
+    from graphrag_eval.results.aggregation import compute_aggregates, load_results
+    from graphrag_eval.results.read_run import load_run
     from graphrag_eval.steps.retrieval import average_precision, recall_at_k
 del TYPE_CHECKING  # not part of the public surface
 
@@ -49,20 +49,20 @@ del TYPE_CHECKING  # not part of the public surface
 # imports the rest (graphrag_eval.cli), and reporting pulls in numpy, Jinja and pygal.
 _LAZY = {
     "aggregates_frame": "graphrag_eval.report.frames",
-    "arun_evaluation": "graphrag_eval.evaluation",
+    "arun_evaluation": "graphrag_eval.evaluation.runner",
     "average_precision": "graphrag_eval.steps.retrieval",
-    "compare_results": "graphrag_eval.compare",
+    "compare_results": "graphrag_eval.comparison.compare",
     "comparison_frame": "graphrag_eval.report.frames",
-    "compute_aggregates": "graphrag_eval.aggregation",
+    "compute_aggregates": "graphrag_eval.results.aggregation",
     "EvaluationConfig": "graphrag_eval.config",
     "load_config": "graphrag_eval.config",
     "load_reference": "graphrag_eval.inputs",
     "load_responses": "graphrag_eval.inputs",
-    "load_results": "graphrag_eval.aggregation",
-    "load_run": "graphrag_eval.runs",
+    "load_results": "graphrag_eval.results.aggregation",
+    "load_run": "graphrag_eval.results.read_run",
     "recall_at_k": "graphrag_eval.steps.retrieval",
     "results_frame": "graphrag_eval.report.frames",
-    "run_evaluation": "graphrag_eval.evaluation",
+    "run_evaluation": "graphrag_eval.evaluation.runner",
     "write_comparison": "graphrag_eval.report.html",
     "write_report": "graphrag_eval.report.html",
 }

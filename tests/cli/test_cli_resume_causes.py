@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from graphrag_eval.checkpoint import REDO_CAUSES, endpoint_cause
+from graphrag_eval.results.checkpoint import REDO_CAUSES, endpoint_cause
 
 from builders import evaluate_cli, read_results, write_answered, write_judge_config
 from judge_server import Faults, JudgeServer, closed_port_url

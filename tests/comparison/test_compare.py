@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import graphrag_eval.comparison.bootstrap as compare_module
-from graphrag_eval.compare import (
+from graphrag_eval.comparison.compare import (
     MIN_PAIRS,
     auto_resamples,
     bootstrap_interval,

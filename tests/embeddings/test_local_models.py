@@ -28,9 +28,9 @@ from graphrag_eval import ConfigError, load_config, run_evaluation
 from graphrag_eval.cli import main
 from graphrag_eval.embeddings.batching import Batcher
 from graphrag_eval.embeddings.models import local_model, resolve_model
-from graphrag_eval.evaluation import EvaluationRun, evaluate
+from graphrag_eval.evaluation.planning import build_run_engine
+from graphrag_eval.evaluation.runner import EvaluationRun, evaluate
 from graphrag_eval.llm.engine import CallStats, LLMEngine, build_engine
-from graphrag_eval.planning import build_run_engine
 
 from builders import dataset, question, response, through_proxy
 

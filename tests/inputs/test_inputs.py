@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from graphrag_eval import InputError, load_reference, load_responses, run_evaluation
-from graphrag_eval.evaluation import prepare_reference
+from graphrag_eval.evaluation.runner import prepare_reference
 from graphrag_eval.inputs import Diagnostics, check_evaluable, parse_reference, parse_responses
 from graphrag_eval.steps.rules import check_reference_step
 

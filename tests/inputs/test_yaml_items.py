@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from graphrag_eval.files import BrokenLine, read_document
-from graphrag_eval.yaml_items import _ItemComposer, compose_items
+from graphrag_eval.files.documents import BrokenLine, read_document
+from graphrag_eval.files.yaml_items import _ItemComposer, compose_items
 
 DEEP_FLOW = "[" * 1_100 + "]" * 1_100
 

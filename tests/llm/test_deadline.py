@@ -13,7 +13,7 @@ import pytest
 from graphrag_eval.config import load_config
 from graphrag_eval.config.llm import LLMConfig
 from graphrag_eval.errors import LLMError
-from graphrag_eval.evaluation import evaluate
+from graphrag_eval.evaluation.runner import evaluate
 from graphrag_eval.llm.client import BREAKER_FAILURES
 from graphrag_eval.llm.engine import LLMEngine, build_engine
 from graphrag_eval.llm.lane import (

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from graphrag_eval import ConfigError, run_evaluation
 from graphrag_eval.config import ModelPrice, load_config
 from graphrag_eval.errors import CallFailed, LLMError, MalformedReply
-from graphrag_eval.evaluation import evaluate
+from graphrag_eval.evaluation.runner import evaluate
 from graphrag_eval.llm.budget import DRY_RUN_REPLY_TOKENS
 from graphrag_eval.llm.engine import Judged, LLMEngine, ReplyError, build_engine
 from graphrag_eval.llm.pricing import PriceTable, TokenUsage, estimate_tokens

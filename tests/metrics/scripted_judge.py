@@ -20,7 +20,7 @@ from typing import Any
 import httpx2
 
 from graphrag_eval.config import load_config
-from graphrag_eval.evaluation import evaluate
+from graphrag_eval.evaluation.runner import evaluate
 from graphrag_eval.llm.engine import build_engine
 
 from judge_server import scripted_transport

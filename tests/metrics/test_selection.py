@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from graphrag_eval import ConfigError, load_config, run_evaluation
-from graphrag_eval.metrics.base import metrics_for, registered_metrics
+from graphrag_eval.metrics.registry import metrics_for, registered_metrics
 from metrics.scripted_judge import (
     ScriptedJudge,
     judge_config,

@@ -7,7 +7,7 @@ import io
 
 from rich.console import Console
 
-from graphrag_eval.compare import compare_results
+from graphrag_eval.comparison.compare import compare_results
 from graphrag_eval.llm.engine import CallStats
 from graphrag_eval.report.console import print_comparison, print_llm_summary
 

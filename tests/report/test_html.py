@@ -133,7 +133,7 @@ def test_skips_are_counted_per_metric_and_per_template_with_their_reason(
     per template, whether the run's typed results were read (``report``) or not (the
     report ``evaluate`` writes)."""
     from graphrag_eval.report.html import render_report
-    from graphrag_eval.runs import SavedRun, load_run
+    from graphrag_eval.results.read_run import SavedRun, load_run
 
     path = write_results(tmp_path / "results.jsonl", skipping_results())
     run = load_run(path)

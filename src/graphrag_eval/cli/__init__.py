@@ -5,8 +5,8 @@ User errors (a bad reference, responses or config file) print one line and exit 
 (``--fail-under``, ``--fail-over``, ``--fail-on-regression``), 2 bad input or config, 3
 evaluation incomplete, 130 and 143 interrupted (Ctrl-C, SIGTERM).
 
-The output directory itself is written by the library (:mod:`graphrag_eval.rundir`,
-:mod:`graphrag_eval.checkpoint`); the commands parse options, call it and print.
+The output directory itself is written by the library (:mod:`graphrag_eval.results.write_run`,
+:mod:`graphrag_eval.results.checkpoint`); the commands parse options, call it and print.
 
 The entry points here import the commands (and with them the whole package) with Ctrl-C and
 SIGTERM guarded: either, while Python is still importing them, prints one line and exits 130

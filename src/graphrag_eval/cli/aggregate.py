@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from graphrag_eval.aggregation import compute_aggregates, load_results
 from graphrag_eval.cli.console import as_text, emit
 from graphrag_eval.cli.options import (
     debug_option,
@@ -14,7 +13,8 @@ from graphrag_eval.cli.options import (
     output_file_option,
     saved_run_arguments,
 )
-from graphrag_eval.runs import find_results, run_config
+from graphrag_eval.results.aggregation import compute_aggregates, load_results
+from graphrag_eval.results.read_run import find_results, run_config
 
 __all__ = ["aggregate"]
 

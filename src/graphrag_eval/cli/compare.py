@@ -23,7 +23,7 @@ from graphrag_eval.cli.options import (
     output_file_option,
 )
 from graphrag_eval.cli.report import load_saved_run
-from graphrag_eval.compare import (
+from graphrag_eval.comparison.compare import (
     DEFAULT_CONFIDENCE,
     DEFAULT_ERROR_SAMPLES,
     DEFAULT_SEED,
@@ -32,17 +32,17 @@ from graphrag_eval.compare import (
     ErrorSamples,
     compare_results,
 )
-from graphrag_eval.errors import GraphragEvalError
-from graphrag_eval.files import remove_stale_temporaries
-from graphrag_eval.gating import (
+from graphrag_eval.comparison.gates import (
     Threshold,
     check_comparison_thresholds,
     check_known,
     check_regressions,
 )
+from graphrag_eval.errors import GraphragEvalError
+from graphrag_eval.files.documents import remove_stale_temporaries
 from graphrag_eval.report.console import print_comparison
 from graphrag_eval.report.html import write_comparison
-from graphrag_eval.runs import SavedRun
+from graphrag_eval.results.read_run import SavedRun
 
 __all__ = ["CompareOptions", "compare"]
 

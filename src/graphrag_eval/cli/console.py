@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from graphrag_eval.files import dump_yaml, remove_stale_temporaries, write_text_atomic
+from graphrag_eval.files.documents import dump_yaml, remove_stale_temporaries, write_text_atomic
 
 __all__ = ["LOG_WIDTH", "as_text", "emit", "stderr", "stdout"]
 

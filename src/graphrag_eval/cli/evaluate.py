@@ -14,12 +14,6 @@ from typing import Any
 
 import click
 
-from graphrag_eval.checkpoint import (
-    RunCheckpoint,
-    evaluate_checkpointed,
-    open_run,
-    start_checkpoint,
-)
 from graphrag_eval.cli.console import stderr, stdout
 from graphrag_eval.cli.errors import command_line, exit_on_failures
 from graphrag_eval.cli.evaluate_summary import RunOutcome, incomplete_line, print_run_outcome
@@ -34,23 +28,30 @@ from graphrag_eval.cli.options import (
     numeric_outputs,
 )
 from graphrag_eval.cli.signals import deferred_interrupts, interrupt_exit_code
+from graphrag_eval.comparison.gates import Threshold, check_known, check_thresholds
 from graphrag_eval.config import EvaluationConfig, load_config
-from graphrag_eval.evaluation import (
+from graphrag_eval.evaluation.planning import build_run_engine
+from graphrag_eval.evaluation.runner import (
     EvaluationRun,
     evaluate,
     prepare_reference,
     prepare_responses,
     run_sync,
 )
-from graphrag_eval.gating import Threshold, check_known, check_thresholds
+from graphrag_eval.files.locking import lock_out_dir
 from graphrag_eval.inputs import Diagnostics, ReferenceQuestion, ResponseSet, check_evaluable
 from graphrag_eval.llm.engine import LLMEngine
-from graphrag_eval.locking import lock_out_dir
-from graphrag_eval.planning import build_run_engine
 from graphrag_eval.report.console import plural, print_dry_run
 from graphrag_eval.report.html import write_report
 from graphrag_eval.report.progress import start_progress
-from graphrag_eval.rundir import (
+from graphrag_eval.results.checkpoint import (
+    RunCheckpoint,
+    evaluate_checkpointed,
+    open_run,
+    start_checkpoint,
+)
+from graphrag_eval.results.read_run import SavedRun
+from graphrag_eval.results.write_run import (
     REPORT_HTML,
     RESULTS_JSONL,
     ResultsFormat,
@@ -59,7 +60,6 @@ from graphrag_eval.rundir import (
     claim_out_dir,
     write_run,
 )
-from graphrag_eval.runs import SavedRun
 
 __all__ = ["EvaluateOptions", "evaluate_command", "run_evaluate"]
 

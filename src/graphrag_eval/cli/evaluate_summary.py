@@ -7,21 +7,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphrag_eval.checkpoint import REDO_CAUSES, Resumed
 from graphrag_eval.cli.console import stdout
 from graphrag_eval.cli.incomplete import INTERNAL_ERROR, failed_everywhere, unexplained_failures
-from graphrag_eval.evaluation import EvaluationRun
+from graphrag_eval.comparison.gates import Threshold
+from graphrag_eval.evaluation.runner import EvaluationRun
 from graphrag_eval.formatting import plain_number
-from graphrag_eval.gating import Threshold
 from graphrag_eval.llm.engine import LLMEngine
-from graphrag_eval.metrics.base import metrics_for
+from graphrag_eval.metrics.registry import metrics_for
 from graphrag_eval.report.console import (
     plural,
     print_llm_summary,
     print_notices,
     print_summary,
 )
-from graphrag_eval.rundir import REPORT_HTML, RUN_YAML, WrittenRun
+from graphrag_eval.results.checkpoint import REDO_CAUSES, Resumed
+from graphrag_eval.results.write_run import REPORT_HTML, RUN_YAML, WrittenRun
 
 __all__ = ["RunOutcome", "failed_values", "incomplete_line", "print_run_outcome", "resumed_line"]
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from graphrag_eval.metrics.base import Failed, Scored
 
 if TYPE_CHECKING:
-    from graphrag_eval.evaluation import EvaluationRun
+    from graphrag_eval.evaluation.runner import EvaluationRun
 
 __all__ = ["INTERNAL_ERROR", "failed_everywhere", "unexplained_failures"]
 

@@ -11,10 +11,11 @@ from typing import Any
 
 import click
 
-from graphrag_eval.bounded import EXPANDED_SIZE_ENV, max_expanded_size, parse_size
+from graphrag_eval.comparison.gates import Threshold, parse_threshold
 from graphrag_eval.config import EvaluationConfig
-from graphrag_eval.gating import Threshold, parse_threshold
-from graphrag_eval.metrics.base import Aggregation, configured_metrics, declared_outputs
+from graphrag_eval.files.bounded import EXPANDED_SIZE_ENV, max_expanded_size, parse_size
+from graphrag_eval.metrics.base import Aggregation
+from graphrag_eval.metrics.registry import configured_metrics, declared_outputs
 
 __all__ = [
     "CONTEXT_SETTINGS",

@@ -18,12 +18,12 @@ from graphrag_eval.cli.options import (
 )
 from graphrag_eval.config import load_config
 from graphrag_eval.errors import InputError
-from graphrag_eval.files import remove_stale_temporaries
+from graphrag_eval.files.documents import remove_stale_temporaries
 from graphrag_eval.report.console import plural
 from graphrag_eval.report.html import DEFAULT_WORST, write_report
 from graphrag_eval.report.question_page import write_question
-from graphrag_eval.rundir import REPORT_HTML
-from graphrag_eval.runs import SavedRun, load_run
+from graphrag_eval.results.read_run import SavedRun, load_run
+from graphrag_eval.results.write_run import REPORT_HTML
 
 __all__ = ["load_saved_run", "report"]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from graphrag_eval.errors import InputError, locate
-from graphrag_eval.files import decode_utf8, open_for_append, write_text_atomic
+from graphrag_eval.files.documents import decode_utf8, open_for_append, write_text_atomic
 from graphrag_eval.metrics.base import Failed, Outcome, Scored
 
 __all__ = [

@@ -18,7 +18,8 @@ from graphrag_eval.cli.options import (
     max_expanded_size_option,
 )
 from graphrag_eval.config import EvaluationConfig, load_config
-from graphrag_eval.evaluation import (
+from graphrag_eval.evaluation.planning import check_selection
+from graphrag_eval.evaluation.runner import (
     EvaluationRun,
     evaluate,
     prepare_reference,
@@ -33,8 +34,7 @@ from graphrag_eval.inputs import (
     ResponseSet,
     check_evaluable,
 )
-from graphrag_eval.metrics.base import metrics_for
-from graphrag_eval.planning import check_selection
+from graphrag_eval.metrics.registry import metrics_for
 from graphrag_eval.report.console import plural, print_notices
 from graphrag_eval.steps.config_rules import config_rules
 from graphrag_eval.steps.rule_table import rules_in_use

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from graphrag_eval.item_values import ItemIdentity, ItemValues
 from graphrag_eval.metrics.base import OutputKey
+from graphrag_eval.results.item_values import ItemIdentity, ItemValues
 
 __all__ = ["PairedRuns", "pair_runs"]
 

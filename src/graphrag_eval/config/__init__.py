@@ -9,7 +9,8 @@ The sections live in submodules that import nothing above them (:mod:`.llm`,
 section lives in the metric's module and joins the config when the metric is registered
 (re-exported here under the names it always had). This package adds :func:`load_config`,
 which also checks the metric names a config uses against the registered metrics
-(:func:`graphrag_eval.planning.check_metric_names`): it sits above the metrics, and nothing
+(:func:`graphrag_eval.evaluation.planning.check_metric_names`): it sits above the metrics, and
+nothing
 below it imports it.
 """
 
@@ -37,7 +38,7 @@ from graphrag_eval.config.sections import (
     StepsConfig,
 )
 from graphrag_eval.errors import ConfigError
-from graphrag_eval.files import JSONL_SUFFIXES, read_document
+from graphrag_eval.files.documents import JSONL_SUFFIXES, read_document
 from graphrag_eval.inputs.shapes import TEMPLATE_KEYS
 
 if TYPE_CHECKING:
@@ -119,7 +120,9 @@ def load_config(source: ConfigSource = None) -> EvaluationConfig:
     Raises :class:`~graphrag_eval.errors.ConfigError` with a one-line message naming the file
     and the key.
     """
-    from graphrag_eval.planning import check_metric_names  # above the metrics: see the top
+    from graphrag_eval.evaluation.planning import (
+        check_metric_names,  # above the metrics: see the top
+    )
 
     try:
         config = parse_config(source)

@@ -23,7 +23,7 @@ from graphrag_eval.config.sections import (
     StepsConfig,
 )
 from graphrag_eval.errors import ConfigError
-from graphrag_eval.files import read_document
+from graphrag_eval.files.documents import read_document
 
 __all__ = [
     "ConfigSource",

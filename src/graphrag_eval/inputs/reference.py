@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from graphrag_eval.errors import InputError
-from graphrag_eval.files import JSONL_SUFFIXES, read_document
+from graphrag_eval.files.documents import JSONL_SUFFIXES, read_document
 from graphrag_eval.inputs.notices import Diagnostics, unused_field
 from graphrag_eval.inputs.shapes import (
     REFERENCE_LABEL,

@@ -18,9 +18,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from graphrag_eval.bounded import MAX_DEPTH
 from graphrag_eval.errors import InputError, locate
-from graphrag_eval.files import JSONL_SUFFIXES, BrokenLine, iter_jsonl, read_document
+from graphrag_eval.files.bounded import MAX_DEPTH
+from graphrag_eval.files.documents import JSONL_SUFFIXES, BrokenLine, iter_jsonl, read_document
+from graphrag_eval.files.textcheck import binary_problem
 from graphrag_eval.inputs.notices import Notice, unused_field
 from graphrag_eval.inputs.shapes import (
     RESPONSES_LABEL,
@@ -34,7 +35,6 @@ from graphrag_eval.inputs.shapes import (
     unsupported_format,
 )
 from graphrag_eval.inputs.steps import ActualStep, parse_actual_step
-from graphrag_eval.textcheck import binary_problem
 
 __all__ = ["Response", "ResponseSet", "load_responses", "parse_responses", "question_id_in_text"]
 

@@ -25,12 +25,10 @@ from graphrag_eval.metrics.base import (
     Scored,
     Skipped,
     StepMetric,
-    register_metric,
-    registered_metrics,
-    unregister_metric,
 )
 from graphrag_eval.metrics.judging import engine_of, messages, or_failed
 from graphrag_eval.metrics.plugins import ENTRY_POINT_GROUP
+from graphrag_eval.metrics.registry import register_metric, registered_metrics, unregister_metric
 
 __all__ = [
     "ENTRY_POINT_GROUP",

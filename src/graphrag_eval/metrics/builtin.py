@@ -1,5 +1,5 @@
 """The built-in metrics, registered in their output order through the same
-:func:`~graphrag_eval.metrics.base.register_metric` a user's metric goes through
+:func:`~graphrag_eval.metrics.registry.register_metric` a user's metric goes through
 (docs/metrics.md). Importing :mod:`graphrag_eval.metrics` imports this module, so every
 registry reader sees them."""
 
@@ -8,12 +8,7 @@ from __future__ import annotations
 from graphrag_eval.metrics.answer_classification import AnswerClassification
 from graphrag_eval.metrics.answer_correctness import AnswerCorrectness
 from graphrag_eval.metrics.answer_relevance import AnswerRelevance
-from graphrag_eval.metrics.base import (
-    Metric,
-    builtins_registered,
-    register_config_metrics,
-    register_metric,
-)
+from graphrag_eval.metrics.base import Metric
 from graphrag_eval.metrics.custom import custom_metrics
 from graphrag_eval.metrics.factual_accuracy import FactualAccuracy
 from graphrag_eval.metrics.ragas import (
@@ -22,6 +17,11 @@ from graphrag_eval.metrics.ragas import (
     RagasContextRecall,
     RagasFaithfulness,
     RagasScore,
+)
+from graphrag_eval.metrics.registry import (
+    builtins_registered,
+    register_config_metrics,
+    register_metric,
 )
 from graphrag_eval.metrics.retrieval_answer import RetrievalAnswer
 from graphrag_eval.metrics.retrieval_context import RetrievalContext

@@ -21,14 +21,7 @@ from graphrag_eval.config.sections import CustomEvaluationConfig
 from graphrag_eval.llm.engine import Judged
 from graphrag_eval.llm.prompts import prompt
 from graphrag_eval.llm.replies import decode_value, tab_separated
-from graphrag_eval.metrics.base import (
-    Failed,
-    ItemContext,
-    ItemMetric,
-    Outcome,
-    OutputKey,
-    Scored,
-)
+from graphrag_eval.metrics.base import Failed, ItemContext, ItemMetric, Outcome, OutputKey, Scored
 from graphrag_eval.metrics.judging import engine_of, messages, or_failed
 
 __all__ = ["CustomEvaluation", "custom_metrics"]

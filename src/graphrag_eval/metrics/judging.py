@@ -1,7 +1,7 @@
 """What the LLM-judged metrics share: the run's engine, the judge's messages, one JSON judge
 call, and turning a failed call into a :class:`~graphrag_eval.metrics.base.Failed` value.
 
-The plan (:mod:`graphrag_eval.planning`) runs a metric that needs the judge or embeddings
+The plan (:mod:`graphrag_eval.evaluation.planning`) runs a metric that needs the judge or embeddings
 only when the run has them, so a metric takes the engine with :func:`engine_of` without
 checking; a call that gives no usable reply (a failure, the cost limit, a dry run) is a
 value, never an exception, through :func:`or_failed` (docs/metrics.md, "How metrics are

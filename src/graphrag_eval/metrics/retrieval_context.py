@@ -25,14 +25,7 @@ from pydantic import Field
 from graphrag_eval.config.base import Section
 from graphrag_eval.config.model import EvaluationConfig
 from graphrag_eval.inputs import ActualStep, ReferenceStep
-from graphrag_eval.metrics.base import (
-    Failed,
-    ItemContext,
-    Outcome,
-    OutputKey,
-    Scored,
-    StepMetric,
-)
+from graphrag_eval.metrics.base import Failed, ItemContext, Outcome, OutputKey, Scored, StepMetric
 from graphrag_eval.steps.retrieval import (
     Context,
     ContextScores,

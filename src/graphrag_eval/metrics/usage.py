@@ -6,14 +6,7 @@ the aggregates (zeros when no response reports them), as the seed does.
 
 from __future__ import annotations
 
-from graphrag_eval.metrics.base import (
-    ItemContext,
-    ItemMetric,
-    Outcome,
-    OutputKey,
-    Scored,
-    Skipped,
-)
+from graphrag_eval.metrics.base import ItemContext, ItemMetric, Outcome, OutputKey, Scored, Skipped
 
 USAGE_KEYS = ("input_tokens", "output_tokens", "total_tokens", "elapsed_sec")
 

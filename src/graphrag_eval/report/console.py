@@ -1,6 +1,6 @@
 """The terminal summary printed after a run: metrics, templates and what went wrong.
 
-The comparison of two runs is printed by :mod:`graphrag_eval.report.comparison_console`
+The comparison of two runs is printed by :mod:`graphrag_eval.comparison.console`
 (re-exported here); numbers are written by :mod:`graphrag_eval.formatting`.
 """
 
@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from graphrag_eval.comparison.console import print_comparison
 from graphrag_eval.formatting import (
     format_dollars,
     format_number,
@@ -25,9 +26,9 @@ from graphrag_eval.formatting import (
 )
 from graphrag_eval.inputs import Notice, count_kinds
 from graphrag_eval.llm.engine import CallStats
-from graphrag_eval.metrics.base import Aggregation, declared_outputs
+from graphrag_eval.metrics.base import Aggregation
+from graphrag_eval.metrics.registry import declared_outputs
 from graphrag_eval.metrics.usage import USAGE_KEYS
-from graphrag_eval.report.comparison_console import print_comparison
 
 __all__ = [
     "format_dollars",

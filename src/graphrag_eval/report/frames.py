@@ -18,12 +18,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from graphrag_eval.aggregation import item_values
-from graphrag_eval.compare import Comparison, MetricChange
+from graphrag_eval.comparison.compare import Comparison, MetricChange
 from graphrag_eval.config import ConfigSource
 from graphrag_eval.errors import GraphragEvalError
 from graphrag_eval.metrics.base import Aggregation
-from graphrag_eval.results import layout_for, read_records
+from graphrag_eval.results.aggregation import item_values
+from graphrag_eval.results.to_records import layout_for, read_records
 
 if TYPE_CHECKING:
     import pandas as pd

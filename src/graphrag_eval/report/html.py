@@ -19,7 +19,6 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-from graphrag_eval.aggregation import ItemValues, item_values
 from graphrag_eval.collector import collection_paused
 from graphrag_eval.comparison.model import Comparison, MetricChange
 from graphrag_eval.comparison.units import (
@@ -27,7 +26,7 @@ from graphrag_eval.comparison.units import (
     format_amount_change,
     format_amount_interval,
 )
-from graphrag_eval.files import dump_yaml, write_text_atomic
+from graphrag_eval.files.documents import dump_yaml, write_text_atomic
 from graphrag_eval.formatting import (
     format_dollars,
     format_number,
@@ -37,7 +36,6 @@ from graphrag_eval.formatting import (
     visible_text,
 )
 from graphrag_eval.metrics.base import OutputKey
-from graphrag_eval.records import iter_records
 from graphrag_eval.report import charts
 from graphrag_eval.report.injection import addresses_the_grader, injection_notes
 from graphrag_eval.report.item_views import (
@@ -61,8 +59,10 @@ from graphrag_eval.report.run_views import (
     template_means,
     template_view,
 )
-from graphrag_eval.result_types import QuestionResult, ResultLayout
-from graphrag_eval.runs import SavedRun
+from graphrag_eval.results.aggregation import ItemValues, item_values
+from graphrag_eval.results.from_records import iter_records
+from graphrag_eval.results.model import QuestionResult, ResultLayout
+from graphrag_eval.results.read_run import SavedRun
 from graphrag_eval.version import __version__
 
 __all__ = ["render_comparison", "render_report", "write_comparison", "write_report"]

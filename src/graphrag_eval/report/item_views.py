@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphrag_eval.formatting import format_value, is_cost_key
-from graphrag_eval.metrics.base import IDENTITY_KEYS, Aggregation, OutputKey
+from graphrag_eval.metrics.base import Aggregation, OutputKey
+from graphrag_eval.metrics.registry import IDENTITY_KEYS
 from graphrag_eval.report.injection import injection_notes
 from graphrag_eval.report.step_views import MismatchView, mismatch_views
-from graphrag_eval.result_types import QuestionResult
+from graphrag_eval.results.model import QuestionResult
 from graphrag_eval.steps.reasons import NOT_REACHED
 
 __all__ = [

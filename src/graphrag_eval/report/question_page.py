@@ -8,12 +8,12 @@ from pathlib import Path
 
 from graphrag_eval.collector import collection_paused
 from graphrag_eval.errors import InputError
-from graphrag_eval.files import write_text_atomic
-from graphrag_eval.item_values import item_values
+from graphrag_eval.files.documents import write_text_atomic
 from graphrag_eval.report.html import _page
 from graphrag_eval.report.item_views import headline_keys, headline_score, item_view
 from graphrag_eval.report.run_views import output_keys
-from graphrag_eval.runs import SavedRun
+from graphrag_eval.results.item_values import item_values
+from graphrag_eval.results.read_run import SavedRun
 
 __all__ = ["render_question", "write_question"]
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from graphrag_eval.formatting import COST_SUFFIX, format_dollars, format_number, is_cost_key, plural
-from graphrag_eval.runs import SavedRun
+from graphrag_eval.results.read_run import SavedRun
 
 __all__ = ["judge_summary", "settings_rows"]
 

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphrag_eval.formatting import format_number, is_cost_key
-from graphrag_eval.item_values import ItemValues
 from graphrag_eval.metrics.base import Aggregation, OutputKey
-from graphrag_eval.result_types import ResultLayout
-from graphrag_eval.runs import SavedRun
+from graphrag_eval.results.item_values import ItemValues
+from graphrag_eval.results.model import ResultLayout
+from graphrag_eval.results.read_run import SavedRun
 
 __all__ = [
     "LabelRow",

@@ -1,0 +1,388 @@
+"""Running an evaluation: inputs -> plan and score each item -> typed results, flattened to
+the seed's dictionaries once, at the edge (docs/architecture.md, "The data flow").
+
+The config's metric names and services are checked, and the engine built, by
+:mod:`graphrag_eval.evaluation.planning`; each item is scored by
+:mod:`graphrag_eval.evaluation.scoring`, at most
+``max_concurrent_items`` at a time.
+
+:func:`arun_evaluation` is the async entry point and :func:`run_evaluation` its synchronous
+twin, safe both in a plain script and inside a running event loop (a Jupyter cell), where it
+runs the evaluation on a private loop in a worker thread instead of patching the caller's.
+
+:func:`evaluate` is what both (and the command line) use: it returns the results together
+with the run's :class:`~graphrag_eval.inputs.Diagnostics`, and can report each finished item
+(for checkpointing and progress).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from graphrag_eval.collector import fewer_collections
+from graphrag_eval.config import ConfigSource, EvaluationConfig, load_config
+from graphrag_eval.evaluation.planning import build_run_engine, check_services
+from graphrag_eval.evaluation.scoring import evaluate_item
+from graphrag_eval.inputs import (
+    Diagnostics,
+    Notice,
+    ReferenceQuestion,
+    Response,
+    ResponseSet,
+    check_evaluable,
+    load_reference,
+    load_responses,
+    parse_reference,
+    parse_responses,
+)
+from graphrag_eval.llm.engine import CallStats, LLMEngine
+from graphrag_eval.metrics.base import Metric
+from graphrag_eval.metrics.registry import metrics_for
+from graphrag_eval.results.model import QuestionResult, ResultLayout, RunResult
+from graphrag_eval.results.to_records import layout_for, read_records, to_record, to_records
+from graphrag_eval.steps.rules import check_reference_step
+
+__all__ = [
+    "EvaluationRun",
+    "arun_evaluation",
+    "evaluate",
+    "prepare_reference",
+    "prepare_responses",
+    "run_evaluation",
+]
+
+logger = logging.getLogger("graphrag_eval")
+
+ReferenceSource = str | Path | Sequence[Any]
+ResponsesSource = str | Path | Mapping[str, Any] | Sequence[Any] | ResponseSet
+ItemCallback = Callable[[dict[str, Any]], None]
+
+_T = TypeVar("_T")
+
+
+@dataclass(slots=True)
+class EvaluationRun:
+    """Typed results in reference order, plus everything that was reported along the way;
+    flattened to the seed's dictionaries once, at the edge (:attr:`results`)."""
+
+    items: list[QuestionResult]
+    diagnostics: Diagnostics
+    config: EvaluationConfig
+    layout: ResultLayout = field(default_factory=ResultLayout)
+    """The layout of the config's metrics (:func:`~graphrag_eval.results.to_records.layout_for`)."""
+    llm: CallStats | None = None
+    """What the run's judge and embedding calls amounted to (``None`` without an LLM)."""
+    _records: list[dict[str, Any]] | None = field(default=None, init=False, repr=False)
+
+    @property
+    def run_result(self) -> RunResult:
+        """The typed run: its results and the layout of every metric they hold."""
+        return RunResult.of(self.items, self.layout)
+
+    @property
+    def results(self) -> list[dict[str, Any]]:
+        """The flat per-question dictionaries (docs/outputs.md), made once."""
+        if self._records is None:
+            self._records = to_records(self.run_result)
+        return self._records
+
+
+PREPARED_OUTPUTS_BUDGET_BYTES = 64 * 2**20
+"""Reference outputs parsed while validating the dataset are kept for scoring (which then only
+parses the actual side) while their text totals at most this much; a larger dataset's are
+dropped after validation and parsed again as each item is scored, to bound memory."""
+
+
+def prepare_reference(
+    reference: ReferenceSource,
+    diagnostics: Diagnostics | None = None,
+    config_rules: Collection[str] = (),
+) -> list[ReferenceQuestion]:
+    """Load (if a path) and validate a reference dataset; raises ``InputError``.
+    ``config_rules`` are the step names the config's ``steps.rules`` score: the registered
+    rules do not check those reference steps."""
+    if isinstance(reference, list) and reference and isinstance(reference[0], ReferenceQuestion):
+        return reference
+    check = check_reference_step.skipping(config_rules) if config_rules else check_reference_step
+    if isinstance(reference, str | Path):
+        questions = parse_reference(
+            load_reference(reference),
+            source=str(reference),
+            check_step=check,
+            diagnostics=diagnostics,
+        )
+    else:
+        questions = parse_reference(reference, check_step=check, diagnostics=diagnostics)
+    _bound_prepared_outputs(questions)
+    return questions
+
+
+def _bound_prepared_outputs(questions: Sequence[ReferenceQuestion]) -> None:
+    prepared = [
+        step
+        for question in questions
+        for group in question.reference_steps or ()
+        for step in group
+        if step.memo
+    ]
+    if sum(len(str(step.output)) for step in prepared) > PREPARED_OUTPUTS_BUDGET_BYTES:
+        for step in prepared:
+            step.memo.clear()
+
+
+def prepare_responses(responses: ResponsesSource) -> ResponseSet:
+    """Load (if a path) and validate responses; only an unreadable file raises."""
+    if isinstance(responses, ResponseSet):
+        return responses
+    if isinstance(responses, str | Path):
+        return load_responses(responses)
+    return parse_responses(responses)
+
+
+def check_coverage(questions: Sequence[ReferenceQuestion], responses: ResponseSet) -> list[Notice]:
+    """Notices for questions without a response and responses for unknown questions."""
+    known = {question.id for question in questions}
+    notices = [
+        Notice(
+            "missing_response",
+            "no response for this question",
+            file=responses.source,
+            item=f"question '{question.id}'",
+        )
+        for question in questions
+        if question.id not in responses.responses
+    ]
+    notices.extend(
+        Notice(
+            "unknown_response",
+            "response for a question not in the reference; ignored",
+            file=responses.source,
+            item=f"question '{qid}'",
+        )
+        for qid in responses.responses
+        if qid not in known
+    )
+    return notices
+
+
+async def evaluate(
+    reference: ReferenceSource,
+    responses: ResponsesSource,
+    config: ConfigSource = None,
+    *,
+    on_item: ItemCallback | None = None,
+    max_concurrent_items: int | None = None,
+    engine: LLMEngine | None = None,
+    done: Mapping[str, dict[str, Any]] | None = None,
+) -> EvaluationRun:
+    """Evaluate every reference question; one bad item never stops the others.
+
+    ``on_item`` is called with each result (its flat dictionary) as soon as it is final (for
+    checkpointing and progress); the returned results are in reference order. ``engine``
+    makes the judge and embedding calls (by default one is built from the config, and closed
+    at the end); ``done`` holds results of a previous run to keep instead of evaluating again
+    (by question id; ``on_item`` is not called for them)."""
+    settings = load_config(config)
+    with fewer_collections():
+        return await _evaluate(
+            settings, reference, responses, on_item, max_concurrent_items, engine, done
+        )
+
+
+async def _evaluate(
+    settings: EvaluationConfig,
+    reference: ReferenceSource,
+    responses: ResponsesSource,
+    on_item: ItemCallback | None,
+    max_concurrent_items: int | None,
+    engine: LLMEngine | None,
+    done: Mapping[str, dict[str, Any]] | None,
+) -> EvaluationRun:
+    diagnostics = Diagnostics()
+    questions = prepare_reference(reference, diagnostics, settings.steps.rules.keys())
+    response_set = prepare_responses(responses)
+    check_evaluable(questions, response_set)  # a run that would evaluate nothing is an error
+    diagnostics.extend(response_set.notices)
+    diagnostics.extend(check_coverage(questions, response_set))
+    own_engine = engine is None
+    if engine is None:
+        engine = build_run_engine(settings)
+    else:
+        check_services(settings, engine)
+    if max_concurrent_items is None:
+        # Enough items in flight to keep every judge slot busy.
+        max_concurrent_items = max(64, 4 * settings.llm.max_concurrency)
+    layout = layout_for(settings)
+    run = _ItemRunner(
+        settings,
+        metrics_for(settings),
+        response_set,
+        diagnostics,
+        services={"llm": engine} if engine is not None else {},
+        slots=asyncio.Semaphore(max(1, max_concurrent_items)),
+        kept=_read_kept(done or {}, layout),
+        on_item=on_item,
+    )
+    try:
+        results = await asyncio.gather(*(run.one(question) for question in questions))
+    finally:
+        if own_engine and engine is not None:
+            await engine.aclose()
+    return EvaluationRun(
+        items=list(results),
+        diagnostics=diagnostics,
+        config=settings,
+        layout=layout,
+        llm=engine.stats if engine is not None else None,
+    )
+
+
+@dataclass(slots=True)
+class _ItemRunner:
+    """Evaluates the items of one run, at most ``slots`` at a time."""
+
+    config: EvaluationConfig
+    metrics: Sequence[Metric]
+    response_set: ResponseSet
+    diagnostics: Diagnostics
+    services: Mapping[str, Any]
+    slots: asyncio.Semaphore
+    kept: Mapping[str, QuestionResult]
+    on_item: ItemCallback | None
+
+    async def one(self, question: ReferenceQuestion) -> QuestionResult:
+        """The result of ``question`` (kept from a previous run, or evaluated now)."""
+        response = self.response_set.responses.get(question.id)
+        if question.id in self.kept:
+            _release(question, response)
+            return self.kept[question.id]
+        async with self.slots:
+            try:
+                result, notices = await evaluate_item(
+                    question,
+                    response,
+                    self.metrics,
+                    self.config,
+                    source=self.response_set.source,
+                    services=self.services,
+                )
+            except Exception as exc:  # a bug or an extreme input costs this item only
+                logger.exception("could not evaluate question %r", question.id)
+                result = _unevaluated_result(question, exc)
+                notices = [_unevaluated_notice(self.response_set.source, question, exc)]
+            finally:
+                _release(question, response)
+        self.diagnostics.extend(notices)
+        if self.on_item is not None:
+            self.on_item(to_record(result))
+        return result
+
+
+def _read_kept(
+    done: Mapping[str, Mapping[str, Any]], layout: ResultLayout
+) -> dict[str, QuestionResult]:
+    """The results kept from an earlier run, read back together (a key no metric declares is
+    read the same way in every record, as :func:`~graphrag_eval.results.to_records.read_records`
+    does
+    for a saved run), by question id."""
+    kept = read_records(list(done.values()), layout).results
+    return dict(zip(done, kept, strict=True))
+
+
+def _unevaluated_result(question: ReferenceQuestion, exc: Exception) -> QuestionResult:
+    """The result of an item graphrag-eval could not evaluate: counted with the error
+    samples, flagged with ``evaluation_error``, and without copies of its inputs (copying
+    them may be what failed)."""
+    return QuestionResult(
+        {
+            "template_id": question.template_id,
+            "question_id": question.id,
+            "question_text": question.question_text,
+            "status": "error",
+            "error": f"graphrag-eval could not evaluate this item: {exc!r}",
+            "evaluation_error": True,
+        }
+    )
+
+
+def _unevaluated_notice(source: str, question: ReferenceQuestion, exc: Exception) -> Notice:
+    return Notice(
+        "evaluation_error",
+        f"could not be evaluated: {exc!r}",
+        file=source,
+        item=f"question '{question.id}'",
+    )
+
+
+def _release(question: ReferenceQuestion, response: Response | None) -> None:
+    """Drop what match rules derived from the item's steps (parsed outputs): the item is
+    done, and a large dataset should not keep every parsed result alive."""
+    for group in question.reference_steps or ():
+        for reference_step in group:
+            reference_step.memo.clear()
+    for actual_step in (response.actual_steps if response is not None else None) or ():
+        actual_step.memo.clear()
+
+
+async def arun_evaluation(
+    reference_qas: ReferenceSource,
+    chat_responses: ResponsesSource,
+    config: ConfigSource = None,
+) -> list[dict[str, Any]]:
+    """Evaluate responses against the reference dataset; one result per reference question.
+
+    ``reference_qas`` is a list of templates (or a path to a YAML/JSON file);
+    ``chat_responses`` maps question ids to responses (or is a list of responses, or a path);
+    ``config`` is a path, a dict or an :class:`EvaluationConfig`. Problems found in the
+    responses are logged as warnings on the ``graphrag_eval`` logger and recorded on the
+    items concerned. Raises ``InputError``/``ConfigError`` for an unusable reference or
+    config, and ``InputError`` for inputs that would evaluate nothing (an empty reference, or
+    responses of which none is for a reference question; docs/inputs.md).
+    """
+    run = await evaluate(reference_qas, chat_responses, config)
+    for notice in run.diagnostics.notices:
+        logger.warning("%s", notice)
+    return to_records(run.run_result)
+
+
+def run_evaluation(
+    reference_qas: ReferenceSource,
+    chat_responses: ResponsesSource,
+    config: ConfigSource = None,
+) -> list[dict[str, Any]]:
+    """Synchronous :func:`arun_evaluation`; works in scripts and inside a running event loop."""
+    return run_sync(lambda: arun_evaluation(reference_qas, chat_responses, config))
+
+
+def run_sync(make: Callable[[], Awaitable[_T]]) -> _T:
+    """Run a coroutine to completion from synchronous code, whether or not a loop runs here.
+
+    Its result stays out of the loop's main task: ``asyncio.run`` formats the repr of its
+    Ctrl-C handler, which holds that task and so its result, twice as it restores the handler
+    (in ``signal.getsignal``), and the repr of a run of thousands of items costs a few
+    tenths of a second."""
+    results: list[_T] = []
+
+    async def main() -> None:
+        results.append(await make())
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        in_a_loop = False
+    else:
+        in_a_loop = True
+    if not in_a_loop:
+        asyncio.run(main())
+        return results[0]
+    # Called from inside a running loop (a notebook cell): that loop is busy running the
+    # caller, so run ours on a private loop in a worker thread and wait for it.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(asyncio.run, main()).result()
+    return results[0]

@@ -1,0 +1,123 @@
+"""Typed aggregates: what :mod:`graphrag_eval.results.aggregation` computes, with ``to_dict()``
+giving the seed's aggregate dictionaries exactly (docs/outputs.md, "Aggregates")."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Aggregates", "Coverage", "GroupAggregates", "Statistics", "StepCounts"]
+
+
+@dataclass(frozen=True, slots=True)
+class Statistics:
+    """A numeric key's statistics over the questions (or steps) that have it."""
+
+    sum: float
+    mean: float
+    median: float
+    min: float
+    max: float
+
+    def to_dict(self) -> dict[str, float]:
+        return {
+            "sum": self.sum,
+            "mean": self.mean,
+            "median": self.median,
+            "min": self.min,
+            "max": self.max,
+        }
+
+
+@dataclass(slots=True)
+class Coverage:
+    """How many questions a key was scored on, failed on, or did not apply to."""
+
+    scored: int = 0
+    failed: int = 0
+    skipped: int = 0
+    reasons: Counter[str] = field(default_factory=Counter)
+    """The errors of the failures, counted; the commonest is written as ``failed_reason``."""
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "scored": self.scored,
+            "failed": self.failed,
+            "skipped": self.skipped,
+        }
+        if self.reasons:
+            out["failed_reason"] = self.reasons.most_common(1)[0][0]
+        return out
+
+
+@dataclass(slots=True)
+class StepCounts:
+    """Actual steps by name: in all, once per question, with empty results, with errors."""
+
+    total: dict[str, int] = field(default_factory=dict)
+    once_per_sample: dict[str, int] = field(default_factory=dict)
+    empty_results: dict[str, int] = field(default_factory=dict)
+    errors: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, dict[str, int]]:
+        return {
+            "total": dict(self.total),
+            "once_per_sample": dict(self.once_per_sample),
+            "empty_results": dict(self.empty_results),
+            "errors": dict(self.errors),
+        }
+
+
+KeyAggregate = Statistics | dict[str, int] | int
+"""A numeric key's statistics, a label key's ``{label: count}``, or a label count."""
+
+
+@dataclass(slots=True)
+class GroupAggregates:
+    """The aggregates of one template, or of all questions (``micro``)."""
+
+    error_samples: int
+    success_samples: int
+    missing_samples: int
+    keys: dict[str, KeyAggregate] = field(default_factory=dict)
+    """In output order: each aggregated key, and the label counts (``correct_answers_count``)."""
+    steps: StepCounts = field(default_factory=StepCounts)
+    coverage: dict[str, Coverage] = field(default_factory=dict)
+
+    def statistics(self, name: str) -> Statistics | None:
+        value = self.keys.get(name)
+        return value if isinstance(value, Statistics) else None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "number_of_error_samples": self.error_samples,
+            "number_of_success_samples": self.success_samples,
+            "number_of_missing_samples": self.missing_samples,
+        }
+        for name, value in self.keys.items():
+            out[name] = value.to_dict() if isinstance(value, Statistics) else _copy(value)
+        out["steps"] = self.steps.to_dict()
+        out["coverage"] = {name: counts.to_dict() for name, counts in self.coverage.items()}
+        return out
+
+
+@dataclass(slots=True)
+class Aggregates:
+    """``per_template``, ``micro`` and ``macro`` (the mean of the template means)."""
+
+    per_template: dict[str, GroupAggregates]
+    micro: GroupAggregates
+    macro: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "per_template": {name: group.to_dict() for name, group in self.per_template.items()},
+            "micro": self.micro.to_dict(),
+            "macro": {name: {"mean": mean} for name, mean in self.macro.items()},
+        }
+
+
+def _copy(value: Mapping[str, int] | int) -> dict[str, int] | int:
+    return dict(value) if isinstance(value, Mapping) else value

@@ -1,0 +1,329 @@
+"""Saved flat records (docs/outputs.md) read back into typed results: the reading half of the
+output edge (:mod:`graphrag_eval.results.to_records` writes them). Each key goes to the metric that
+declares it, so nothing after this reads a key suffix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any, NamedTuple
+
+from graphrag_eval.collector import collection_paused
+from graphrag_eval.config import ConfigSource, load_config
+from graphrag_eval.metrics.base import Failed, Outcome, OutputKey, Scored, Skipped
+from graphrag_eval.metrics.registry import IDENTITY_KEYS, configured_metrics
+from graphrag_eval.results.model import (
+    SKIPPED_KEY,
+    MetricLayout,
+    OutcomeKey,
+    QuestionResult,
+    ResultLayout,
+    RunResult,
+    is_number,
+)
+
+__all__ = [
+    "NOT_SKIPPED",
+    "RecordScores",
+    "RecordShape",
+    "ScoreReader",
+    "iter_records",
+    "iter_scores",
+    "layout_for",
+    "read_record",
+    "read_records",
+    "records_layout",
+]
+
+
+def layout_for(config: ConfigSource = None) -> ResultLayout:
+    """The layout of the metrics a config knows: the registered ones and its custom
+    evaluations (so their keys are read back as theirs)."""
+    return ResultLayout.of(configured_metrics(load_config(config)))
+
+
+def read_records(
+    records: Sequence[Mapping[str, Any]], layout: ResultLayout | None = None
+) -> RunResult:
+    """Typed results of saved flat records (``layout``: by default the registered metrics').
+
+    Each key goes to the metric that declares it (an output, or an error key); a numeric key
+    no metric declares becomes a metric of its own (with ``<key>_error`` as its error key),
+    as the aggregates have always counted such keys; other keys are kept as fields."""
+    layout = records_layout(records, layout)
+    with collection_paused():
+        return RunResult(list(iter_records(records, layout)), layout)
+
+
+def records_layout(
+    records: Iterable[Mapping[str, Any]], layout: ResultLayout | None = None
+) -> ResultLayout:
+    """``layout`` (by default the registered metrics') with a metric of its own for each
+    numeric key of the records that no metric declares (see :func:`read_records`)."""
+    # A copy: the metrics of undeclared keys belong to these records, not to the caller's.
+    layout = ResultLayout(dict(layout.metrics)) if layout is not None else layout_for()
+    for name in _undeclared_numeric_keys(records, layout):
+        error_key = f"{name}_error"
+        layout.add(
+            MetricLayout(
+                name,
+                (OutputKey(name, error_keys=(error_key,)),),
+                (error_key,),
+                False,
+                False,
+                declared=False,
+            )
+        )
+    return layout
+
+
+def iter_records(
+    records: Iterable[Mapping[str, Any]], layout: ResultLayout
+) -> Iterator[QuestionResult]:
+    """The typed result of each record, one at a time (``layout`` from
+    :func:`records_layout`): a caller that keeps only what it takes from each result never
+    holds a whole run of typed results."""
+    owners = _Owners(layout)
+    return (_read(record, layout, owners) for record in records)
+
+
+def read_record(record: Mapping[str, Any], layout: ResultLayout | None = None) -> QuestionResult:
+    """The typed result of one saved flat record (see :func:`read_records`)."""
+    return read_records([record], layout).results[0]
+
+
+class RecordScores(NamedTuple):
+    """What a saved record scored, read without building its outcomes (for a pass over many
+    records that needs only the values): exactly what its typed result's
+    :meth:`~graphrag_eval.results.model.QuestionResult.values` and
+    :meth:`~graphrag_eval.results.model.QuestionResult.step_scores` give, since a value is only
+    ever kept by a :class:`Scored` outcome."""
+
+    question_id: Any
+    template_id: Any
+    status: Any
+    values: dict[str, Any]
+    step_scores: list[dict[str, Any]]
+    record: Mapping[str, Any]
+    skipped: Mapping[str, str]
+    """Metric -> why it was skipped, as the typed result's
+    :meth:`~graphrag_eval.results.model.QuestionResult.skipped` gives it."""
+
+
+NOT_SKIPPED: Mapping[str, str] = MappingProxyType({})
+"""The skip reasons of a record that has none."""
+_SHAPES_KEPT = 1024  # sets of keys remembered: a run has a few; a hostile file gets no more
+
+
+class RecordShape(NamedTuple):
+    """What every record with one set of keys holds (worked out once per set of keys)."""
+
+    scored: tuple[str, ...]
+    """Its keys that are outputs of the metrics on the question, in the record's order (the
+    keys of :attr:`RecordScores.values`)."""
+    numbers: tuple[str, ...]
+    """Those of :attr:`scored` the reader was asked to read as numbers, in the same order."""
+    has_steps: bool
+    skippable: bool
+    """Whether it may have skip reasons: else :meth:`ScoreReader.skipped` is
+    :data:`NOT_SKIPPED`."""
+
+
+class ScoreReader:
+    """Reads what saved records scored without building their outcomes (``layout`` from
+    :func:`records_layout`): which of a record's keys are scores is worked out once per set
+    of keys (:meth:`shape`); ``numbers``: the keys on the question whose values the caller
+    reads as numbers (:attr:`RecordShape.numbers`)."""
+
+    def __init__(self, layout: ResultLayout, numbers: Container[str] = ()) -> None:
+        self._owners = owners = _Owners(layout)
+        self._item = {key for key, (_, out) in owners.item.items() if out} - IDENTITY_KEYS
+        self._step = {key for key, (_, is_output) in owners.step.items() if is_output}
+        self._numbers = numbers
+        self._shapes: dict[tuple[Any, ...], RecordShape] = {}
+
+    def shape(self, record: Mapping[str, Any]) -> RecordShape:
+        """The shape of a record's set of keys."""
+        keys = tuple(record)
+        shape = self._shapes.get(keys)
+        if shape is None:
+            scored = tuple(key for key in keys if key in self._item)
+            numbers = tuple(key for key in scored if key in self._numbers)
+            shape = RecordShape(scored, numbers, "actual_steps" in keys, SKIPPED_KEY in keys)
+            if len(self._shapes) < _SHAPES_KEPT:
+                self._shapes[keys] = shape
+        return shape
+
+    def step_scores(self, record: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The scores of the record's steps that have some (:attr:`RecordScores.step_scores`)."""
+        steps = record.get("actual_steps")
+        step_scores = []
+        if isinstance(steps, list):
+            for each in steps:
+                if isinstance(each, Mapping):
+                    scored = {key: value for key, value in each.items() if key in self._step}
+                    if scored:
+                        step_scores.append(scored)
+        return step_scores
+
+    def skipped(self, record: Mapping[str, Any]) -> Mapping[str, str]:
+        """The record's skip reasons (:attr:`RecordScores.skipped`)."""
+        return _skip_reasons(record, self._owners) if SKIPPED_KEY in record else NOT_SKIPPED
+
+
+def iter_scores(
+    records: Iterable[Mapping[str, Any]], layout: ResultLayout
+) -> Iterator[RecordScores]:
+    """The scores of each record, one at a time (``layout`` from :func:`records_layout`)."""
+    reader = ScoreReader(layout)
+    for record in records:
+        shape = reader.shape(record)
+        yield RecordScores(
+            record.get("question_id"),
+            record.get("template_id"),
+            record.get("status"),
+            {key: record[key] for key in shape.scored},
+            reader.step_scores(record) if shape.has_steps else [],
+            record,
+            reader.skipped(record) if shape.skippable else NOT_SKIPPED,
+        )
+
+
+def _skip_reasons(record: Mapping[str, Any], owners: _Owners) -> Mapping[str, str]:
+    """The record's skip reasons as its typed result reads them (:func:`_read`): only when
+    no metric they name has a value or an error on the question."""
+    skipped = record[SKIPPED_KEY]
+    if not skipped or not _is_reasons(skipped):
+        return NOT_SKIPPED
+    for key in record:
+        owner = owners.item.get(key)
+        if owner is not None and key not in IDENTITY_KEYS and owner[0].metric in skipped:
+            return NOT_SKIPPED
+    return dict(skipped)
+
+
+class _Owners:
+    """Which metric each key belongs to: on the question, and on a step."""
+
+    def __init__(self, layout: ResultLayout) -> None:
+        self.item: dict[str, tuple[OutcomeKey, bool]] = {}
+        """key -> (the question-level outcome it belongs to, whether it is an output)"""
+        self.step: dict[str, tuple[str, bool]] = {}
+        """key -> (the step metric it belongs to, whether it is an output)"""
+        for metric in layout.metrics.values():
+            at = OutcomeKey(metric.name)  # one key object per metric, not one per value read
+            for output in metric.outputs:
+                self.item.setdefault(output.name, (at, True))
+            for key in metric.error_keys:
+                self.item.setdefault(key, (at, False))
+            if metric.on_steps:
+                for output in metric.outputs:
+                    self.step.setdefault(output.name, (metric.name, True))
+                for key in metric.error_keys:
+                    self.step.setdefault(key, (metric.name, False))
+
+
+def _undeclared_numeric_keys(
+    records: Iterable[Mapping[str, Any]], layout: ResultLayout
+) -> dict[str, None]:
+    owners = _Owners(layout)
+    found: dict[str, None] = {}
+    # Records of a run share a few sets of keys: which of a record's keys could be an
+    # undeclared number is worked out once per set of keys, not per key of every record.
+    candidates_of: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for record in records:
+        keys = tuple(record)
+        candidates = candidates_of.get(keys)
+        if candidates is None:
+            candidates = candidates_of[keys] = tuple(
+                key
+                for key in keys
+                if key not in owners.item
+                and key not in IDENTITY_KEYS
+                and key != SKIPPED_KEY
+                and not key.endswith("_error")
+            )
+        for key in candidates:
+            if key not in found and is_number(record[key]):
+                found[key] = None
+    return found
+
+
+_Parts = dict[OutcomeKey, tuple[dict[str, Any], dict[str, Any]]]
+
+
+def _read(record: Mapping[str, Any], layout: ResultLayout, owners: _Owners) -> QuestionResult:
+    fields: dict[str, Any] = {}
+    parts: _Parts = {}
+    skipped: Any = None
+    for key, value in record.items():
+        owner = owners.item.get(key)
+        if owner is not None and key not in IDENTITY_KEYS:
+            part = parts.get(owner[0])
+            if part is None:
+                part = parts[owner[0]] = ({}, {})
+            part[0 if owner[1] else 1][key] = value
+        elif key == "actual_steps" and isinstance(value, list):
+            fields[key] = [_read_step(i, step, owners, parts) for i, step in enumerate(value)]
+        elif key == SKIPPED_KEY and _is_reasons(value):
+            skipped = value
+        else:
+            fields[key] = value
+    outcomes = {
+        key: Scored(values) if not errors else _outcome(layout, key, values, errors)
+        for key, (values, errors) in parts.items()
+    }
+    if skipped is not None:
+        if skipped and not any(OutcomeKey(name) in outcomes for name in skipped):
+            outcomes.update({OutcomeKey(name): Skipped(reason) for name, reason in skipped.items()})
+        else:  # empty, or naming a metric that has values: not ours to read, kept as it was
+            fields[SKIPPED_KEY] = skipped
+    return QuestionResult(fields, outcomes, layout)
+
+
+def _read_step(index: int, step: Any, owners: _Owners, parts: _Parts) -> Any:
+    if not isinstance(step, Mapping):
+        return step
+    kept = {}
+    for key, value in step.items():
+        owner = owners.step.get(key)
+        if owner is None:
+            kept[key] = value
+        else:
+            _collect(parts, OutcomeKey(owner[0], index), owner[1], key, value)
+    return kept
+
+
+def _collect(parts: _Parts, at: OutcomeKey, is_output: bool, key: str, value: Any) -> None:
+    part = parts.get(at)
+    if part is None:
+        part = parts[at] = ({}, {})
+    part[0 if is_output else 1][key] = value
+
+
+def _outcome(
+    layout: ResultLayout, at: OutcomeKey, values: dict[str, Any], errors: dict[str, Any]
+) -> Outcome:
+    """A metric's keys read back: :class:`Failed` when they are exactly what a failure
+    writes (every error key, one message), else :class:`Scored` with its partial failures."""
+    if not errors:
+        return Scored(values)
+    metric = layout.metrics.get(at.metric)
+    messages = set(map(repr, errors.values()))
+    if (
+        not values
+        and metric is not None
+        and metric.error_keys
+        and set(errors) == set(metric.error_keys)
+        and len(messages) == 1
+        and all(isinstance(message, str) for message in errors.values())
+    ):
+        return Failed(next(iter(errors.values())))
+    return Scored(values, errors)
+
+
+def _is_reasons(value: Any) -> bool:
+    return isinstance(value, Mapping) and all(
+        isinstance(name, str) and isinstance(reason, str) for name, reason in value.items()
+    )
