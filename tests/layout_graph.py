@@ -18,7 +18,6 @@ from pathlib import Path
 
 import graphrag_eval
 
-PACKAGE = "graphrag_eval"
 ROOT = Path(graphrag_eval.__file__).parent
 
 # Calls whose first argument names a module they import (find_spec imports the parent
