@@ -195,7 +195,6 @@ def test_a_package_level_cycle_is_found() -> None:
 # that should go. Each is a strict xfail: once the cycle is gone its test fails, and its
 # entry goes from this table.
 KNOWN_PACKAGE_CYCLES = {
-    ("llm", "embeddings"): "llm <-> embeddings: removed by issue 23 point 5",
     ("config", "inputs"): (
         "config <-> inputs: config/__init__.py imports inputs.shapes (TEMPLATE_KEYS), "
         "inputs/check.py imports config.model in a function"

@@ -37,6 +37,3 @@ def test_llm_never_imports_embeddings() -> None:
     )
     assert importers == []
 
-
-def test_the_old_home_of_the_local_models_is_gone() -> None:
-    assert not (LLM / "local.py").exists()
