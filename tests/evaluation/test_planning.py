@@ -15,6 +15,7 @@ from graphrag_eval.evaluation.planning import (
     NO_EMBEDDING,
     NO_JUDGE,
     NO_REFERENCE_STEPS,
+    NO_STORE,
     plan_item,
     skip_reason,
 )
@@ -29,6 +30,7 @@ from graphrag_eval.metrics.base import (
     Skipped,
 )
 from graphrag_eval.metrics.registry import register_metric, registered_metrics, unregister_metric
+from graphrag_eval.metrics.services import need
 
 from builders import dataset, question, response
 
@@ -150,3 +152,38 @@ def test_a_missing_service_is_a_run_wide_skip_and_a_missing_input_is_not() -> No
         Skipped(NO_REFERENCE_STEPS),
         Skipped(NO_JUDGE, run_wide=True),
     ]
+
+
+class _QueriesTheStore(ItemMetric):
+    """Needs the SPARQL store: the row count of the store's answer to the reference query."""
+
+    name = "store_rows"
+    needs = frozenset({"store"})
+    default = True
+    outputs = (OutputKey("store_rows"),)
+    error_keys = ("store_rows_error",)
+
+    async def score(self, context: ItemContext) -> Outcome:
+        store = need(context.services.store, "store")
+        results = await store.query("SELECT * WHERE { ?s ?p ?o }", metric=self.name)
+        return Scored({"store_rows": len(results["results"]["bindings"])})
+
+
+@pytest.fixture
+def store_metric() -> Any:
+    register_metric(_QueriesTheStore())
+    yield
+    unregister_metric("store_rows")
+
+
+@pytest.mark.usefixtures("store_metric")
+def test_a_metric_that_needs_a_store_is_skipped_without_one_or_refused_by_name() -> None:
+    reference, answered = one_item(answer="Oslo", actual_answer="Oslo")
+
+    assert skip_reason(by_name("store_rows"), {"judge"}, reference, answered) == NO_STORE
+    [result] = run_evaluation(dataset(question("q1", answer="Oslo")), [response("q1")])
+    assert "store_rows" not in result and "store_rows_error" not in result
+    with pytest.raises(ConfigError, match="metric 'store_rows' needs a SPARQL store"):
+        run_evaluation(
+            dataset(question("q1", answer="Oslo")), [response("q1")], {"metrics": ["store_rows"]}
+        )

