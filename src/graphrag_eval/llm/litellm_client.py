@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from graphrag_eval.config.llm import (
-    OPENAI_COMPATIBLE_PROVIDERS,
     EmbeddingConfig,
     GenerationConfig,
 )
@@ -39,7 +38,7 @@ from graphrag_eval.llm.sdk_client import sdk_failures
 if TYPE_CHECKING:
     from graphrag_eval.llm.chat_client import RequestOptions
 
-__all__ = ["LiteLLMClient", "import_litellm", "uses_litellm"]
+__all__ = ["LiteLLMClient", "import_litellm"]
 
 EXTRA_HINT = "pip install 'graphrag-eval[litellm]'"
 
@@ -65,11 +64,6 @@ their values are scrubbed from every message like a configured key."""
 
 _open_clients = 0
 """LiteLLM clients open in this process; LiteLLM's HTTP clients are closed with the last."""
-
-
-def uses_litellm(provider: str) -> bool:
-    """Whether an endpoint of ``provider`` goes through LiteLLM (it is not OpenAI-compatible)."""
-    return provider not in OPENAI_COMPATIBLE_PROVIDERS
 
 
 def import_litellm(role: str, provider: str) -> Any:
