@@ -44,9 +44,16 @@ def build_engine(
     if llm.generation is None and llm.embedding is None and not (local or bert_score):
         return None
     calls = CallContext.create(llm, dry_run=dry_run, max_cost_usd=max_cost_usd)
+    # The judge first: a missing key stops the run before a local model is loaded.
+    generation = (
+        Endpoint("generation", llm.generation, llm, calls.redactor)
+        if llm.generation is not None
+        else None
+    )
     return LLMEngine(
         llm,
         calls,
+        generation=generation,
         embedding=embedder_of(llm, calls),
         bert_scorer=BertScorer(config.bert_score, calls) if bert_score else None,
         use_cache=use_cache,

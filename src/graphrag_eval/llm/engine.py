@@ -72,20 +72,18 @@ class LLMEngine:
         config: LLMConfig,
         calls: CallContext,
         *,
+        generation: Endpoint | None = None,
         embedding: Embedder | None = None,
         bert_scorer: PairScorer | None = None,
         use_cache: bool | None = None,
     ) -> None:
         """``calls``: what every call of the run shares (its cache is opened here,
-        ``use_cache`` overriding the config); ``embedding``: the run's embedding model, and
-        ``bert_scorer`` BERTScore's, built on ``calls``."""
+        ``use_cache`` overriding the config); ``generation``: the judge's endpoint;
+        ``embedding``: the run's embedding model, and ``bert_scorer`` BERTScore's, built on
+        ``calls``."""
         self.config = config
         self._calls = calls
-        self.generation = (
-            Endpoint("generation", config.generation, config, calls.redactor)
-            if config.generation is not None
-            else None
-        )
+        self.generation = generation
         self._judge = Judge(self.generation, calls) if self.generation is not None else None
         self.embedding = embedding
         self.bert_scorer = bert_scorer
