@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from graphrag_eval.config import load_config
 from graphrag_eval.llm.engine import build_engine
+from graphrag_eval.metrics.loading import load_config
 
 from judge_server import scripted_transport
 

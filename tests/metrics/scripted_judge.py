@@ -19,9 +19,9 @@ from typing import Any
 
 import httpx2
 
-from graphrag_eval.config import load_config
 from graphrag_eval.evaluation.runner import evaluate
 from graphrag_eval.llm.engine import build_engine
+from graphrag_eval.metrics.loading import load_config
 
 from judge_server import scripted_transport
 
