@@ -56,11 +56,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from graphrag_eval.config import BUNDLED_MODEL, BertScoreConfig, EmbeddingConfig, load_config
+from graphrag_eval.config import BUNDLED_MODEL, BertScoreConfig, EmbeddingConfig
 from graphrag_eval.embeddings.bert_score import bert_score_of
 from graphrag_eval.embeddings.models import local_model, resolve_model
 from graphrag_eval.evaluation.planning import build_run_engine
 from graphrag_eval.evaluation.runner import evaluate
+from graphrag_eval.metrics.loading import load_config
 
 METRICS = ("semantic_similarity", "bert_score")
 MODES = (
@@ -86,7 +87,7 @@ import asyncio, json, time
 started = time.perf_counter()
 import torch, transformers, sentence_transformers
 imported = time.perf_counter()
-from graphrag_eval.config import load_config
+from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.evaluation.services import build_engine
 async def main():
     engine = build_engine(load_config({}), use_cache=False, local=True, bert_score=True)

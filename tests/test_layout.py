@@ -195,20 +195,6 @@ def test_a_package_level_cycle_is_found() -> None:
 # that should go. Each is a strict xfail: once the cycle is gone its test fails, and its
 # entry goes from this table.
 KNOWN_PACKAGE_CYCLES = {
-    ("config", "inputs"): (
-        "config <-> inputs: config/__init__.py imports inputs.shapes (TEMPLATE_KEYS), "
-        "inputs/check.py imports config.model in a function"
-    ),
-    ("config", "metrics"): (
-        "config <-> metrics: config/__init__.py re-exports the metrics' sections "
-        "(import_module of metrics.<module> from _FROM_METRICS, and under TYPE_CHECKING), "
-        "the metrics import config.base, config.model and config.sections"
-    ),
-    ("config", "evaluation"): (
-        "config <-> evaluation: config/__init__.py (load_config) imports "
-        "evaluation.planning.check_metric_names in a function; evaluation/planning.py and "
-        "scoring.py import config.model, evaluation/runner.py imports config (load_config)"
-    ),
     ("results", "evaluation"): (
         "results <-> evaluation: results/checkpoint.py imports evaluation.runner (evaluate), "
         "results/write_run.py imports evaluation.runner.EvaluationRun under TYPE_CHECKING; "

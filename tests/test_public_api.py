@@ -138,30 +138,20 @@ STEP_RULES_API = {
 }
 
 CONFIG_API = {
-    "ANSWER_CORRECTNESS_PLACEHOLDERS",
     "AggregationConfig",
-    "AnswerClassificationConfig",
-    "AnswerCorrectnessConfig",
-    "AnswerRelevanceConfig",
     "BUNDLED_MODEL",
     "BertScoreConfig",
     "CacheConfig",
     "ConfigSource",
     "CustomEvaluationConfig",
-    "DEFAULT_NON_ANSWERS",
-    "DEFAULT_UNCERTAINTY_PHRASES",
     "EmbeddingConfig",
     "EvaluationConfig",
-    "FactualAccuracyConfig",
     "GenerationConfig",
     "LLMConfig",
     "ModelPrice",
-    "RagasConfig",
-    "RetrievalAnswerConfig",
-    "RetrievalContextConfig",
     "StepsConfig",
-    "load_config",
     "mask_secrets",
+    "parse_config",
     "secret_values",
 }
 

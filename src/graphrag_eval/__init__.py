@@ -34,9 +34,10 @@ if TYPE_CHECKING:
     from typing import Any
 
     from graphrag_eval.comparison.compare import compare_results
-    from graphrag_eval.config import EvaluationConfig, load_config
+    from graphrag_eval.config import EvaluationConfig
     from graphrag_eval.evaluation.runner import arun_evaluation, run_evaluation
     from graphrag_eval.inputs import load_reference, load_responses
+    from graphrag_eval.metrics.loading import load_config
     from graphrag_eval.report.frames import aggregates_frame, comparison_frame, results_frame
     from graphrag_eval.report.html import write_comparison, write_report
     from graphrag_eval.results.aggregation import compute_aggregates, load_results
@@ -55,7 +56,7 @@ _LAZY = {
     "comparison_frame": "graphrag_eval.report.frames",
     "compute_aggregates": "graphrag_eval.results.aggregation",
     "EvaluationConfig": "graphrag_eval.config",
-    "load_config": "graphrag_eval.config",
+    "load_config": "graphrag_eval.metrics.loading",
     "load_reference": "graphrag_eval.inputs",
     "load_responses": "graphrag_eval.inputs",
     "load_results": "graphrag_eval.results.aggregation",

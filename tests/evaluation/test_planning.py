@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from graphrag_eval import ConfigError, run_evaluation
-from graphrag_eval.config import EvaluationConfig, load_config
+from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.config.model import parse_config
 from graphrag_eval.evaluation.planning import (
     NO_CONTEXTS,
@@ -29,6 +29,7 @@ from graphrag_eval.metrics.base import (
     Scored,
     Skipped,
 )
+from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.metrics.registry import register_metric, registered_metrics, unregister_metric
 from graphrag_eval.metrics.services import need
 

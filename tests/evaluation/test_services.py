@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from graphrag_eval import ConfigError
-from graphrag_eval.config import load_config
 from graphrag_eval.embeddings.remote import RemoteEmbedder
 from graphrag_eval.evaluation.services import build_engine, services_of
+from graphrag_eval.metrics.loading import load_config
 
 from judge_server import JudgeServer
 

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from graphrag_eval.config import load_config
 from graphrag_eval.errors import CallFailed, LLMError
 from graphrag_eval.evaluation.services import build_engine
 from graphrag_eval.llm.client import BREAKER_FAILURES, BREAKER_UNUSABLE
 from graphrag_eval.llm.engine import LLMEngine
+from graphrag_eval.metrics.loading import load_config
 
 from judge_server import Faults, JudgeServer, SilentServer, closed_port_url
 

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from graphrag_eval.config import load_config
 from graphrag_eval.config.llm import LLMConfig
 from graphrag_eval.errors import LLMError
 from graphrag_eval.evaluation.runner import evaluate
@@ -24,6 +23,7 @@ from graphrag_eval.llm.lane import (
     Lane,
     Ticket,
 )
+from graphrag_eval.metrics.loading import load_config
 
 from builders import dataset, question, response
 from judge_server import Faults, JudgeServer

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from graphrag_eval import run_evaluation
-from graphrag_eval.config import load_config
 from graphrag_eval.errors import CallFailed
 from graphrag_eval.evaluation.services import build_engine
 from graphrag_eval.llm.providers import register_provider
 from graphrag_eval.llm.wire import OPENAI_BASE_URL, Timeouts, WireClient
+from graphrag_eval.metrics.loading import load_config
 
 from builders import dataset, question, response
 from judge_server import DIMENSIONS, Faults, JudgeServer

@@ -17,7 +17,7 @@ import pytest
 from pydantic import BaseModel
 
 from graphrag_eval import ConfigError, run_evaluation
-from graphrag_eval.config import ModelPrice, load_config
+from graphrag_eval.config import ModelPrice
 from graphrag_eval.errors import CallFailed, LLMError, MalformedReply
 from graphrag_eval.evaluation.runner import evaluate
 from graphrag_eval.evaluation.services import build_engine
@@ -25,6 +25,7 @@ from graphrag_eval.llm.budget import DRY_RUN_REPLY_TOKENS
 from graphrag_eval.llm.engine import Judged, LLMEngine, ReplyError
 from graphrag_eval.llm.pricing import PriceTable, TokenUsage, estimate_tokens
 from graphrag_eval.llm.replies import json_reply
+from graphrag_eval.metrics.loading import load_config
 
 from builders import contexts, dataset, question, response, step
 from judge_server import MALFORMED_REPLY, Faults, JudgeServer

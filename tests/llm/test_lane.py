@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from graphrag_eval.config import load_config
 from graphrag_eval.config.llm import LLMConfig
 from graphrag_eval.errors import LLMError
 from graphrag_eval.evaluation.services import build_engine
@@ -27,6 +26,7 @@ from graphrag_eval.llm.lane import (
     Lane,
     Ticket,
 )
+from graphrag_eval.metrics.loading import load_config
 
 from judge_server import Faults, JudgeServer
 

@@ -36,4 +36,3 @@ def test_llm_never_imports_embeddings() -> None:
         )
     )
     assert importers == []
-

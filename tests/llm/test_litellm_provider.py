@@ -19,10 +19,10 @@ import yaml
 
 from graphrag_eval import run_evaluation
 from graphrag_eval.cli import main
-from graphrag_eval.config import load_config
 from graphrag_eval.config.llm import OPENAI_COMPATIBLE_PROVIDERS
 from graphrag_eval.errors import ConfigError
 from graphrag_eval.llm.litellm_client import import_litellm
+from graphrag_eval.metrics.loading import load_config
 
 from anthropic_server import AnthropicServer, message, openai_body
 from builders import dataset, question, response, through_proxy

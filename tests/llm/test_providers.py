@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from graphrag_eval.config import load_config
 from graphrag_eval.evaluation.services import build_engine
 from graphrag_eval.llm.providers import (
     ClientSpec,
@@ -19,6 +18,7 @@ from graphrag_eval.llm.providers import (
     unregister_provider,
 )
 from graphrag_eval.llm.wire import Timeouts, WireClient
+from graphrag_eval.metrics.loading import load_config
 
 from judge_server import JudgeServer
 

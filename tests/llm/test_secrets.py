@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from graphrag_eval import ConfigError, run_evaluation
-from graphrag_eval.config import load_config
 from graphrag_eval.evaluation.services import build_engine
+from graphrag_eval.metrics.loading import load_config
 
 from builders import dataset, failing_metric, question, response
 from judge_server import Faults, JudgeServer

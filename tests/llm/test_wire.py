@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from graphrag_eval.config import load_config
 from graphrag_eval.errors import CallFailed, LLMError
 from graphrag_eval.evaluation.services import build_engine
 from graphrag_eval.llm import wire
+from graphrag_eval.metrics.loading import load_config
 
 from builders import through_proxy
 from judge_server import Faults, JudgeServer, closed_port_url

@@ -8,9 +8,13 @@ from typing import Any
 import pytest
 
 from graphrag_eval import compute_aggregates, load_config
-from graphrag_eval.config import DEFAULT_NON_ANSWERS, DEFAULT_UNCERTAINTY_PHRASES
 from graphrag_eval.llm.prompts import prompt
-from graphrag_eval.metrics.answer_classification import AnswerClassificationConfig, uncertainty
+from graphrag_eval.metrics.answer_classification import (
+    DEFAULT_NON_ANSWERS,
+    DEFAULT_UNCERTAINTY_PHRASES,
+    AnswerClassificationConfig,
+    uncertainty,
+)
 from metrics.scripted_judge import (
     Body,
     ScriptedJudge,

@@ -25,12 +25,13 @@ from graphrag_eval.cli.options import (
 )
 from graphrag_eval.cli.signals import deferred_interrupts
 from graphrag_eval.cli.tsv import RefusedRow, StreamedRows, read_answer_rows, write_judged_rows
-from graphrag_eval.config import EvaluationConfig, GenerationConfig, load_config
+from graphrag_eval.config import EvaluationConfig, GenerationConfig
 from graphrag_eval.evaluation.services import build_engine
 from graphrag_eval.files.documents import remove_stale_temporaries
 from graphrag_eval.llm.engine import LLMEngine
 from graphrag_eval.metrics.answer_correctness import judge_correctness
 from graphrag_eval.metrics.base import Failed, Outcome
+from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.report.console import plural, print_llm_summary
 from graphrag_eval.version import __version__
 

@@ -29,7 +29,7 @@ from graphrag_eval.cli.options import (
 )
 from graphrag_eval.cli.signals import deferred_interrupts, interrupt_exit_code
 from graphrag_eval.comparison.gates import Threshold, check_known, check_thresholds
-from graphrag_eval.config import EvaluationConfig, load_config
+from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.evaluation.planning import build_run_engine
 from graphrag_eval.evaluation.runner import (
     EvaluationRun,
@@ -41,6 +41,7 @@ from graphrag_eval.evaluation.runner import (
 from graphrag_eval.files.locking import lock_out_dir
 from graphrag_eval.inputs import Diagnostics, ReferenceQuestion, ResponseSet, check_evaluable
 from graphrag_eval.llm.engine import LLMEngine
+from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.report.console import plural, print_dry_run
 from graphrag_eval.report.html import write_report
 from graphrag_eval.report.progress import start_progress

@@ -16,9 +16,9 @@ from graphrag_eval.cli.options import (
     output_file_option,
     saved_run_arguments,
 )
-from graphrag_eval.config import load_config
 from graphrag_eval.errors import InputError
 from graphrag_eval.files.documents import remove_stale_temporaries
+from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.report.console import plural
 from graphrag_eval.report.html import DEFAULT_WORST, write_report
 from graphrag_eval.report.question_page import write_question

@@ -17,7 +17,7 @@ from graphrag_eval.cli.options import (
     input_file_arguments,
     max_expanded_size_option,
 )
-from graphrag_eval.config import EvaluationConfig, load_config
+from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.evaluation.planning import check_selection
 from graphrag_eval.evaluation.runner import (
     EvaluationRun,
@@ -34,6 +34,7 @@ from graphrag_eval.inputs import (
     ResponseSet,
     check_evaluable,
 )
+from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.metrics.registry import metrics_for
 from graphrag_eval.report.console import plural, print_notices
 from graphrag_eval.steps.config_rules import config_rules

@@ -45,8 +45,9 @@ from graphrag_eval.comparison.model import (
     Verdict,
 )
 from graphrag_eval.comparison.pairing import pair_runs
-from graphrag_eval.config import ConfigSource, EvaluationConfig, load_config
+from graphrag_eval.config import ConfigSource, EvaluationConfig
 from graphrag_eval.formatting import format_interval, format_signed
+from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.results.item_values import item_values
 
 __all__ = [

@@ -6,9 +6,6 @@ Every metric declares the item inputs it cannot be scored without
 ``store``; a run has no SPARQL store yet, so a metric that needs one is skipped, or stops a
 run that names it).
 
-* For the config, :func:`check_metric_names` rejects unknown, repeated or disabled metric
-  names and custom evaluations that take a metric's name or key (the public
-  :func:`graphrag_eval.config.load_config` applies it).
 * For the run, :func:`check_selection` and :func:`check_services` stop with a
   :class:`~graphrag_eval.errors.ConfigError` when a metric asked for by name lacks a service,
   and :func:`build_run_engine` builds the engine the selected metrics need.
@@ -21,7 +18,6 @@ See docs/metrics.md ("How metrics are planned").
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
@@ -34,11 +30,8 @@ from graphrag_eval.llm.engine import LLMEngine
 from graphrag_eval.metrics.base import Input, Metric, Skipped
 from graphrag_eval.metrics.judging import has_contexts
 from graphrag_eval.metrics.registry import (
-    configured_metrics,
     explicitly_selected,
     metrics_for,
-    reserved_keys,
-    selectable_metric_names,
 )
 
 __all__ = [
@@ -52,7 +45,6 @@ __all__ = [
     "ItemPlan",
     "available_services",
     "build_run_engine",
-    "check_metric_names",
     "check_selection",
     "check_services",
     "plan_item",
@@ -213,49 +205,3 @@ def _check(config: EvaluationConfig, available: frozenset[str]) -> None:
                 raise ConfigError(
                     f"metric '{metric.name}' needs {_SERVICE_HELP[need]}", field="metrics"
                 )
-
-
-def check_metric_names(config: EvaluationConfig, label: str = "<config>") -> None:
-    """Raise :class:`ConfigError` (located in ``label``, the config file) when a custom
-    evaluation takes a metric's name or a key another metric writes, or ``metrics:`` names
-    an unknown metric, one twice, or one whose section disables it."""
-    try:
-        _check_custom_names(config)
-        _check_listed_names(config)
-    except ValueError as exc:
-        raise ConfigError(str(exc), file=label) from None
-
-
-def _check_custom_names(config: EvaluationConfig) -> None:
-    taken = set(reserved_keys())
-    names = set(selectable_metric_names())
-    for index, evaluation in enumerate(config.custom_evaluations):
-        if evaluation.name in names:
-            raise ValueError(
-                f"custom_evaluations[{index}]: the name '{evaluation.name}' is already a metric's"
-            )
-        names.add(evaluation.name)
-        for key in (evaluation.error_key, evaluation.cost_key, *evaluation.outputs):
-            if key in taken:
-                raise ValueError(
-                    f"custom_evaluations[{index}] ({evaluation.name}): key '{key}' is "
-                    "already used by a built-in metric or another evaluation"
-                )
-            taken.add(key)
-
-
-def _check_listed_names(config: EvaluationConfig) -> None:
-    if not isinstance(config.metrics, list):
-        return
-    by_name = {metric.name: metric for metric in configured_metrics(config)}
-    known = list(by_name)
-    for index, name in enumerate(config.metrics):
-        if name not in by_name:
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise ValueError(f"metrics[{index}]: unknown metric '{name}'{hint}")
-    if len(set(config.metrics)) != len(config.metrics):
-        raise ValueError("metrics: a metric is listed more than once")
-    for name in config.metrics:
-        if not by_name[name].enabled(config):
-            raise ValueError(f"metrics lists '{name}' but {name}.enabled is false")

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from graphrag_eval.collector import fewer_collections
-from graphrag_eval.config import ConfigSource, EvaluationConfig, load_config
+from graphrag_eval.config import ConfigSource, EvaluationConfig
 from graphrag_eval.evaluation.planning import build_run_engine, check_services
 from graphrag_eval.evaluation.scoring import evaluate_item
 from graphrag_eval.evaluation.services import services_of
@@ -44,6 +44,7 @@ from graphrag_eval.inputs import (
 )
 from graphrag_eval.llm.engine import CallStats, LLMEngine
 from graphrag_eval.metrics.base import Metric
+from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.metrics.registry import metrics_for
 from graphrag_eval.metrics.services import Services
 from graphrag_eval.results.model import QuestionResult, ResultLayout, RunResult

@@ -42,8 +42,9 @@ from typing import Any
 import msgspec
 
 from graphrag_eval.collector import collection_paused
-from graphrag_eval.config import ConfigSource, load_config
+from graphrag_eval.config import ConfigSource
 from graphrag_eval.metrics.base import Aggregation, OutputKey
+from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.results.aggregates import (
     Aggregates,
     Coverage,

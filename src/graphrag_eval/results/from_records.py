@@ -10,8 +10,9 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from graphrag_eval.collector import collection_paused
-from graphrag_eval.config import ConfigSource, load_config
+from graphrag_eval.config import ConfigSource
 from graphrag_eval.metrics.base import Failed, Outcome, OutputKey, Scored, Skipped
+from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.metrics.registry import IDENTITY_KEYS, configured_metrics
 from graphrag_eval.results.model import (
     SKIPPED_KEY,

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from math import isfinite
 from typing import Any, NamedTuple
 
-from graphrag_eval.config import ConfigSource, load_config
+from graphrag_eval.config import ConfigSource
 from graphrag_eval.metrics.base import Aggregation, OutputKey
+from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.results.from_records import (
     NOT_SKIPPED,
     RecordShape,

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphrag_eval.config import ConfigSource, EvaluationConfig, load_config
+from graphrag_eval.config import ConfigSource, EvaluationConfig
 from graphrag_eval.errors import ConfigError, InputError
 from graphrag_eval.files.documents import read_document
+from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.results.aggregation import aggregate, load_results
 from graphrag_eval.results.from_records import layout_for, read_records, records_layout
 from graphrag_eval.results.model import ResultLayout, RunResult
