@@ -19,7 +19,8 @@ import yaml
 
 from graphrag_eval.cli import cli, main
 from graphrag_eval.comparison.compare import compare_results
-from graphrag_eval.report.html import render_comparison, render_report
+from graphrag_eval.comparison.page import render_comparison
+from graphrag_eval.report.html import render_report
 from graphrag_eval.results.read_run import load_run
 
 from builders import dataset, question, response, sparql, sparql_ref, step

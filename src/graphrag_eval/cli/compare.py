@@ -32,16 +32,16 @@ from graphrag_eval.comparison.compare import (
     ErrorSamples,
     compare_results,
 )
+from graphrag_eval.comparison.console import print_comparison
 from graphrag_eval.comparison.gates import (
     Threshold,
     check_comparison_thresholds,
     check_known,
     check_regressions,
 )
+from graphrag_eval.comparison.page import write_comparison
 from graphrag_eval.errors import GraphragEvalError
 from graphrag_eval.files.documents import remove_stale_temporaries
-from graphrag_eval.report.console import print_comparison
-from graphrag_eval.report.html import write_comparison
 from graphrag_eval.results.read_run import SavedRun
 
 __all__ = ["CompareOptions", "compare"]

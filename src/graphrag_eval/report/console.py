@@ -1,7 +1,7 @@
 """The terminal summary printed after a run: metrics, templates and what went wrong.
 
-The comparison of two runs is printed by :mod:`graphrag_eval.comparison.console`
-(re-exported here); numbers are written by :mod:`graphrag_eval.formatting`.
+The comparison of two runs is printed by :mod:`graphrag_eval.comparison.console`; numbers
+are written by :mod:`graphrag_eval.formatting`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from graphrag_eval.comparison.console import print_comparison
 from graphrag_eval.formatting import (
     format_dollars,
     format_number,
@@ -34,7 +33,6 @@ __all__ = [
     "format_dollars",
     "format_number",
     "plural",
-    "print_comparison",
     "print_dry_run",
     "print_llm_summary",
     "print_notices",

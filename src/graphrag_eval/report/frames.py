@@ -1,4 +1,5 @@
-"""Results, aggregates and comparisons as pandas DataFrames (the ``report`` extra).
+"""Results and aggregates as pandas DataFrames (the ``report`` extra; a comparison:
+:mod:`graphrag_eval.comparison.frames`).
 
 ::
 
@@ -18,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from graphrag_eval.comparison.compare import Comparison, MetricChange
 from graphrag_eval.config import ConfigSource
 from graphrag_eval.errors import GraphragEvalError
 from graphrag_eval.metrics.base import Aggregation
@@ -28,13 +28,14 @@ from graphrag_eval.results.to_records import layout_for, read_records
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["aggregates_frame", "comparison_frame", "results_frame"]
+__all__ = ["aggregates_frame", "pandas_module", "results_frame"]
 
 _ITEM_COLUMNS = ("template_id", "question_id", "status", "question_text")
 _STAT_COLUMNS = ("sum", "mean", "median", "min", "max")
 
 
-def _pandas() -> Any:
+def pandas_module() -> Any:
+    """pandas, or a :class:`GraphragEvalError` saying how to install it."""
     try:
         import pandas
     except ImportError:
@@ -50,7 +51,7 @@ def results_frame(
     """One row per question: its ids, status and text, every numeric score (the mean over the
     steps for keys written on steps; NaN where it was not scored), the labels (class,
     grade) and the error messages (a column per error key of the metrics that failed)."""
-    pandas = _pandas()
+    pandas = pandas_module()
     run = read_records(evaluation_results, layout_for(config))
     values = item_values(run, config)
     labels = [
@@ -80,7 +81,7 @@ def aggregates_frame(aggregates: Mapping[str, Any]) -> pd.DataFrame:
     """The numeric aggregates in long form: columns ``scope`` (``template`` or ``all``),
     ``template_id`` (None for ``all``), ``metric``, ``sum``, ``mean``, ``median``, ``min``,
     ``max``, ``macro_mean`` (``all`` rows), ``scored``, ``failed``, ``skipped``."""
-    pandas = _pandas()
+    pandas = pandas_module()
     rows = []
     scopes: list[tuple[str, str | None, Mapping[str, Any]]] = [
         ("template", template_id, stats)
@@ -119,23 +120,3 @@ def aggregates_frame(aggregates: Mapping[str, Any]) -> pd.DataFrame:
             "skipped",
         ],
     )
-
-
-def comparison_frame(comparison: Comparison) -> pd.DataFrame:
-    """One row per (scope, template, metric) of a comparison: ``pairs``, ``mean_a``,
-    ``mean_b``, ``difference``, ``ci_low``, ``ci_high``, ``change`` and the counts."""
-    pandas = _pandas()
-    rows = []
-    scopes: list[tuple[str, str | None, Mapping[str, MetricChange]]] = [
-        ("all", None, comparison.overall)
-    ]
-    scopes += [
-        ("template", template, changes) for template, changes in comparison.per_template.items()
-    ]
-    for scope, template_id, changes in scopes:
-        for metric, change in changes.items():
-            data = change.as_dict()
-            data.pop("better_items")
-            data.pop("worse_items")
-            rows.append({"scope": scope, "template_id": template_id, "metric": metric, **data})
-    return pandas.DataFrame.from_records(rows)

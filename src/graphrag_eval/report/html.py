@@ -1,4 +1,5 @@
-"""The self-contained HTML report of a run, and the HTML page of a comparison of two runs.
+"""The self-contained HTML report of a run, and the page environment the comparison's page
+(:mod:`graphrag_eval.comparison.page`) is rendered with too.
 
 Pages are rendered from Jinja templates (``report/templates``) with autoescaping on: every
 text that comes from the user's files (questions, answers, template ids, judge reasons,
@@ -12,7 +13,7 @@ and :mod:`~graphrag_eval.report.item_views` (the questions listed); see docs/rep
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +21,6 @@ import jinja2
 from markupsafe import Markup, escape
 
 from graphrag_eval.collector import collection_paused
-from graphrag_eval.comparison.model import Comparison, MetricChange
-from graphrag_eval.comparison.units import (
-    format_amount,
-    format_amount_change,
-    format_amount_interval,
-)
 from graphrag_eval.files.documents import dump_yaml, write_text_atomic
 from graphrag_eval.formatting import (
     format_dollars,
@@ -40,7 +35,6 @@ from graphrag_eval.report import charts
 from graphrag_eval.report.injection import addresses_the_grader, injection_notes
 from graphrag_eval.report.item_views import (
     ItemView,
-    clip_text,
     headline_keys,
     headline_scores,
     item_view,
@@ -65,7 +59,7 @@ from graphrag_eval.results.model import QuestionResult, ResultLayout
 from graphrag_eval.results.read_run import SavedRun
 from graphrag_eval.version import __version__
 
-__all__ = ["render_comparison", "render_report", "write_comparison", "write_report"]
+__all__ = ["DEFAULT_WORST", "page_environment", "render_page", "render_report", "write_report"]
 
 DEFAULT_WORST = 20
 _INJECTED_LISTED = 20  # questions whose answers address the grader, listed in the overview
@@ -95,8 +89,6 @@ _environment.filters["plural"] = plural
 _environment.filters["breakable"] = lambda name: Markup("_<wbr>").join(
     escape(part) for part in visible_text(str(name)).split("_")
 )  # a metric name may wrap after its underscores
-_environment.filters["amount"] = format_amount
-_environment.filters["amount_change"] = format_amount_change
 
 
 def render_report(run: SavedRun, worst: int = DEFAULT_WORST) -> str:
@@ -129,7 +121,7 @@ def _render(run: SavedRun, worst: int) -> str:
 
     injected = _injected(run.results)
     info = run.info
-    return _page(
+    return render_page(
         "report.html.j2",
         f"graphrag-eval report: {run.label}",
         run=run,
@@ -229,14 +221,29 @@ def _ranked(
     return [(scores[at], indices[at]) for at in lowest], len(scores), failed
 
 
-def _page(template: str, title: str, **context: Any) -> str:
-    """Render a page template with what every page shows (title, version, date)."""
-    return _environment.get_template(template).render(
-        title=title,
-        version=__version__,
-        created=dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
-        **context,
+def render_page(
+    template: str, title: str, environment: jinja2.Environment | None = None, **context: Any
+) -> str:
+    """Render a page template with what every page shows (title, version, date), in the
+    report's environment or one made by :func:`page_environment`."""
+    return (
+        (environment or _environment)
+        .get_template(template)
+        .render(
+            title=title,
+            version=__version__,
+            created=dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+            **context,
+        )
     )
+
+
+def page_environment(**filters: Callable[..., Any]) -> jinja2.Environment:
+    """The report's page environment (its templates, escaping and filters) with more
+    filters, for another page (the comparison's)."""
+    environment = _environment.overlay()
+    environment.filters.update(filters)
+    return environment
 
 
 def write_report(run: SavedRun, path: str | Path, worst: int = DEFAULT_WORST) -> Path:
@@ -244,94 +251,3 @@ def write_report(run: SavedRun, path: str | Path, worst: int = DEFAULT_WORST) ->
     path = Path(path)
     write_text_atomic(path, render_report(run, worst))
     return path
-
-
-def render_comparison(
-    comparison: Comparison,
-    run_a: SavedRun | None = None,
-    run_b: SavedRun | None = None,
-) -> str:
-    """The HTML page of a comparison: overall and per-template differences with their
-    confidence intervals, and the questions that got better or worse (with their texts when
-    the runs are given)."""
-    questions: dict[str, str] = {}
-    for run in (run_a, run_b):
-        for result in run.typed().results if run is not None else ():
-            questions.setdefault(
-                str(result.question_id), clip_text(result.fields.get("question_text"))
-            )
-    scaled = _scaled_differences(comparison)
-    return _page(
-        "compare.html.j2",
-        f"graphrag-eval comparison: {comparison.run_b} vs {comparison.run_a}",
-        comparison=comparison,
-        rows=_change_rows(comparison.overall.values()),
-        chart=charts.difference_chart(scaled) if scaled else None,
-        templates=[
-            (template_id, _change_rows(changes.values()))
-            for template_id, changes in comparison.per_template.items()
-        ],
-        changed=[
-            (change, questions)
-            for change in comparison.overall.values()
-            if change.better_items or change.worse_items
-        ],
-        questions=questions,
-        confidence=f"{comparison.confidence:.0%}",
-    )
-
-
-def _scaled_differences(comparison: Comparison) -> list[tuple[str, float, float, float]]:
-    """Each bounded metric's difference and interval in percent of its best value."""
-    scaled = []
-    for name, change in comparison.overall.items():
-        best = comparison.keys[name].maximum
-        if best and change.difference is not None:
-            factor = 100 / best
-            scaled.append(
-                (
-                    name,
-                    change.difference * factor,
-                    (change.ci_low or 0) * factor,
-                    (change.ci_high or 0) * factor,
-                )
-            )
-    return scaled
-
-
-def write_comparison(
-    comparison: Comparison,
-    path: str | Path,
-    run_a: SavedRun | None = None,
-    run_b: SavedRun | None = None,
-) -> Path:
-    """Write the HTML page of a comparison to ``path`` and return the path."""
-    path = Path(path)
-    write_text_atomic(path, render_comparison(comparison, run_a, run_b))
-    return path
-
-
-def _change_rows(changes: Iterable[MetricChange]) -> dict[str, list[dict[str, Any]]]:
-    """The rows of a table of changes: ``scores``, and ``resources`` (costs, tokens and
-    seconds, in their units)."""
-    rows: dict[str, list[dict[str, Any]]] = {"scores": [], "resources": []}
-    for change in changes:
-        rows["scores" if change.is_score else "resources"].append(_change_row(change))
-    return rows
-
-
-def _change_row(change: MetricChange) -> dict[str, Any]:
-    return {
-        "metric": change.metric,
-        "pairs": change.pairs,
-        "mean_a": format_amount(change.mean_a, change.unit, change.metric),
-        "mean_b": format_amount(change.mean_b, change.unit, change.metric),
-        "difference": format_amount_change(change.difference, change.unit),
-        "interval": format_amount_interval(change.ci_low, change.ci_high, change.unit),
-        "verdict": change.direction,
-        "improved": change.improved,
-        "regressed": change.regressed,
-        "unchanged": change.unchanged,
-        "only_a": change.scored_only_in_a,
-        "only_b": change.scored_only_in_b,
-    }

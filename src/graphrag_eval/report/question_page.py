@@ -9,7 +9,7 @@ from pathlib import Path
 from graphrag_eval.collector import collection_paused
 from graphrag_eval.errors import InputError
 from graphrag_eval.files.documents import write_text_atomic
-from graphrag_eval.report.html import _page
+from graphrag_eval.report.html import render_page
 from graphrag_eval.report.item_views import headline_keys, headline_score, item_view
 from graphrag_eval.report.run_views import output_keys
 from graphrag_eval.results.item_values import item_values
@@ -33,7 +33,7 @@ def render_question(run: SavedRun, question_id: str) -> str:
         scores = item_values(run.results, run.config, run.layout()).values[index]
         score = headline_score(scores, headline_keys(keys))
         item = item_view(typed.results[index], scores, keys, score)
-        return _page(
+        return render_page(
             "question.html.j2",
             f"graphrag-eval: question {question_id} of {run.label}",
             run=run,
