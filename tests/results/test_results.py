@@ -244,7 +244,7 @@ def test_outcomes_are_read_as_scored_skipped_or_failed() -> None:
         }
     )
 
-    assert result.outcomes[OutcomeKey("answer_correctness")] == Failed("judge down")
+    assert result.outcomes[OutcomeKey("answer_correctness")] == Failed("judge down", None)
     assert result.outcomes[OutcomeKey("retrieval_answer")] == Scored(
         {"retrieval_answer_recall": 1.0}, {"retrieval_answer_precision_error": "bad reply"}
     )

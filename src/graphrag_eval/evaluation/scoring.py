@@ -27,6 +27,7 @@ from graphrag_eval.llm.engine import LLMEngine
 from graphrag_eval.metrics.base import (
     DerivedMetric,
     Failed,
+    FailureKind,
     ItemContext,
     ItemMetric,
     Metric,
@@ -227,4 +228,5 @@ async def _safely(metric: Metric, context: ItemContext, work: Awaitable[Outcome]
         logger.exception("metric %s failed on question %r", metric.name, context.question.id)
         error = f"internal error in {metric.name}: {exc!r}"
         engine = context.services.get("llm")
-        return Failed(engine.redact(error) if isinstance(engine, LLMEngine) else error)
+        message = engine.redact(error) if isinstance(engine, LLMEngine) else error
+        return Failed(message, FailureKind.INTERNAL, metric.name)

@@ -39,6 +39,7 @@ __all__ = [
     "Aggregation",
     "DerivedMetric",
     "Failed",
+    "FailureKind",
     "Input",
     "ItemContext",
     "ItemMetric",
@@ -115,6 +116,43 @@ class OutputKey:
     ``--fail-over``)."""
 
 
+class FailureKind(enum.Enum):
+    """Why a metric could not be computed; the first four are an endpoint giving no reply or
+    the cost limit stopping the call, which calling again may mend (a resumed run evaluates
+    such items again: docs/outputs.md, ``failure_kinds``)."""
+
+    UNREACHABLE = "unreachable"
+    """A judge or embedding endpoint could not be reached (no connection, timed out)."""
+    REFUSED = "refused"
+    """An endpoint refused the request (a key or a model it does not accept)."""
+    ENDPOINT = "failed"
+    """An endpoint kept failing (server errors, no usable reply, its breaker open)."""
+    BUDGET = "budget"
+    """The run's cost limit stopped the call."""
+    REPLY = "reply"
+    """A reply came that cannot be used (malformed, cut short, not a completion): asking
+    again gives the same."""
+    INPUT = "input"
+    """The item's inputs cannot be scored (a blank text, an unreadable output)."""
+    INTERNAL = "internal"
+    """A bug: the metric (or the step matching) raised."""
+    NOT_CALLED = "not_called"
+    """A dry run: the call was estimated, not made."""
+    METRIC = "metric"
+    """The metric's own reason, of no other kind (what a metric that names none gives)."""
+
+    @property
+    def redo(self) -> bool:
+        """Whether a resumed run evaluates the item again (the endpoint or the budget may
+        serve it now)."""
+        return self in _REDO
+
+
+_REDO = frozenset(
+    {FailureKind.UNREACHABLE, FailureKind.REFUSED, FailureKind.ENDPOINT, FailureKind.BUDGET}
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Scored:
     """The metric produced these output keys (a score and its companions: reason, cost...)."""
@@ -123,6 +161,9 @@ class Scored:
     failures: Mapping[str, str] = field(default_factory=dict)
     """Error key -> message for the parts that failed while others were scored (a metric with
     two judge calls, one of which failed)."""
+    failure_kind: FailureKind | None = None
+    """The kind of those failures (``None``: not known, as in a record saved before kinds
+    were)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,9 +179,21 @@ class Skipped:
 
 @dataclass(frozen=True, slots=True)
 class Failed:
-    """The metric applied but could not be computed; written as its error keys."""
+    """The metric applied but could not be computed: why (``kind``), the message, and what
+    failed (``source``: the metric, the step matching, a service); written as its error keys,
+    its kind under ``failure_kinds``."""
 
     error: str
+    """The message."""
+    kind: FailureKind | None = FailureKind.METRIC
+    """``None``: not known (a record saved before kinds were, read back)."""
+    source: str = ""
+    """What failed, when it is not the metric itself: ``steps`` (the step matching),
+    ``judge``, ``embeddings``."""
+
+    @property
+    def message(self) -> str:
+        return self.error
 
 
 Outcome = Scored | Skipped | Failed

@@ -31,6 +31,7 @@ from graphrag_eval.llm.engine import Judged, LLMEngine, ReplyError
 from graphrag_eval.metrics.base import (
     Aggregation,
     Failed,
+    FailureKind,
     ItemContext,
     Outcome,
     OutputKey,
@@ -137,7 +138,7 @@ class RetrievalAnswer(StepMetric):
         try:
             contexts = parse_contexts(step.output)
         except ValueError as exc:
-            return Failed(f"the step's output is not a list of contexts: {exc}")
+            return Failed(f"the step's output is not a list of contexts: {exc}", FailureKind.INPUT)
         texts = [c.text for c in contexts if c.text is not None and c.text.strip()]
         if not texts:
             return Skipped("the retrieved contexts have no texts")

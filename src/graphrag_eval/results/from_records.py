@@ -11,9 +11,10 @@ from typing import Any, NamedTuple
 
 from graphrag_eval.collector import collection_paused
 from graphrag_eval.config import ConfigSource, load_config
-from graphrag_eval.metrics.base import Failed, Outcome, OutputKey, Scored, Skipped
+from graphrag_eval.metrics.base import Failed, FailureKind, Outcome, OutputKey, Scored, Skipped
 from graphrag_eval.metrics.registry import IDENTITY_KEYS, configured_metrics
 from graphrag_eval.results.model import (
+    FAILURE_KINDS_KEY,
     SKIPPED_KEY,
     MetricLayout,
     OutcomeKey,
@@ -257,6 +258,7 @@ def _read(record: Mapping[str, Any], layout: ResultLayout, owners: _Owners) -> Q
     fields: dict[str, Any] = {}
     parts: _Parts = {}
     skipped: Any = None
+    kinds: Mapping[str, FailureKind] = {}
     for key, value in record.items():
         owner = owners.item.get(key)
         if owner is not None and key not in IDENTITY_KEYS:
@@ -268,10 +270,12 @@ def _read(record: Mapping[str, Any], layout: ResultLayout, owners: _Owners) -> Q
             fields[key] = [_read_step(i, step, owners, parts) for i, step in enumerate(value)]
         elif key == SKIPPED_KEY and _is_reasons(value):
             skipped = value
+        elif key == FAILURE_KINDS_KEY and _is_reasons(value):
+            kinds = _kinds(value)
         else:
             fields[key] = value
     outcomes = {
-        key: Scored(values) if not errors else _outcome(layout, key, values, errors)
+        key: Scored(values) if not errors else _outcome(layout, key, values, errors, kinds)
         for key, (values, errors) in parts.items()
     }
     if skipped is not None:
@@ -303,10 +307,16 @@ def _collect(parts: _Parts, at: OutcomeKey, is_output: bool, key: str, value: An
 
 
 def _outcome(
-    layout: ResultLayout, at: OutcomeKey, values: dict[str, Any], errors: dict[str, Any]
+    layout: ResultLayout,
+    at: OutcomeKey,
+    values: dict[str, Any],
+    errors: dict[str, Any],
+    kinds: Mapping[str, FailureKind],
 ) -> Outcome:
     """A metric's keys read back: :class:`Failed` when they are exactly what a failure
-    writes (every error key, one message), else :class:`Scored` with its partial failures."""
+    writes (every error key, one message), else :class:`Scored` with its partial failures;
+    either with the kind the record gives the metric (``None`` in an older record)."""
+    kind = kinds.get(at.metric)
     if not errors:
         return Scored(values)
     metric = layout.metrics.get(at.metric)
@@ -319,8 +329,14 @@ def _outcome(
         and len(messages) == 1
         and all(isinstance(message, str) for message in errors.values())
     ):
-        return Failed(next(iter(errors.values())))
-    return Scored(values, errors)
+        return Failed(next(iter(errors.values())), kind)
+    return Scored(values, errors, kind)
+
+
+def _kinds(value: Mapping[str, str]) -> dict[str, FailureKind]:
+    """The known kinds of a record's ``failure_kinds`` (an unknown one, as not given)."""
+    known = {kind.value: kind for kind in FailureKind}
+    return {metric: known[kind] for metric, kind in value.items() if kind in known}
 
 
 def _is_reasons(value: Any) -> bool:

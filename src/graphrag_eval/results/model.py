@@ -31,6 +31,7 @@ from graphrag_eval.metrics.base import (
 )
 
 __all__ = [
+    "FAILURE_KINDS_KEY",
     "SKIPPED_KEY",
     "MetricLayout",
     "OutcomeKey",
@@ -40,6 +41,11 @@ __all__ = [
     "is_number",
 ]
 
+
+FAILURE_KINDS_KEY = "failure_kinds"
+"""The flat record's key for ``{metric: the kind of its failure}`` (only when some metric
+failed with a known kind; docs/outputs.md). A metric on steps gets the kind of its first
+failure on them."""
 
 SKIPPED_KEY = "skipped"
 """The flat record's key for ``{metric: why it did not apply}`` (only when some metric was
@@ -225,6 +231,25 @@ class QuestionResult:
             for key, outcome in self.outcomes.items()
             if isinstance(outcome, Failed) or (isinstance(outcome, Scored) and outcome.failures)
         }
+
+    def failures(self) -> Iterator[tuple[OutcomeKey, Failed]]:
+        """Each failure on the question or a step, as a :class:`Failed` (a partial failure of
+        a :class:`Scored` outcome too: its first message, with its kind)."""
+        for key, outcome in self.outcomes.items():
+            if isinstance(outcome, Failed):
+                yield key, outcome
+            elif isinstance(outcome, Scored) and outcome.failures:
+                message = next(iter(outcome.failures.values()))
+                yield key, Failed(message, outcome.failure_kind, key.metric)
+
+    def failure_kinds(self) -> dict[str, str]:
+        """Metric -> the kind of its (first) failure, for the metrics that failed with a known
+        kind: what :data:`FAILURE_KINDS_KEY` holds."""
+        kinds: dict[str, str] = {}
+        for key, failure in self.failures():
+            if failure.kind is not None:
+                kinds.setdefault(key.metric, failure.kind.value)
+        return kinds
 
     def skipped(self) -> dict[str, str]:
         """Metric -> why it was skipped, in metric order (one reason per metric)."""
