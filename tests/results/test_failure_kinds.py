@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from graphrag_eval.errors import BudgetExhausted, CallFailed, MalformedReply, NotCalled
+from graphrag_eval.errors import BudgetExhausted, CallFailed, MalformedReply
 from graphrag_eval.inputs import parse_reference
 from graphrag_eval.metrics.base import Failed, FailureKind, Scored
 from graphrag_eval.metrics.failure_kinds import kind_of
@@ -69,7 +69,6 @@ def test_an_unknown_kind_reads_as_not_known() -> None:
     ("error", "kind"),
     [
         (BudgetExhausted("not computed: the cost limit of $1 was reached"), FailureKind.BUDGET),
-        (NotCalled("dry run"), FailureKind.NOT_CALLED),
         (MalformedReply("the judge's reply is not valid JSON"), FailureKind.REPLY),
         (CallFailed("generation call failed: connection failed (3 attempts)"), "unreachable"),
         (CallFailed("generation call failed: 500 (3 attempts)"), FailureKind.ENDPOINT),
@@ -77,7 +76,7 @@ def test_an_unknown_kind_reads_as_not_known() -> None:
     ],
 )
 def test_the_kind_of_a_failed_call(error: Exception, kind: FailureKind | str) -> None:
-    assert isinstance(error, BudgetExhausted | NotCalled | MalformedReply | CallFailed)
+    assert isinstance(error, BudgetExhausted | MalformedReply | CallFailed)
     assert kind_of(error) == FailureKind(kind)
 
 

@@ -178,7 +178,7 @@ def run_compare(options: CompareOptions) -> None:
     output_format = _output_format(options)
     first = load_saved_run(options.run_a, options.config_path)
     second = load_saved_run(options.run_b, options.config_path)
-    numeric = set(first.aggregates["macro"]) | set(second.aggregates["macro"])
+    numeric = set(first.aggregates.macro) | set(second.aggregates.macro)
     check_known(options.gates, numeric | numeric_outputs(second.config))
     comparison = _comparison(options, first, second)
     if options.html_path is not None:

@@ -45,7 +45,7 @@ def print_run_outcome(
     """Print the summary of a written run; the failed gates are left to the caller."""
     console = stdout()
     summary = outcome.written.summary
-    print_summary(console, outcome.written.aggregates)
+    print_summary(console, outcome.written.aggregates, outcome.run.layout)
     print_notices(console, summary.notices, str(outcome.out_dir / RUN_YAML))
     engine, results = outcome.engine, outcome.run.results
     if engine is not None:

@@ -48,6 +48,7 @@ from graphrag_eval.comparison.pairing import pair_runs
 from graphrag_eval.config import ConfigSource, EvaluationConfig, load_config
 from graphrag_eval.formatting import format_interval, format_signed
 from graphrag_eval.results.item_values import item_values
+from graphrag_eval.results.model import RunResult
 
 __all__ = [
     "DEFAULT_CONFIDENCE",
@@ -77,8 +78,8 @@ DEFAULT_ERROR_SAMPLES: ErrorSamples = "zero"
 
 
 def compare_results(
-    results_a: Sequence[Mapping[str, Any]],
-    results_b: Sequence[Mapping[str, Any]],
+    results_a: Sequence[Mapping[str, Any]] | RunResult,
+    results_b: Sequence[Mapping[str, Any]] | RunResult,
     *,
     config_a: ConfigSource = None,
     config_b: ConfigSource = None,
@@ -90,7 +91,8 @@ def compare_results(
     top: int = DEFAULT_TOP,
     error_samples: ErrorSamples = DEFAULT_ERROR_SAMPLES,
 ) -> Comparison:
-    """Compare the per-question results of run B with those of run A.
+    """Compare the per-question results of run B with those of run A: typed results (a
+    saved run's ``results``) or flat records (docs/outputs.md).
 
     The defaults are those of ``graphrag-eval compare``, so both give the same comparison of
     the same runs. ``resamples`` defaults to :func:`auto_resamples` of the number of paired

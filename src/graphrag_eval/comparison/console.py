@@ -59,7 +59,7 @@ def _print_table(console: Console, table: Table) -> None:
 
 def _compared_value(change: MetricChange, value: float | None) -> str:
     """A mean in the comparison: a score as the reports write it, else in its unit."""
-    return format_amount(value, change.unit, change.metric)
+    return format_amount(value, change.unit)
 
 
 def print_comparison(console: Console, comparison: Comparison) -> None:

@@ -48,8 +48,8 @@ class ChangeRow:
         return cls(
             metric=change.metric,
             pairs=change.pairs,
-            mean_a=format_amount(change.mean_a, change.unit, change.metric),
-            mean_b=format_amount(change.mean_b, change.unit, change.metric),
+            mean_a=format_amount(change.mean_a, change.unit),
+            mean_b=format_amount(change.mean_b, change.unit),
             difference=format_amount_change(change.difference, change.unit),
             interval=format_amount_interval(change.ci_low, change.ci_high, change.unit),
             verdict=change.direction,
@@ -80,7 +80,7 @@ def render_comparison(
     the runs are given)."""
     questions: dict[str, str] = {}
     for run in (run_a, run_b):
-        for result in run.typed().results if run is not None else ():
+        for result in run.results.results if run is not None else ():
             questions.setdefault(
                 str(result.question_id), clip_text(result.fields.get("question_text"))
             )

@@ -26,12 +26,13 @@ import enum
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeAlias
 
 from graphrag_eval.config.base import Section
 from graphrag_eval.config.model import (
     EvaluationConfig,
 )
+from graphrag_eval.formatting import Unit
 from graphrag_eval.inputs import ActualStep, ReferenceQuestion, Response
 from graphrag_eval.steps.matching import StepsOutcome
 
@@ -43,6 +44,7 @@ __all__ = [
     "Input",
     "ItemContext",
     "ItemMetric",
+    "KeyKind",
     "Metric",
     "Outcome",
     "OutputKey",
@@ -50,7 +52,12 @@ __all__ = [
     "Scored",
     "Skipped",
     "StepMetric",
+    "Unit",
 ]
+
+
+JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, JsonValue] | None"
+"""A value as JSON or YAML holds it: what a metric writes and what a saved record holds."""
 
 
 class Aggregation(enum.Enum):
@@ -62,6 +69,20 @@ class Aggregation(enum.Enum):
     """a ``{label: count}`` map."""
     NONE = "none"
     """not aggregated (reasons, intermediate counts)."""
+
+
+class KeyKind(enum.Enum):
+    """What an output key holds, beside its :class:`Unit`: what the reports show it as."""
+
+    SCORE = "score"
+    """What the metric measures of the answer or the steps (a score, a label)."""
+    DETAIL = "detail"
+    """A companion of the score: the judge's reason, the counts it was computed from."""
+    COST = "cost"
+    """What the metric's judge calls cost (summed in the judge's summary, not listed as a
+    metric)."""
+    USAGE = "usage"
+    """What the system under test used, as its response reports it (tokens, time)."""
 
 
 class Input(enum.Enum):
@@ -114,6 +135,24 @@ class OutputKey:
     """Smaller values are better (costs, tokens, seconds): comparisons read a fall as an
     improvement, and ``--fail-on-regression`` leaves them out (gate them with
     ``--fail-over``)."""
+    unit: Unit = Unit.SCORE
+    """What its values are in (how they are written and compared)."""
+    kind: KeyKind = KeyKind.SCORE
+    """What it holds: a score, a detail, a cost, or what the system used."""
+    sums: tuple[str, ...] = ()
+    """The keys (of the same metric) whose sum it is, e.g. ``retrieval_answer_f1_cost``:
+    counted beside them, it would count them twice."""
+
+    @classmethod
+    def cost(cls, name: str, **declared: Any) -> OutputKey:
+        """A key of what the metric's judge calls cost, in dollars (lower is better)."""
+        return cls(name, unit=Unit.DOLLARS, kind=KeyKind.COST, lower_is_better=True, **declared)
+
+    @classmethod
+    def detail(cls, name: str, unit: Unit = Unit.TEXT) -> OutputKey:
+        """A companion of the score that is not aggregated: the judge's reason (a text), a
+        count it was computed from."""
+        return cls(name, Aggregation.NONE, unit=unit, kind=KeyKind.DETAIL)
 
 
 class FailureKind(enum.Enum):
@@ -136,8 +175,6 @@ class FailureKind(enum.Enum):
     """The item's inputs cannot be scored (a blank text, an unreadable output)."""
     INTERNAL = "internal"
     """A bug: the metric (or the step matching) raised."""
-    NOT_CALLED = "not_called"
-    """A dry run: the call was estimated, not made."""
     METRIC = "metric"
     """The metric's own reason, of no other kind (what a metric that names none gives)."""
 
@@ -157,7 +194,7 @@ _REDO = frozenset(
 class Scored:
     """The metric produced these output keys (a score and its companions: reason, cost...)."""
 
-    values: Mapping[str, Any]
+    values: Mapping[str, JsonValue]
     failures: Mapping[str, str] = field(default_factory=dict)
     """Error key -> message for the parts that failed while others were scored (a metric with
     two judge calls, one of which failed)."""

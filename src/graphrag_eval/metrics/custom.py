@@ -54,7 +54,7 @@ class CustomEvaluation(ItemMetric):
         self.name = settings.name  # per instance, from the config
         self.outputs = (
             *(OutputKey(output) for output in settings.outputs),
-            OutputKey(settings.cost_key, lower_is_better=True),
+            OutputKey.cost(settings.cost_key),
         )
         self.error_keys = (settings.error_key,)
 

@@ -1,8 +1,8 @@
 """The kind of a failed judge or embedding call (:class:`~graphrag_eval.metrics.base.FailureKind`),
 decided once, where the engine's error becomes a metric's failure (:func:`failure_of`).
 
-The engine's errors name no reply came by their class (the cost limit, a dry run, a reply that
-cannot be used) or, for a failed call, by their message (graphrag_eval.llm: ``retrying.py``,
+The engine's errors say why no reply came by their class (the cost limit, a reply that cannot
+be used) or, for a failed call, by their message (graphrag_eval.llm: ``retrying.py``,
 ``client.py``, ``chat.py``): :func:`kind_of_message` reads it, here only, and for a record
 saved before kinds were written (docs/outputs.md, ``failure_kinds``).
 ``tests/cli/test_cli_resume_causes.py`` makes each message against the test judge server, so a
@@ -17,7 +17,6 @@ from graphrag_eval.errors import (
     BudgetExhausted,
     LLMError,
     MalformedReply,
-    NotCalled,
     TruncatedReply,
 )
 from graphrag_eval.metrics.base import Failed, FailureKind
@@ -48,8 +47,6 @@ def kind_of_message(error: str) -> FailureKind | None:
 def kind_of(exc: LLMError) -> FailureKind:
     """The kind of a failed call: by its error's class, else by its message; a reply that
     came and cannot be used otherwise."""
-    if isinstance(exc, NotCalled):
-        return FailureKind.NOT_CALLED
     if isinstance(exc, BudgetExhausted):
         return FailureKind.BUDGET
     if isinstance(exc, MalformedReply | TruncatedReply):

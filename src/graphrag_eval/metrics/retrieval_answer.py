@@ -29,7 +29,6 @@ from graphrag_eval.config.model import EvaluationConfig
 from graphrag_eval.inputs import ActualStep
 from graphrag_eval.llm.engine import Judged, LLMEngine, ReplyError
 from graphrag_eval.metrics.base import (
-    Aggregation,
     Failed,
     FailureKind,
     ItemContext,
@@ -110,17 +109,16 @@ class RetrievalAnswer(StepMetric):
     uses_llm = True
     outputs = (
         OutputKey("retrieval_answer_recall", error_keys=(_RECALL_ERROR,), maximum=1),
-        OutputKey("retrieval_answer_recall_reason", Aggregation.NONE),
-        OutputKey(
-            "retrieval_answer_recall_cost", error_keys=(_RECALL_ERROR,), lower_is_better=True
-        ),
+        OutputKey.detail("retrieval_answer_recall_reason"),
+        OutputKey.cost("retrieval_answer_recall_cost", error_keys=(_RECALL_ERROR,)),
         OutputKey("retrieval_answer_precision", error_keys=(_PRECISION_ERROR,), maximum=1),
-        OutputKey("retrieval_answer_precision_reason", Aggregation.NONE),
-        OutputKey(
-            "retrieval_answer_precision_cost", error_keys=(_PRECISION_ERROR,), lower_is_better=True
-        ),
+        OutputKey.detail("retrieval_answer_precision_reason"),
+        OutputKey.cost("retrieval_answer_precision_cost", error_keys=(_PRECISION_ERROR,)),
         OutputKey("retrieval_answer_f1", headline=True, maximum=1),
-        OutputKey("retrieval_answer_f1_cost", lower_is_better=True),
+        OutputKey.cost(
+            "retrieval_answer_f1_cost",
+            sums=("retrieval_answer_recall_cost", "retrieval_answer_precision_cost"),
+        ),
     )
     error_keys = (_RECALL_ERROR, _PRECISION_ERROR)
 

@@ -53,8 +53,8 @@ from graphrag_eval.report.run_views import (
     template_means,
     template_view,
 )
-from graphrag_eval.results.aggregation import ItemValues, item_values
-from graphrag_eval.results.from_records import iter_records
+from graphrag_eval.results.aggregates import GroupAggregates
+from graphrag_eval.results.item_values import ItemValues, item_values
 from graphrag_eval.results.model import QuestionResult, ResultLayout
 from graphrag_eval.results.read_run import SavedRun
 from graphrag_eval.version import __version__
@@ -100,27 +100,24 @@ def render_report(run: SavedRun, worst: int = DEFAULT_WORST) -> str:
 
 
 def _render(run: SavedRun, worst: int) -> str:
-    # One light pass over the saved records gives every question's values and skips; only
-    # the questions listed are read as typed results (docs/benchmarks.md, "HTML report").
     keys = output_keys(run)
-    layout = run.layout()
-    micro = run.aggregates["micro"]
-    values = item_values(run.results, run.config, layout)
+    layout = run.layout
+    aggregates = run.aggregates
+    micro = aggregates.micro
+    values = item_values(run.results, run.config)
     overall = metric_rows(
-        micro,
-        keys,
-        run.aggregates["macro"],
-        skip_reasons(values, layout, coverage=micro.get("coverage")),
+        micro, keys, aggregates.macro, skip_reasons(values, layout, coverage=micro.coverage)
     )
-    per_template = run.aggregates["per_template"]
     lowest, scored_items, failed = _ranked(values, keys, worst)
-    shown = _typed_results(run, [index for _, index in lowest] + failed[:worst])
+    results = run.results.results
 
     def view(index: int, score: float | None = None) -> ItemView:
-        return item_view(shown[index], values.values[index], keys, score)
+        return item_view(results[index], values.values[index], keys, score)
 
-    injected = _injected(run.results)
+    injected = _injected(results)
     info = run.info
+    notices = info.get("notices")
+    notices = notices if isinstance(notices, list) else []
     return render_page(
         "report.html.j2",
         f"graphrag-eval report: {run.label}",
@@ -128,18 +125,20 @@ def _render(run: SavedRun, worst: int) -> str:
         info=info,
         settings=settings_rows(run),
         config_yaml=dump_yaml(info["config"]) if isinstance(info.get("config"), Mapping) else "",
-        notices=[str(notice) for notice in info.get("notices") or ()][:50],
-        notice_count=len(info.get("notices") or ()),
+        notices=[str(notice) for notice in notices][:50],
+        notice_count=len(notices),
         problems=[str(problem) for problem in run.problems],
         counts=sample_counts(micro),
         overall=overall,
         labels=label_rows(micro, keys),
-        coverage=coverage_rows(micro),
+        coverage=coverage_rows(micro, keys),
         histograms=_histograms(overall, values),
-        template_means=template_means(per_template, [row for row in overall if row.headline]),
-        templates=_template_views(per_template, values, layout, keys),
-        steps=step_rows(micro.get("steps", {})),
-        judge=judge_summary(info, micro),
+        template_means=template_means(
+            aggregates.per_template, [row for row in overall if row.headline]
+        ),
+        templates=_template_views(aggregates.per_template, values, layout, keys),
+        steps=step_rows(micro.steps),
+        judge=judge_summary(info, micro, layout),
         worst=[view(index, score) for score, index in lowest],
         worst_limit=worst,
         scored_items=scored_items,
@@ -151,7 +150,7 @@ def _render(run: SavedRun, worst: int) -> str:
 
 
 def _template_views(
-    per_template: Mapping[str, Any],
+    per_template: Mapping[str, GroupAggregates],
     values: ItemValues,
     layout: ResultLayout,
     keys: Mapping[str, OutputKey],
@@ -164,29 +163,20 @@ def _template_views(
     return [
         template_view(
             template_id,
-            stats,
+            group,
             keys,
-            skip_reasons(values, layout, by_template.get(template_id, ()), stats.get("coverage")),
+            skip_reasons(values, layout, by_template.get(template_id, ()), group.coverage),
         )
-        for template_id, stats in per_template.items()
+        for template_id, group in per_template.items()
     ]
 
 
-def _typed_results(run: SavedRun, indices: Sequence[int]) -> dict[int, QuestionResult]:
-    """The typed results of the questions at ``indices`` (of the run's records)."""
-    if run.has_typed():
-        return {index: run.typed().results[index] for index in indices}
-    chosen = sorted(set(indices))
-    records = [run.results[index] for index in chosen]
-    return dict(zip(chosen, iter_records(records, run.layout()), strict=True))
-
-
-def _injected(records: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[str]]]:
+def _injected(results: Sequence[QuestionResult]) -> list[tuple[str, list[str]]]:
     """The questions whose answer or step outputs address the grader, with where and what."""
     return [
-        (str(record.get("question_id")), injection_notes(record))
-        for record in records
-        if addresses_the_grader(record)
+        (str(result.question_id), injection_notes(result.fields))
+        for result in results
+        if addresses_the_grader(result.fields)
     ]
 
 

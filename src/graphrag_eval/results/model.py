@@ -293,6 +293,9 @@ class RunResult:
                     outputs.add(name)
         return cls(list(results), layout)
 
+    def __len__(self) -> int:
+        return len(self.results)
+
     def by_question(self) -> Mapping[str, QuestionResult]:
         return {str(result.question_id): result for result in self.results}
 
