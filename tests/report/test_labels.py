@@ -89,4 +89,4 @@ def test_costs_have_their_significant_digits(report: Path, open_page: OpenPage) 
     cells = row.locator("td").all_inner_texts()
     assert cells[1:5] == ["$0.00005"] * 4  # mean, median, min, max
     judge = page.locator("h3", has_text="Cost written").locator("xpath=following-sibling::table[1]")
-    assert judge.locator("td").all_inner_texts() == ["answer_correctness_cost", "$0.0003"]  # 6 x
+    assert judge.locator("td").all_inner_texts() == ["answer_correctness", "$0.0003"]  # 6 x

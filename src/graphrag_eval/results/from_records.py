@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 from graphrag_eval.collector import collection_paused
 from graphrag_eval.config import ConfigSource, load_config
-from graphrag_eval.metrics.base import Failed, FailureKind, Outcome, OutputKey, Scored, Skipped
+from graphrag_eval.metrics.base import Failed, FailureKind, Outcome, Scored, Skipped
 from graphrag_eval.metrics.registry import IDENTITY_KEYS, configured_metrics
 from graphrag_eval.results.model import (
     FAILURE_KINDS_KEY,
@@ -22,6 +22,7 @@ from graphrag_eval.results.model import (
     ResultLayout,
     RunResult,
     is_number,
+    undeclared_metric,
 )
 
 __all__ = [
@@ -64,18 +65,8 @@ def records_layout(
     numeric key of the records that no metric declares (see :func:`read_records`)."""
     # A copy: the metrics of undeclared keys belong to these records, not to the caller's.
     layout = ResultLayout(dict(layout.metrics)) if layout is not None else layout_for()
-    for name in _undeclared_numeric_keys(records, layout):
-        error_key = f"{name}_error"
-        layout.add(
-            MetricLayout(
-                name,
-                (OutputKey(name, error_keys=(error_key,)),),
-                (error_key,),
-                False,
-                False,
-                declared=False,
-            )
-        )
+    for metric in _undeclared_numeric_keys(records, layout).values():
+        layout.add(metric)
     return layout
 
 
@@ -227,9 +218,9 @@ class _Owners:
 
 def _undeclared_numeric_keys(
     records: Iterable[Mapping[str, Any]], layout: ResultLayout
-) -> dict[str, None]:
+) -> dict[str, MetricLayout]:
     owners = _Owners(layout)
-    found: dict[str, None] = {}
+    found: dict[str, MetricLayout] = {}
     # Records of a run share a few sets of keys: which of a record's keys could be an
     # undeclared number is worked out once per set of keys, not per key of every record.
     candidates_of: dict[tuple[str, ...], tuple[str, ...]] = {}
@@ -243,11 +234,13 @@ def _undeclared_numeric_keys(
                 if key not in owners.item
                 and key not in IDENTITY_KEYS
                 and key != SKIPPED_KEY
-                and not key.endswith("_error")
+                and key != FAILURE_KINDS_KEY
             )
         for key in candidates:
             if key not in found and is_number(record[key]):
-                found[key] = None
+                undeclared = undeclared_metric(key)
+                if undeclared is not None:
+                    found[key] = undeclared
     return found
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "ResultLayout",
     "RunResult",
     "is_number",
+    "undeclared_metric",
 ]
 
 
@@ -286,11 +287,11 @@ class RunResult:
                 if layout.add(metric) is metric:
                     outputs.update(output.name for output in metric.outputs)
             for name, value in result.values().items():
-                if name not in outputs and not name.endswith("_error") and is_number(value):
-                    error_key = f"{name}_error"
-                    output = OutputKey(name, error_keys=(error_key,))
-                    layout.add(MetricLayout(name, (output,), (error_key,), declared=False))
-                    outputs.add(name)
+                if name not in outputs and is_number(value):
+                    undeclared = undeclared_metric(name)
+                    if undeclared is not None:
+                        layout.add(undeclared)
+                        outputs.add(name)
         return cls(list(results), layout)
 
     def __len__(self) -> int:
@@ -298,6 +299,21 @@ class RunResult:
 
     def by_question(self) -> Mapping[str, QuestionResult]:
         return {str(result.question_id): result for result in self.results}
+
+
+def undeclared_metric(name: str) -> MetricLayout | None:
+    """The metric a numeric key that no metric declares is read as (a key of a saved record
+    read without the config that declared it: docs/outputs.md): a score of its own
+    (:class:`OutputKey`'s defaults), with ``<key>_error`` as its error key. The one rule that
+    reads a key's name: a key named ``..._error`` is an error key, never a metric."""
+    if name.endswith(_ERROR_SUFFIX):
+        return None
+    error_key = name + _ERROR_SUFFIX
+    output = OutputKey(name, error_keys=(error_key,))
+    return MetricLayout(name, (output,), (error_key,), declared=False)
+
+
+_ERROR_SUFFIX = "_error"
 
 
 def is_number(value: Any) -> bool:
