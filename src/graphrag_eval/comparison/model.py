@@ -4,11 +4,12 @@ comparison as a whole, each with the dictionary ``graphrag-eval compare --json``
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from graphrag_eval.comparison.units import Unit
-from graphrag_eval.metrics.base import OutputKey
+from graphrag_eval.metrics.base import JsonValue, OutputKey
 
 __all__ = ["Comparison", "ErrorSamples", "ItemChange", "MetricChange", "Verdict"]
 
@@ -29,7 +30,7 @@ class ItemChange:
     def difference(self) -> float:
         return self.b - self.a
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, JsonValue]:
         return {
             "question_id": self.question_id,
             "template_id": self.template_id,
@@ -77,7 +78,7 @@ class MetricChange:
             return self.verdict
         return "lower" if (self.verdict == "better") == self.lower_is_better else "higher"
 
-    def _means(self) -> dict[str, Any]:
+    def _means(self) -> dict[str, JsonValue]:
         """The pairs, both means, their difference and its interval."""
         return {
             "pairs": self.pairs,
@@ -88,13 +89,13 @@ class MetricChange:
             "ci_high": self.ci_high,
         }
 
-    def resource_dict(self) -> dict[str, Any]:
+    def resource_dict(self) -> dict[str, JsonValue]:
         """The change of a cost, token count or time: its unit, means, difference, interval
         and ``change`` (``lower``, ``higher``, ``unchanged``, ``too few pairs``, ``no
         pairs``)."""
         return {"unit": self.unit, **self._means(), "change": self.direction}
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, JsonValue]:
         return {
             **self._means(),
             "change": self.verdict,
@@ -152,7 +153,7 @@ class Comparison:
         """The overall changes of costs, tokens and seconds."""
         return {name: change for name, change in self.overall.items() if not change.is_score}
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, JsonValue]:
         return {
             "run_a": self.run_a,
             "run_b": self.run_b,
@@ -162,9 +163,9 @@ class Comparison:
             "questions_a": self.questions_a,
             "questions_b": self.questions_b,
             "paired": self.paired,
-            "only_in_a": self.only_in_a,
-            "only_in_b": self.only_in_b,
-            "status_changes": self.status_changes,
+            "only_in_a": _texts(self.only_in_a),
+            "only_in_b": _texts(self.only_in_b),
+            "status_changes": {change: _texts(ids) for change, ids in self.status_changes.items()},
             "metrics": {name: change.as_dict() for name, change in self.overall.items()},
             "per_template": {
                 template: {name: change.as_dict() for name, change in changes.items()}
@@ -172,9 +173,14 @@ class Comparison:
             },
             "error_samples": self.error_samples,
             "significant_scores": {
-                verdict: self.significant_scores(verdict) for verdict in ("better", "worse")
+                verdict: _texts(self.significant_scores(verdict)) for verdict in ("better", "worse")
             },
             "resources": {
                 name: change.resource_dict() for name, change in self.resources().items()
             },
         }
+
+
+def _texts(texts: Iterable[str]) -> list[JsonValue]:
+    copy: list[JsonValue] = list(texts)
+    return copy

@@ -150,7 +150,8 @@ def item_view(
     item.errors = [
         (name, clip_text(message)) for name, message in result.failed_keys().items() if message
     ]
-    for problem in fields.get("input_errors") or ():
+    problems = fields.get("input_errors")
+    for problem in problems if isinstance(problems, list) else ():
         item.errors.append(("input_errors", clip_text(problem)))
     item.skipped = [(name, clip_text(reason)) for name, reason in result.skipped().items()]
     item.injection = injection_notes(result.fields)

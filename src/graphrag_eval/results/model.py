@@ -16,11 +16,12 @@ import functools
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from graphrag_eval.metrics.base import (
     Failed,
     ItemMetric,
+    JsonValue,
     Metric,
     Outcome,
     OutputKey,
@@ -139,7 +140,7 @@ class QuestionResult:
     """One question's result: what identifies it and copies of its inputs (``fields``, in
     output order, without any metric's keys) and each metric's outcome."""
 
-    fields: dict[str, Any]
+    fields: dict[str, JsonValue]
     """Every key that is not a metric's: ``template_id``, ``question_id``, ``question_text``,
     ``reference_answer``, ``reference_steps``, ``status``, ``error``, ``missing_response``,
     ``input_errors``, ``actual_answer``, ``actual_steps`` (copies without metric keys) and
@@ -148,15 +149,15 @@ class QuestionResult:
     layout: ResultLayout = field(default_factory=ResultLayout)
 
     @property
-    def template_id(self) -> Any:
+    def template_id(self) -> JsonValue:
         return self.fields.get("template_id")
 
     @property
-    def question_id(self) -> Any:
+    def question_id(self) -> JsonValue:
         return self.fields.get("question_id")
 
     @property
-    def status(self) -> Any:
+    def status(self) -> JsonValue:
         return self.fields.get("status")
 
     @property
@@ -169,11 +170,11 @@ class QuestionResult:
         return bool(self.fields.get("missing_response"))
 
     @property
-    def error(self) -> Any:
+    def error(self) -> JsonValue:
         return self.fields.get("error")
 
     @property
-    def actual_steps(self) -> list[Any]:
+    def actual_steps(self) -> list[JsonValue]:
         """The actual steps (without metric keys); empty when there are none."""
         steps = self.fields.get("actual_steps")
         return steps if isinstance(steps, list) else []
@@ -182,9 +183,9 @@ class QuestionResult:
         """``(metric, outcome)`` of the question as a whole, or of one actual step."""
         return ((key.metric, outcome) for key, outcome in self.outcomes.items() if key.step == step)
 
-    def values(self, step: int | None = None) -> dict[str, Any]:
+    def values(self, step: int | None = None) -> dict[str, JsonValue]:
         """Every value the metrics scored on the question (or on one step), by key."""
-        values: dict[str, Any] = {}
+        values: dict[str, JsonValue] = {}
         for key, outcome in self.outcomes.items():
             if key.step == step and isinstance(outcome, Scored):
                 values.update(outcome.values)
@@ -198,10 +199,10 @@ class QuestionResult:
         """The positions of the actual steps that are mappings (the others carry no scores)."""
         return [i for i, step in enumerate(self.actual_steps) if isinstance(step, Mapping)]
 
-    def step_scores(self) -> list[dict[str, Any]]:
+    def step_scores(self) -> list[dict[str, JsonValue]]:
         """The values scored on each actual step that is a mapping, in step order (steps with
         no value left out): :meth:`values` of each such step, in one pass."""
-        by_step: dict[int, dict[str, Any]] = {}
+        by_step: dict[int, dict[str, JsonValue]] = {}
         for key, outcome in self.outcomes.items():
             if key.step is not None and isinstance(outcome, Scored):
                 by_step.setdefault(key.step, {}).update(outcome.values)
@@ -316,7 +317,7 @@ def undeclared_metric(name: str) -> MetricLayout | None:
 _ERROR_SUFFIX = "_error"
 
 
-def is_number(value: Any) -> bool:
+def is_number(value: object) -> bool:
     """A real, finite number: booleans are labels, and NaN or infinity (which older tools
     wrote for a failure) is not a score."""
     if type(value) is float:  # the common case first: this runs for every value read
