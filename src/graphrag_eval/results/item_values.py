@@ -18,7 +18,7 @@ from math import isfinite
 from typing import Any, NamedTuple
 
 from graphrag_eval.config import ConfigSource, load_config
-from graphrag_eval.metrics.base import Aggregation, OutputKey
+from graphrag_eval.metrics.base import Aggregation, JsonValue, OutputKey, Scored, Skipped
 from graphrag_eval.results.from_records import (
     NOT_SKIPPED,
     RecordShape,
@@ -140,9 +140,7 @@ def item_values(
     settings = load_config(config)
     if isinstance(evaluation_results, RunResult):
         taken = _Taken(evaluation_results.layout)
-        for r in evaluation_results.results:
-            taken.add(r.question_id, r.template_id, r.status, r.values(), r.step_scores(), r)
-            taken.skipped.append(r.skipped())
+        _take_results(taken, evaluation_results.results)
     else:
         if layout is None:
             layout = records_layout(evaluation_results, layout_for(settings))
@@ -237,6 +235,49 @@ def _take_records(taken: _Taken, records: Iterable[Mapping[str, Any]]) -> None:
             ItemIdentity(
                 str(record.get("question_id")), str(record.get("template_id")), str(status)
             )
+        )
+
+
+def _take_results(taken: _Taken, results: Iterable[QuestionResult]) -> None:
+    """:meth:`_Taken.add` for each typed result, in one pass over its outcomes (its values,
+    whether it has step scores, why metrics were skipped); for a success without step scores,
+    which of its keys are numbers is worked out once per set of keys, and the evidence takes
+    a set of keys once, as :func:`_take_records` does."""
+    on_questions = taken.on_questions
+    evidence, rows, identities = taken.evidence, taken.rows, taken.identities
+    skipped = taken.skipped
+    shapes: dict[tuple[str, ...], list[str]] = {}
+    last: list[str] | None = None  # the names whose keys the evidence has from a success
+    for result in results:
+        values: dict[str, JsonValue] = {}
+        reasons: dict[str, str] | None = None
+        on_steps = False  # some outcome is a step's: read as the typed result gives it
+        for key, outcome in result.outcomes.items():
+            if key.step is not None:
+                on_steps = True
+            elif isinstance(outcome, Scored):
+                values.update(outcome.values)
+            elif isinstance(outcome, Skipped):
+                reasons = reasons if reasons is not None else {}
+                reasons.setdefault(key.metric, outcome.reason)
+        if on_steps:
+            reasons = result.skipped()
+        skipped.append(reasons if reasons else NOT_SKIPPED)
+        steps = result.step_scores() if on_steps else []
+        status = result.status
+        if status == "error" or steps:
+            taken.add(result.question_id, result.template_id, status, values, steps, result)
+            continue
+        shape = tuple(values)
+        names = shapes.get(shape)
+        if names is None:
+            names = shapes[shape] = [name for name in shape if name in on_questions]
+        if names is not last:
+            evidence.add(False, values, ())
+            last = names
+        rows.append(_numbers(values, names))
+        identities.append(
+            ItemIdentity(str(result.question_id), str(result.template_id), str(status))
         )
 
 

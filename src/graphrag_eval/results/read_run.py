@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from graphrag_eval.collector import collection_paused
 from graphrag_eval.config import ConfigSource, EvaluationConfig, load_config
 from graphrag_eval.errors import ConfigError, InputError
 from graphrag_eval.files.documents import read_document
@@ -67,11 +68,13 @@ def load_run(path: str | Path, config: ConfigSource = None) -> SavedRun:
         raise InputError(f"no results to read{reason}", file=str(results_path))
     typed = read_records(records, layout_for(settings))
     del records  # read back once, here: what follows reads the typed results
+    with collection_paused():  # the typed run holds no cycle (docs/benchmarks.md)
+        aggregates = aggregate(typed, settings)
     return SavedRun(
         label=str(path),
         results_path=results_path,
         results=typed,
-        aggregates=aggregate(typed, settings),
+        aggregates=aggregates,
         config=settings,
         info=info,
         problems=problems,
