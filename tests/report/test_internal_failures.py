@@ -8,6 +8,7 @@ import io
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -15,12 +16,14 @@ from rich.console import Console
 
 from graphrag_eval.comparison.compare import compare_results
 from graphrag_eval.comparison.console import print_comparison
+from graphrag_eval.comparison.page import render_comparison
 from graphrag_eval.metrics.base import ItemContext, ItemMetric, Outcome, OutputKey, Scored
 from graphrag_eval.metrics.registry import register_metric, unregister_metric
 from graphrag_eval.report.console import print_summary
 from graphrag_eval.report.html import render_report
 from graphrag_eval.results.model import FAILURE_KINDS_KEY
 from graphrag_eval.results.read_run import SavedRun, load_run
+from graphrag_eval.results.to_records import to_records
 
 from builders import evaluate_cli, failing_metric, read_records, write_answered
 
@@ -107,7 +110,16 @@ def test_a_comparison_shows_the_failed_run_has_no_value(
 
     change = comparison.overall["broken_score"]
     assert (change.pairs, change.scored_only_in_a, change.verdict) == (0, QUESTIONS, "no pairs")
+    assert comparison.as_dict()["failed"] == {"broken_score": {"a": 0, "b": QUESTIONS}}
+    line = f"broken_score failed on {QUESTIONS} questions of B, 0 of A"
     console = Console(file=io.StringIO(), width=160, color_system=None)
     print_comparison(console, comparison)
     assert isinstance(console.file, io.StringIO)
-    assert "broken_score" in console.file.getvalue()
+    assert line in console.file.getvalue()
+    assert line in render_comparison(comparison, run_a, run_b)
+    # Flat records count the failures the same way.
+    assert compare_results(_records(run_a), _records(run_b)).failed == comparison.failed
+
+
+def _records(run: SavedRun) -> list[dict[str, Any]]:
+    return to_records(run.results)

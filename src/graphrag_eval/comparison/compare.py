@@ -40,6 +40,7 @@ from graphrag_eval.comparison.changes import MIN_PAIRS, Resampling, scope_change
 from graphrag_eval.comparison.model import (
     Comparison,
     ErrorSamples,
+    Failures,
     ItemChange,
     MetricChange,
     Verdict,
@@ -106,7 +107,8 @@ def compare_results(
     settings_a = _with_error_samples(config_a, error_samples)
     settings_b = _with_error_samples(config_b, error_samples)
     with fewer_collections():
-        paired = pair_runs(item_values(results_a, settings_a), item_values(results_b, settings_b))
+        values_a, values_b = item_values(results_a, settings_a), item_values(results_b, settings_b)
+        paired = pair_runs(values_a, values_b)
     if resamples is None:
         resamples = auto_resamples(len(paired.question_ids))
     resampling = Resampling(seed, resamples, confidence)
@@ -129,6 +131,10 @@ def compare_results(
             for template, rows in paired.scopes.items()
         },
         error_samples=error_samples,
+        failed={
+            name: Failures(values_a.failed.get(name, 0), values_b.failed.get(name, 0))
+            for name in {**values_a.failed, **values_b.failed}
+        },
     )
 
 

@@ -11,10 +11,19 @@ from typing import Literal
 from graphrag_eval.comparison.units import Unit
 from graphrag_eval.metrics.base import JsonValue, OutputKey
 
-__all__ = ["Comparison", "ErrorSamples", "ItemChange", "MetricChange", "Verdict"]
+__all__ = ["Comparison", "ErrorSamples", "Failures", "ItemChange", "MetricChange", "Verdict"]
 
 Verdict = Literal["better", "worse", "unchanged", "too few pairs", "no pairs"]
 ErrorSamples = Literal["zero", "exclude"]
+
+
+@dataclass(frozen=True, slots=True)
+class Failures:
+    """On how many questions of run A and of run B a metric failed (no value: an internal
+    error, a judge that gave no reply...)."""
+
+    a: int
+    b: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +143,9 @@ class Comparison:
     error_samples: ErrorSamples = "zero"
     """How error responses counted in the means: 0 on the scores they would have had
     (``zero``), or left out of the pairs (``exclude``)."""
+    failed: dict[str, Failures] = field(default_factory=dict)
+    """Per metric that failed in either run: on how many questions of each (an internal
+    error counts as any failure does)."""
 
     def significant(self, verdict: Verdict) -> list[str]:
         """The metrics that got significantly ``better`` or ``worse`` overall (costs, tokens
@@ -178,6 +190,7 @@ class Comparison:
             "resources": {
                 name: change.resource_dict() for name, change in self.resources().items()
             },
+            "failed": {name: {"a": count.a, "b": count.b} for name, count in self.failed.items()},
         }
 
 

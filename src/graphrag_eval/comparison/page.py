@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from graphrag_eval.comparison.console import failure_lines
 from graphrag_eval.comparison.model import Comparison, MetricChange
 from graphrag_eval.comparison.units import (
     format_amount,
@@ -103,6 +104,7 @@ def render_comparison(
         ],
         questions=questions,
         confidence=f"{comparison.confidence:.0%}",
+        failures=failure_lines(comparison),
     )
 
 

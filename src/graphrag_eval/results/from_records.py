@@ -120,6 +120,8 @@ class RecordShape(NamedTuple):
     skippable: bool
     """Whether it may have skip reasons: else :meth:`ScoreReader.skipped` is
     :data:`NOT_SKIPPED`."""
+    failed: tuple[str, ...] = ()
+    """The metrics whose error keys it has on the question (they failed, wholly or in part)."""
 
 
 class ScoreReader:
@@ -132,6 +134,10 @@ class ScoreReader:
         self._owners = owners = _Owners(layout)
         self._item = {key for key, (_, out) in owners.item.items() if out} - IDENTITY_KEYS
         self._step = {key for key, (_, is_output) in owners.step.items() if is_output}
+        self._errors = {key for key, (_, out) in owners.item.items() if not out} - IDENTITY_KEYS
+        self._step_errors = {
+            key: metric for key, (metric, is_output) in owners.step.items() if not is_output
+        }
         self._numbers = numbers
         self._shapes: dict[tuple[Any, ...], RecordShape] = {}
 
@@ -142,7 +148,10 @@ class ScoreReader:
         if shape is None:
             scored = tuple(key for key in keys if key in self._item)
             numbers = tuple(key for key in scored if key in self._numbers)
-            shape = RecordShape(scored, numbers, "actual_steps" in keys, SKIPPED_KEY in keys)
+            failed = {self._owners.item[key][0].metric: None for key in keys if key in self._errors}
+            shape = RecordShape(
+                scored, numbers, "actual_steps" in keys, SKIPPED_KEY in keys, tuple(failed)
+            )
             if len(self._shapes) < _SHAPES_KEPT:
                 self._shapes[keys] = shape
         return shape
@@ -158,6 +167,17 @@ class ScoreReader:
                     if scored:
                         step_scores.append(scored)
         return step_scores
+
+    def step_failures(self, record: Mapping[str, Any]) -> set[str]:
+        """The metrics whose error keys the record's steps have."""
+        steps = record.get("actual_steps")
+        return {
+            self._step_errors[key]
+            for step in (steps if isinstance(steps, list) else ())
+            if isinstance(step, Mapping)
+            for key in step
+            if key in self._step_errors
+        }
 
     def skipped(self, record: Mapping[str, Any]) -> Mapping[str, str]:
         """The record's skip reasons (:attr:`RecordScores.skipped`)."""
