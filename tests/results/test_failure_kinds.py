@@ -80,6 +80,14 @@ def test_the_kind_of_a_failed_call(error: Exception, kind: FailureKind | str) ->
     assert kind_of(error) == FailureKind(kind)
 
 
+def test_a_partial_failure_has_the_kind_calling_again_may_mend_first() -> None:
+    reply, budget = Failed("x", FailureKind.REPLY), Failed("y", FailureKind.BUDGET)
+
+    assert Scored.kind_of(reply, budget) is FailureKind.BUDGET
+    assert Scored.kind_of(1.0, reply) is FailureKind.REPLY
+    assert Scored.kind_of(1.0, 2.0) is None
+
+
 def _resume(tmp_path: Path, records: list[dict[str, Any]]) -> Any:
     questions = parse_reference(dataset(*(question(r["question_id"]) for r in records)))
     (tmp_path / RESULTS_JSONL).write_text(results_jsonl_text(records), encoding="utf-8")

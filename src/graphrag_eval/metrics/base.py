@@ -202,6 +202,15 @@ class Scored:
     """The kind of those failures (``None``: not known, as in a record saved before kinds
     were)."""
 
+    @staticmethod
+    def kind_of(*parts: object) -> FailureKind | None:
+        """The kind of the failures among ``parts`` (what a metric's calls gave): the first
+        that calling again may mend, else the first."""
+        kinds = [part.kind for part in parts if isinstance(part, Failed)]
+        return next((kind for kind in kinds if kind is not None and kind.redo), None) or (
+            kinds[0] if kinds else None
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Skipped:

@@ -182,7 +182,7 @@ class RetrievalAnswer(StepMetric):
             p = values["retrieval_answer_precision"]
             values["retrieval_answer_f1"] = 2 * r * p / (r + p) if r + p else 0.0
             values["retrieval_answer_f1_cost"] = recall.cost_usd + precision.cost_usd
-        return Scored(values, failures)
+        return Scored(values, failures, Scored.kind_of(recall, precision))
 
     async def _recall(
         self, engine: LLMEngine, fields: dict[str, str]
