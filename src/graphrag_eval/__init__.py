@@ -34,12 +34,14 @@ if TYPE_CHECKING:
     from typing import Any
 
     from graphrag_eval.comparison.compare import compare_results
+    from graphrag_eval.comparison.frames import comparison_frame
+    from graphrag_eval.comparison.page import write_comparison
     from graphrag_eval.config import EvaluationConfig
     from graphrag_eval.evaluation.runner import arun_evaluation, run_evaluation
     from graphrag_eval.inputs import load_reference, load_responses
     from graphrag_eval.metrics.loading import load_config
-    from graphrag_eval.report.frames import aggregates_frame, comparison_frame, results_frame
-    from graphrag_eval.report.html import write_comparison, write_report
+    from graphrag_eval.report.frames import aggregates_frame, results_frame
+    from graphrag_eval.report.html import write_report
     from graphrag_eval.results.aggregation import compute_aggregates, load_results
     from graphrag_eval.results.read_run import load_run
     from graphrag_eval.steps.retrieval import average_precision, recall_at_k
@@ -53,7 +55,7 @@ _LAZY = {
     "arun_evaluation": "graphrag_eval.evaluation.runner",
     "average_precision": "graphrag_eval.steps.retrieval",
     "compare_results": "graphrag_eval.comparison.compare",
-    "comparison_frame": "graphrag_eval.report.frames",
+    "comparison_frame": "graphrag_eval.comparison.frames",
     "compute_aggregates": "graphrag_eval.results.aggregation",
     "EvaluationConfig": "graphrag_eval.config",
     "load_config": "graphrag_eval.metrics.loading",
@@ -64,7 +66,7 @@ _LAZY = {
     "recall_at_k": "graphrag_eval.steps.retrieval",
     "results_frame": "graphrag_eval.report.frames",
     "run_evaluation": "graphrag_eval.evaluation.runner",
-    "write_comparison": "graphrag_eval.report.html",
+    "write_comparison": "graphrag_eval.comparison.page",
     "write_report": "graphrag_eval.report.html",
 }
 

@@ -6,22 +6,20 @@ and the CI gates share, so that a number reads the same wherever it is shown (do
 
 from __future__ import annotations
 
+import enum
 import math
 import re
 from decimal import Decimal
 from typing import Any
 
 __all__ = [
-    "COST_SUFFIX",
-    "TOKEN_SUFFIX",
+    "Unit",
     "format_dollars",
     "format_interval",
     "format_number",
     "format_signed",
     "format_tokens",
     "format_value",
-    "is_cost_key",
-    "is_token_key",
     "plain_number",
     "plural",
     "visible_text",
@@ -74,23 +72,24 @@ def format_dollars(value: float) -> str:
     return f"${value:,.4f}"
 
 
-COST_SUFFIX = "_cost"
+class Unit(enum.Enum):
+    """What a value is in, declared by the output key that holds it
+    (:class:`~graphrag_eval.metrics.base.OutputKey`), and how it is written."""
 
-
-def is_cost_key(name: str) -> bool:
-    """Whether ``name`` is a judge-cost output (in dollars): the metrics name each of their
-    cost keys ``<metric>_cost`` (docs/outputs.md). The one place that reads a key's unit
-    from its name."""
-    return name.endswith(COST_SUFFIX)
-
-
-TOKEN_SUFFIX = "_tokens"
-
-
-def is_token_key(name: str) -> bool:
-    """Whether ``name`` counts tokens (``input_tokens``, ``output_tokens``, ``total_tokens``):
-    every key that does ends in ``_tokens`` (docs/outputs.md)."""
-    return name.endswith(TOKEN_SUFFIX)
+    SCORE = "score"
+    """A score, on its metric's scale (``maximum``)."""
+    COUNT = "count"
+    """A number of things (claims, steps)."""
+    DOLLARS = "dollars"
+    """A cost: dollars with significant digits (never ``0.000`` for $0.00005)."""
+    TOKENS = "tokens"
+    """A token count: a whole number."""
+    SECONDS = "seconds"
+    """A duration."""
+    LABEL = "label"
+    """A class or grade (``CORRECT``, ``A``)."""
+    TEXT = "text"
+    """A text: the judge's reasons."""
 
 
 def format_tokens(value: float) -> str:
@@ -101,14 +100,15 @@ def format_tokens(value: float) -> str:
     return f"{round(value):,}"
 
 
-def format_value(value: Any, name: str) -> str:
-    """A value of the key ``name``: dollars with significant digits for a ``_cost`` key (never
-    ``0.000`` for $0.00005), a whole number for a token count (:func:`format_tokens`), else
-    :func:`format_number`."""
+def format_value(value: Any, unit: Unit = Unit.SCORE) -> str:
+    """A value in its unit: dollars with significant digits for a cost, a whole number for a
+    token count (:func:`format_tokens`), else :func:`format_number`; ``-`` for none."""
+    if value is None:
+        return "-"
     if isinstance(value, int | float) and not isinstance(value, bool):
-        if is_cost_key(name):
+        if unit is Unit.DOLLARS:
             return format_dollars(value)
-        if is_token_key(name):
+        if unit is Unit.TOKENS:
             return format_tokens(value)
     return format_number(value)
 

@@ -15,6 +15,7 @@ from rich.console import Console
 
 from graphrag_eval.cli import answer_correctness_main, main
 from graphrag_eval.report.console import print_summary
+from graphrag_eval.results.read_run import load_run
 
 from builders import dataset, question, response, sparql, sparql_ref, step
 
@@ -350,7 +351,7 @@ def printed_on_a_terminal(aggregates_path: Path, columns: int) -> str:
     console = Console(
         file=io.StringIO(), width=columns, force_terminal=True, color_system=None, markup=False
     )
-    print_summary(console, yaml.safe_load(aggregates_path.read_text()))
+    print_summary(console, load_run(aggregates_path.parent).aggregates)
     assert isinstance(console.file, io.StringIO)
     return console.file.getvalue()
 

@@ -23,6 +23,7 @@ from rich.console import Console
 
 from graphrag_eval.cli import answer_correctness_main
 from graphrag_eval.report.console import print_summary
+from graphrag_eval.results.read_run import load_run
 
 from builders import evaluate_cli, read_results, write_answered, write_judge_config, write_tsv
 from judge_server import Faults, JudgeServer
@@ -530,7 +531,7 @@ def test_a_judge_leaves_steps_score_in_a_narrow_template_table(
     console = Console(
         file=io.StringIO(), width=80, force_terminal=True, color_system=None, markup=False
     )
-    print_summary(console, yaml.safe_load((tmp_path / "out" / "aggregates.yaml").read_text()))
+    print_summary(console, load_run(tmp_path / "out").aggregates)
     assert isinstance(console.file, io.StringIO)
     printed = console.file.getvalue()  # as an 80-column terminal shows it
     header = table_rows(printed)["template"]

@@ -14,9 +14,10 @@ import yaml
 from rich.console import Console
 
 from graphrag_eval.cli import main
-from graphrag_eval.formatting import format_tokens, format_value
+from graphrag_eval.formatting import Unit, format_tokens, format_value
 from graphrag_eval.llm.engine import CallStats
 from graphrag_eval.report.console import print_llm_summary, print_summary
+from graphrag_eval.results.read_run import load_run
 
 
 def write_inputs(folder: Path) -> tuple[Path, Path]:
@@ -44,7 +45,7 @@ def test_token_counts_are_whole_numbers_in_the_summary_table(tmp_path: Path) -> 
     assert main(["evaluate", str(reference), str(responses), "-o", str(out), "-q"]) == 0
     console = Console(file=io.StringIO(), width=120, color_system=None)
 
-    print_summary(console, yaml.safe_load((out / "aggregates.yaml").read_text()))
+    print_summary(console, load_run(out).aggregates)
 
     assert isinstance(console.file, io.StringIO)
     rows = {
@@ -85,8 +86,8 @@ def test_the_judge_summary_writes_tokens_the_same_way() -> None:
 )
 def test_a_token_count_is_a_whole_number_with_separators(value: float, text: str) -> None:
     assert format_tokens(value) == text
-    assert format_value(value, "input_tokens") == text
-    assert format_value(value, "answer_correctness_cost").startswith("$")
+    assert format_value(value, Unit.TOKENS) == text
+    assert format_value(value, Unit.DOLLARS).startswith("$")
 
 
 def _help(capsys: pytest.CaptureFixture[str], *args: str) -> str:

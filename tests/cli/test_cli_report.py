@@ -19,7 +19,8 @@ import yaml
 
 from graphrag_eval.cli import cli, main
 from graphrag_eval.comparison.compare import compare_results
-from graphrag_eval.report.html import render_comparison, render_report
+from graphrag_eval.comparison.page import render_comparison
+from graphrag_eval.report.html import render_report
 from graphrag_eval.results.read_run import load_run
 
 from builders import dataset, question, response, sparql, sparql_ref, step
@@ -749,13 +750,19 @@ def test_report_has_a_content_security_policy(planted_run: Path) -> None:
 
 
 def test_comparison_escapes_user_text_and_has_a_content_security_policy(
-    planted_run: Path,
+    planted_run: Path, tmp_path: Path
 ) -> None:
     run_a = load_run(planted_run)
-    run_b = load_run(planted_run)
-    for result in run_b.results:
-        if "answer_f1" in result:
-            result["answer_f1"] = 1 - result["answer_f1"]
+    records = [
+        json.loads(line) for line in (planted_run / "results.jsonl").read_text().splitlines()
+    ]
+    for record in records:
+        if "answer_f1" in record:
+            record["answer_f1"] = 1 - record["answer_f1"]
+    changed = tmp_path / "b" / "results.jsonl"
+    changed.parent.mkdir()
+    changed.write_text("".join(json.dumps(record) + "\n" for record in records))
+    run_b = load_run(changed)
     comparison = compare_results(run_a.results, run_b.results, run_a=PLANTED, run_b="B " + PLANTED)
     page = render_comparison(comparison, run_a, run_b)
     assert_escaped(page)

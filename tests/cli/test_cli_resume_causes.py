@@ -36,11 +36,19 @@ def answer_errors(folder: Path) -> list[str]:
     return [r["answer_eval_error"] for r in records if "answer_eval_error" in r]
 
 
+def answer_kinds(folder: Path) -> set[str]:
+    """The kinds the records give answer_correctness's failures (what --resume reads; the
+    messages are read only in records saved before kinds were)."""
+    records = read_results(folder / "out").values()
+    return {r["failure_kinds"]["answer_correctness"] for r in records if "answer_eval_error" in r}
+
+
 def test_an_unreachable_judge_is_a_cause_to_redo(tmp_path: Path) -> None:
     run(tmp_path, closed_port_url(), "-q")
     errors = answer_errors(tmp_path)
     assert len(errors) == QUESTIONS
     assert {endpoint_cause(error) for error in errors} == {"unreachable"}
+    assert answer_kinds(tmp_path) == {"unreachable"}
 
 
 def test_a_refusing_judge_is_a_cause_to_redo(tmp_path: Path) -> None:
@@ -50,6 +58,7 @@ def test_a_refusing_judge_is_a_cause_to_redo(tmp_path: Path) -> None:
         })  # fmt: skip
     errors = answer_errors(tmp_path)
     assert {endpoint_cause(error) for error in errors} == {"refused"}
+    assert answer_kinds(tmp_path) == {"refused"}
 
 
 def test_a_failing_judge_is_a_cause_to_redo(tmp_path: Path) -> None:
@@ -58,6 +67,7 @@ def test_a_failing_judge_is_a_cause_to_redo(tmp_path: Path) -> None:
     errors = answer_errors(tmp_path)
     # 5xx after the retries (or a breaker opened by them): no reply came, so call again.
     assert None not in {endpoint_cause(error) for error in errors}
+    assert answer_kinds(tmp_path) <= {"failed", "unreachable"}
 
 
 def test_the_cost_limit_is_a_cause_to_redo(tmp_path: Path) -> None:
@@ -66,6 +76,7 @@ def test_the_cost_limit_is_a_cause_to_redo(tmp_path: Path) -> None:
     limited = [e for e in answer_errors(tmp_path) if "cost limit" in e]
     assert limited
     assert {endpoint_cause(error) for error in limited} == {"budget"}
+    assert "budget" in answer_kinds(tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -76,6 +87,7 @@ def test_a_bad_reply_is_no_cause_to_redo(tmp_path: Path, faults: Faults) -> None
         run(tmp_path, server.url, "-q")
     errors = answer_errors(tmp_path)
     assert {endpoint_cause(error) for error in errors} == {None}
+    assert answer_kinds(tmp_path) == {"reply"}
 
 
 def test_a_reply_the_judge_would_repeat_is_no_cause_to_redo() -> None:

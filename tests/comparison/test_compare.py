@@ -534,6 +534,7 @@ COMPARISON_KEYS = {
     "error_samples",
     "significant_scores",
     "resources",
+    "failed",
 }
 METRIC_KEYS = {
     "pairs",
@@ -578,6 +579,7 @@ def test_as_dict_is_json_with_the_documented_keys() -> None:
     assert document["per_template"]["t2"]["answer_f1"]["change"] == "no pairs"
     assert document["error_samples"] == "zero"
     assert document["significant_scores"] == {"better": [], "worse": []}
+    assert document["failed"] == {}
     assert (answer["unit"], document["metrics"]["input_tokens"]["unit"]) == ("score", "tokens")
     assert document["resources"] == {
         "input_tokens": {

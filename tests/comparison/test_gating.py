@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from graphrag_eval import compare_results, compute_aggregates
+from graphrag_eval import compare_results
 from graphrag_eval.cli import main
 from graphrag_eval.comparison.gates import (
     Threshold,
@@ -20,6 +20,14 @@ from graphrag_eval.comparison.gates import (
     parse_threshold,
 )
 from graphrag_eval.errors import ConfigError
+from graphrag_eval.results.aggregates import GroupAggregates
+from graphrag_eval.results.aggregation import aggregate
+from graphrag_eval.results.from_records import read_records
+
+
+def overall(records: list[dict[str, Any]]) -> GroupAggregates:
+    """The typed aggregates of records over all questions (what the gates read)."""
+    return aggregate(read_records(records)).micro
 
 
 def results(scores: list[float], **extra: Any) -> list[dict[str, Any]]:
@@ -60,7 +68,7 @@ def test_check_known_suggests_the_closest_metric() -> None:
 
 
 def test_thresholds_on_the_overall_mean() -> None:
-    micro = compute_aggregates(results([0.5, 1.0], elapsed_sec=20.0))["micro"]
+    micro = overall(results([0.5, 1.0], elapsed_sec=20.0))
     assert check_thresholds(micro, [Threshold("steps_score", 0.75)]) == []
     assert check_thresholds(micro, [Threshold("steps_score", 0.8)]) == [
         "steps_score: mean 0.75 is under 0.8"
@@ -262,9 +270,7 @@ def test_comparison_thresholds_read_run_bs_mean_in_the_comparison() -> None:
     comparison = compare_results(before, after)
     assert comparison.overall["steps_score"].mean_b == pytest.approx(0.72)
     # The run's own aggregates (errors excluded by default) would have passed this gate.
-    assert (
-        check_thresholds(compute_aggregates(after)["micro"], [Threshold("steps_score", 0.8)]) == []
-    )
+    assert check_thresholds(overall(after), [Threshold("steps_score", 0.8)]) == []
     assert check_comparison_thresholds(comparison, [Threshold("steps_score", 0.8)]) == [
         "steps_score: mean 0.72 is under 0.8 (run B, over 10 paired questions)"
     ]
@@ -285,7 +291,7 @@ def test_a_comparison_threshold_on_a_metric_without_pairs_fails() -> None:
 
 
 def test_a_missed_threshold_is_never_printed_as_the_threshold_itself() -> None:
-    micro = compute_aggregates(results([0.69996, 0.69996]))["micro"]
+    micro = overall(results([0.69996, 0.69996]))
     assert check_thresholds(micro, [Threshold("steps_score", 0.7)]) == [
         "steps_score: mean 0.69996 is under 0.7"
     ]

@@ -107,6 +107,7 @@ def test_failed_precision_call_keeps_recall_and_drops_f1() -> None:
         "malformed judge reply (after one re-ask): the reply is not a JSON object"
     )
     assert "retrieval_answer_recall_error" not in scored
+    assert result["failure_kinds"] == {"retrieval_answer": "reply"}  # asking again repeats it
     for absent in (
         "retrieval_answer_precision",
         "retrieval_answer_precision_cost",

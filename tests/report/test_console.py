@@ -8,8 +8,9 @@ import io
 from rich.console import Console
 
 from graphrag_eval.comparison.compare import compare_results
+from graphrag_eval.comparison.console import print_comparison
 from graphrag_eval.llm.engine import CallStats
-from graphrag_eval.report.console import print_comparison, print_llm_summary
+from graphrag_eval.report.console import print_llm_summary
 
 
 def printed(stats: CallStats) -> str:

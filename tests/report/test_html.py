@@ -58,9 +58,9 @@ def test_the_cost_table_counts_retrieval_answer_calls_once(
     assert main(["report", str(results)]) == 0
     page = (tmp_path / "report.html").read_text()
     assert cells(page, "Cost written on the questions", "</table>") == [
-        "retrieval_answer_recall",
+        "retrieval_answer_recall_cost",
         "$0.00002",
-        "retrieval_answer_precision",
+        "retrieval_answer_precision_cost",
         "$0.00004",
     ]
     # In the metric table the costs have their significant digits, never 0.000.
@@ -125,20 +125,16 @@ def skipping_results() -> list[dict[str, Any]]:
     return [scored, *skipped]
 
 
-@pytest.mark.parametrize("typed", [True, False], ids=["read-typed", "light-pass"])
 def test_skips_are_counted_per_metric_and_per_template_with_their_reason(
-    tmp_path: Path, typed: bool
+    tmp_path: Path,
 ) -> None:
     """The skipped column counts each metric's skips with the most common reason, overall and
-    per template, whether the run's typed results were read (``report``) or not (the
-    report ``evaluate`` writes)."""
+    per template."""
     from graphrag_eval.report.html import render_report
-    from graphrag_eval.results.read_run import SavedRun, load_run
+    from graphrag_eval.results.read_run import load_run
 
     path = write_results(tmp_path / "results.jsonl", skipping_results())
     run = load_run(path)
-    if not typed:
-        run = SavedRun(run.label, run.results_path, run.results, run.aggregates, run.config)
     page = render_report(run)
     overall = page[page.index('id="overview"') : page.index('id="templates"')]
     assert re.search(

@@ -107,8 +107,8 @@ def test_a_saved_run_reads_back_the_same(tmp_path: Path) -> None:
 
     run = load_run(path)
 
-    assert to_records(run.typed()) == records
-    assert run.aggregates == compute_aggregates(records)
+    assert to_records(run.results) == records
+    assert run.aggregates.to_dict() == compute_aggregates(records)
 
 
 def test_records_with_keys_no_metric_declares_read_back_the_same() -> None:
@@ -244,7 +244,7 @@ def test_outcomes_are_read_as_scored_skipped_or_failed() -> None:
         }
     )
 
-    assert result.outcomes[OutcomeKey("answer_correctness")] == Failed("judge down")
+    assert result.outcomes[OutcomeKey("answer_correctness")] == Failed("judge down", None)
     assert result.outcomes[OutcomeKey("retrieval_answer")] == Scored(
         {"retrieval_answer_recall": 1.0}, {"retrieval_answer_precision_error": "bad reply"}
     )
@@ -271,7 +271,7 @@ def test_a_skip_reason_reaches_the_results_and_the_report(tmp_path: Path) -> Non
     # The table counts as the coverage does (the error sample q4 too), with the commonest
     # reason given.
     skipped_usage = sum(1 for record in records if "usage" in record.get("skipped", {}))
-    coverage = load_run(path).aggregates["micro"]["coverage"]["input_tokens"]["skipped"]
+    coverage = load_run(path).aggregates.micro.coverage["input_tokens"].skipped
     assert coverage > skipped_usage
     assert f'{coverage} <span class="muted">({NO_USAGE})</span>' in page  # the table
 

@@ -30,7 +30,7 @@ from graphrag_eval.evaluation.services import build_engine
 from graphrag_eval.files.documents import remove_stale_temporaries
 from graphrag_eval.llm.engine import LLMEngine
 from graphrag_eval.metrics.answer_correctness import judge_correctness
-from graphrag_eval.metrics.base import Failed, Outcome
+from graphrag_eval.metrics.base import Failed, FailureKind, Outcome
 from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.report.console import plural, print_llm_summary
 from graphrag_eval.version import __version__
@@ -176,7 +176,7 @@ async def _judge_all(
 async def _guarded(engine: LLMEngine, config: EvaluationConfig, row: dict[str, str]) -> Outcome:
     """One row's judgement; an unexpected error (a bug) costs that row only."""
     if isinstance(row, RefusedRow):  # it could not be read: its error, not judged
-        return Failed(row.problem)
+        return Failed(row.problem, FailureKind.INPUT)
     question = row.get("Question") or ""
     reference = row.get("Reference answer") or ""
     actual = row.get("Actual answer") or ""
@@ -184,4 +184,4 @@ async def _guarded(engine: LLMEngine, config: EvaluationConfig, row: dict[str, s
         return await judge_correctness(engine, config, question, reference, actual)
     except Exception as exc:
         logger.exception("could not judge the answer to %r", question[:80])
-        return Failed(engine.redact(f"internal error: {exc!r}"))
+        return Failed(engine.redact(f"internal error: {exc!r}"), FailureKind.INTERNAL)

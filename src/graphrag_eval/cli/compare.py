@@ -32,16 +32,16 @@ from graphrag_eval.comparison.compare import (
     ErrorSamples,
     compare_results,
 )
+from graphrag_eval.comparison.console import print_comparison
 from graphrag_eval.comparison.gates import (
     Threshold,
     check_comparison_thresholds,
     check_known,
     check_regressions,
 )
+from graphrag_eval.comparison.page import write_comparison
 from graphrag_eval.errors import GraphragEvalError
 from graphrag_eval.files.documents import remove_stale_temporaries
-from graphrag_eval.report.console import print_comparison
-from graphrag_eval.report.html import write_comparison
 from graphrag_eval.results.read_run import SavedRun
 
 __all__ = ["CompareOptions", "compare"]
@@ -178,7 +178,7 @@ def run_compare(options: CompareOptions) -> None:
     output_format = _output_format(options)
     first = load_saved_run(options.run_a, options.config_path)
     second = load_saved_run(options.run_b, options.config_path)
-    numeric = set(first.aggregates["macro"]) | set(second.aggregates["macro"])
+    numeric = set(first.aggregates.macro) | set(second.aggregates.macro)
     check_known(options.gates, numeric | numeric_outputs(second.config))
     comparison = _comparison(options, first, second)
     if options.html_path is not None:

@@ -250,7 +250,7 @@ def _evaluate(options: EvaluateOptions) -> None:
         diagnostics.extend(run.diagnostics.notices)
         diagnostics.extend(checkpoint.resumed.notices)  # what the kept items' evaluation found
         written = _write_outputs(options, run, diagnostics, engine, checkpoint, started)
-    failures = check_thresholds(written.aggregates["micro"], options.gates)
+    failures = check_thresholds(written.aggregates.micro, options.gates)
     if not options.quiet:
         resumed = checkpoint.resumed if options.resume else None
         outcome = RunOutcome(options.out_dir, run, written, engine, resumed, options.html_report)
@@ -340,7 +340,7 @@ def _write_outputs(
         saved = SavedRun(
             label=str(options.out_dir),
             results_path=options.out_dir / RESULTS_JSONL,
-            results=run.results,
+            results=run.run_result,
             aggregates=written.aggregates,
             config=run.config,
             info=written.summary.as_dict(),

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphrag_eval.cli.console import stdout
-from graphrag_eval.cli.incomplete import INTERNAL_ERROR, failed_everywhere, unexplained_failures
+from graphrag_eval.cli.incomplete import incomplete_failures, unexplained_failures
 from graphrag_eval.comparison.gates import Threshold
 from graphrag_eval.evaluation.runner import EvaluationRun
 from graphrag_eval.formatting import plain_number
@@ -45,7 +45,7 @@ def print_run_outcome(
     """Print the summary of a written run; the failed gates are left to the caller."""
     console = stdout()
     summary = outcome.written.summary
-    print_summary(console, outcome.written.aggregates)
+    print_summary(console, outcome.written.aggregates, outcome.run.layout)
     print_notices(console, summary.notices, str(outcome.out_dir / RUN_YAML))
     engine, results = outcome.engine, outcome.run.results
     if engine is not None:
@@ -107,11 +107,7 @@ def incomplete_line(run: EvaluationRun, engine: LLMEngine | None, resume: str) -
     judged = {metric.name for metric in metrics_for(run.config) if metric.uses_llm}
     # A metric that is not judged fails on bad input too (the input notices say so): only
     # an internal error of one makes the run incomplete.
-    failing = {
-        metric: error
-        for metric, error in failed_everywhere(run).items()
-        if metric in judged or error.startswith(INTERNAL_ERROR)
-    }
+    failing = incomplete_failures(run, judged)
     unexplained = unexplained_failures(failing, reasons)
     if not reasons and not unexplained:
         return None

@@ -8,32 +8,57 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from graphrag_eval.metrics.base import Failed, Scored
+from graphrag_eval.metrics.base import Failed, FailureKind, Scored
 
 if TYPE_CHECKING:
     from graphrag_eval.evaluation.runner import EvaluationRun
 
-__all__ = ["INTERNAL_ERROR", "failed_everywhere", "unexplained_failures"]
+__all__ = [
+    "INTERNAL_ERROR",
+    "failed_everywhere",
+    "failures_everywhere",
+    "incomplete_failures",
+    "unexplained_failures",
+]
 
 INTERNAL_ERROR = "internal error"
-"""How the error of a metric that raised (a bug) starts (``scoring.py``)."""
+"""How the error of a metric that raised (a bug) starts (``scoring.py``); its kind is
+:attr:`~graphrag_eval.metrics.base.FailureKind.INTERNAL`."""
 
 
-def failed_everywhere(run: EvaluationRun) -> dict[str, str]:
+def failures_everywhere(run: EvaluationRun) -> dict[str, Failed]:
     """Each metric that was attempted and failed on every question (and step) it applied
-    to, with its commonest error; a metric that scored anything is not one."""
+    to, with its commonest failure (message and kind); a metric that scored anything is not
+    one."""
     scored: set[str] = set()
-    errors: dict[str, Counter[str]] = {}
+    failures: dict[str, Counter[Failed]] = {}
     for item in run.items:
         for key, outcome in item.outcomes.items():
             if isinstance(outcome, Scored):
                 scored.add(key.metric)
             elif isinstance(outcome, Failed):
-                errors.setdefault(key.metric, Counter())[outcome.error] += 1
+                failures.setdefault(key.metric, Counter())[outcome] += 1
     return {
         metric: counts.most_common(1)[0][0]
-        for metric, counts in errors.items()
+        for metric, counts in failures.items()
         if metric not in scored
+    }
+
+
+def failed_everywhere(run: EvaluationRun) -> dict[str, str]:
+    """:func:`failures_everywhere` with the message of each metric's failure."""
+    return {metric: failure.error for metric, failure in failures_everywhere(run).items()}
+
+
+def incomplete_failures(run: EvaluationRun, judged: Iterable[str]) -> dict[str, str]:
+    """The metrics of :func:`failed_everywhere` that make a run incomplete, with their
+    message: a judged one (of ``judged``), or any whose failure is an internal error (a
+    metric that is not judged fails on bad input too, which the input notices report)."""
+    names = set(judged)
+    return {
+        metric: failure.error
+        for metric, failure in failures_everywhere(run).items()
+        if metric in names or failure.kind is FailureKind.INTERNAL
     }
 
 

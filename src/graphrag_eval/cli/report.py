@@ -100,7 +100,7 @@ def _check_question(run: SavedRun, question_id: str) -> None:
     """:class:`InputError` for a question id the run does not have, with the ids it has that
     begin with it (``c10bbc8``, a long id cut short), then the closest (``tr-0``: did you
     mean tr-01?)."""
-    ids = [str(result.get("question_id")) for result in run.results]
+    ids = [str(result.question_id) for result in run.results.results]
     if question_id in ids:
         return
     close = difflib.get_close_matches(question_id, ids, n=3, cutoff=0.6)

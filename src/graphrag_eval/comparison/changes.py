@@ -110,7 +110,7 @@ def _metric_change(
     if not len(rows) or interval is None:
         return MetricChange(
             name, 0, None, None, None, None, None, "no pairs", spec.lower_is_better,
-            0, 0, 0, only_a, only_b, unit=unit_of(name, spec),
+            0, 0, 0, only_a, only_b, unit=unit_of(spec),
         )  # fmt: skip
     low, high = interval
     gains = (a - b) if spec.lower_is_better else (b - a)
@@ -150,7 +150,7 @@ def _metric_change(
         scored_only_in_b=only_b,
         better_items=listed(improved),
         worse_items=listed(regressed),
-        unit=unit_of(name, spec),
+        unit=unit_of(spec),
     )
 
 

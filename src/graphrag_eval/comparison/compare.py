@@ -40,6 +40,7 @@ from graphrag_eval.comparison.changes import MIN_PAIRS, Resampling, scope_change
 from graphrag_eval.comparison.model import (
     Comparison,
     ErrorSamples,
+    Failures,
     ItemChange,
     MetricChange,
     Verdict,
@@ -49,6 +50,7 @@ from graphrag_eval.config import ConfigSource, EvaluationConfig
 from graphrag_eval.formatting import format_interval, format_signed
 from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.results.item_values import item_values
+from graphrag_eval.results.model import RunResult
 
 __all__ = [
     "DEFAULT_CONFIDENCE",
@@ -78,8 +80,8 @@ DEFAULT_ERROR_SAMPLES: ErrorSamples = "zero"
 
 
 def compare_results(
-    results_a: Sequence[Mapping[str, Any]],
-    results_b: Sequence[Mapping[str, Any]],
+    results_a: Sequence[Mapping[str, Any]] | RunResult,
+    results_b: Sequence[Mapping[str, Any]] | RunResult,
     *,
     config_a: ConfigSource = None,
     config_b: ConfigSource = None,
@@ -91,7 +93,8 @@ def compare_results(
     top: int = DEFAULT_TOP,
     error_samples: ErrorSamples = DEFAULT_ERROR_SAMPLES,
 ) -> Comparison:
-    """Compare the per-question results of run B with those of run A.
+    """Compare the per-question results of run B with those of run A: typed results (a
+    saved run's ``results``) or flat records (docs/outputs.md).
 
     The defaults are those of ``graphrag-eval compare``, so both give the same comparison of
     the same runs. ``resamples`` defaults to :func:`auto_resamples` of the number of paired
@@ -105,7 +108,8 @@ def compare_results(
     settings_a = _with_error_samples(config_a, error_samples)
     settings_b = _with_error_samples(config_b, error_samples)
     with fewer_collections():
-        paired = pair_runs(item_values(results_a, settings_a), item_values(results_b, settings_b))
+        values_a, values_b = item_values(results_a, settings_a), item_values(results_b, settings_b)
+        paired = pair_runs(values_a, values_b)
     if resamples is None:
         resamples = auto_resamples(len(paired.question_ids))
     resampling = Resampling(seed, resamples, confidence)
@@ -128,6 +132,10 @@ def compare_results(
             for template, rows in paired.scopes.items()
         },
         error_samples=error_samples,
+        failed={
+            name: Failures(values_a.failed.get(name, 0), values_b.failed.get(name, 0))
+            for name in {**values_a.failed, **values_b.failed}
+        },
     )
 
 

@@ -19,7 +19,7 @@ from graphrag_eval.comparison.units import (
 )
 from graphrag_eval.formatting import format_interval, format_signed, plural, visible_text
 
-__all__ = ["print_comparison"]
+__all__ = ["failure_lines", "print_comparison"]
 
 _VERDICT_STYLE = {
     "better": "green",
@@ -59,7 +59,7 @@ def _print_table(console: Console, table: Table) -> None:
 
 def _compared_value(change: MetricChange, value: float | None) -> str:
     """A mean in the comparison: a score as the reports write it, else in its unit."""
-    return format_amount(value, change.unit, change.metric)
+    return format_amount(value, change.unit)
 
 
 def print_comparison(console: Console, comparison: Comparison) -> None:
@@ -80,6 +80,8 @@ def print_comparison(console: Console, comparison: Comparison) -> None:
             markup=False,
         )
         _print_table(console, _overall_table(console, resources, resource=True))
+    for line in failure_lines(comparison):
+        console.print(Text(visible_text(line), style="yellow"), soft_wrap=True)
     _print_template_changes(console, comparison)
     for name, change in comparison.overall.items():
         # Scores: every question that fell, whatever the overall verdict (a mean that rose
@@ -88,6 +90,14 @@ def print_comparison(console: Console, comparison: Comparison) -> None:
         if not change.worse_items or (change.lower_is_better and change.verdict != "worse"):
             continue
         _print_worse_items(console, name, change)
+
+
+def failure_lines(comparison: Comparison) -> list[str]:
+    """One line per metric that failed in either run: on how many questions of each."""
+    return [
+        f"{name} failed on {plural(count.b, 'question')} of B, {count.a:,} of A"
+        for name, count in comparison.failed.items()
+    ]
 
 
 def _print_header(console: Console, comparison: Comparison) -> None:

@@ -18,15 +18,15 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from graphrag_eval.comparison.model import Comparison
 from graphrag_eval.errors import ConfigError
 from graphrag_eval.formatting import format_interval, plain_number, plural
 from graphrag_eval.metrics.base import Aggregation, OutputKey
 from graphrag_eval.metrics.registry import declared_outputs
+from graphrag_eval.results.aggregates import GroupAggregates
 
 __all__ = [
     "Threshold",
@@ -117,19 +117,20 @@ def _option(threshold: Threshold) -> str:
     return "--fail-over" if threshold.upper else "--fail-under"
 
 
-def check_thresholds(micro: Mapping[str, Any], thresholds: Sequence[Threshold]) -> list[str]:
-    """The thresholds a run's overall means do not meet, one message each."""
+def check_thresholds(micro: GroupAggregates, thresholds: Sequence[Threshold]) -> list[str]:
+    """The thresholds a run's overall means (its aggregates over all questions) do not
+    meet, one message each."""
     failures = []
     for threshold in thresholds:
-        stats = micro.get(threshold.metric)
-        scored = micro.get("coverage", {}).get(threshold.metric, {}).get("scored")
-        if not isinstance(stats, Mapping) or "mean" not in stats or scored == 0:
+        stats = micro.statistics(threshold.metric)
+        counts = micro.coverage.get(threshold.metric)
+        if stats is None or (counts is not None and counts.scored == 0):
             failures.append(
                 f"{threshold.metric}: no question has a value, so it cannot meet "
                 f"{plain_number(threshold.value)}"
             )
             continue
-        failure = _missed(threshold, stats["mean"])
+        failure = _missed(threshold, stats.mean)
         if failure:
             failures.append(failure)
     return failures

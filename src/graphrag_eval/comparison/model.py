@@ -4,16 +4,26 @@ comparison as a whole, each with the dictionary ``graphrag-eval compare --json``
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from graphrag_eval.comparison.units import Unit
-from graphrag_eval.metrics.base import OutputKey
+from graphrag_eval.metrics.base import JsonValue, OutputKey
 
-__all__ = ["Comparison", "ErrorSamples", "ItemChange", "MetricChange", "Verdict"]
+__all__ = ["Comparison", "ErrorSamples", "Failures", "ItemChange", "MetricChange", "Verdict"]
 
 Verdict = Literal["better", "worse", "unchanged", "too few pairs", "no pairs"]
 ErrorSamples = Literal["zero", "exclude"]
+
+
+@dataclass(frozen=True, slots=True)
+class Failures:
+    """On how many questions of run A and of run B a metric failed (no value: an internal
+    error, a judge that gave no reply...)."""
+
+    a: int
+    b: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +39,7 @@ class ItemChange:
     def difference(self) -> float:
         return self.b - self.a
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, JsonValue]:
         return {
             "question_id": self.question_id,
             "template_id": self.template_id,
@@ -77,7 +87,7 @@ class MetricChange:
             return self.verdict
         return "lower" if (self.verdict == "better") == self.lower_is_better else "higher"
 
-    def _means(self) -> dict[str, Any]:
+    def _means(self) -> dict[str, JsonValue]:
         """The pairs, both means, their difference and its interval."""
         return {
             "pairs": self.pairs,
@@ -88,13 +98,13 @@ class MetricChange:
             "ci_high": self.ci_high,
         }
 
-    def resource_dict(self) -> dict[str, Any]:
+    def resource_dict(self) -> dict[str, JsonValue]:
         """The change of a cost, token count or time: its unit, means, difference, interval
         and ``change`` (``lower``, ``higher``, ``unchanged``, ``too few pairs``, ``no
         pairs``)."""
         return {"unit": self.unit, **self._means(), "change": self.direction}
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, JsonValue]:
         return {
             **self._means(),
             "change": self.verdict,
@@ -133,6 +143,9 @@ class Comparison:
     error_samples: ErrorSamples = "zero"
     """How error responses counted in the means: 0 on the scores they would have had
     (``zero``), or left out of the pairs (``exclude``)."""
+    failed: dict[str, Failures] = field(default_factory=dict)
+    """Per metric that failed in either run: on how many questions of each (an internal
+    error counts as any failure does)."""
 
     def significant(self, verdict: Verdict) -> list[str]:
         """The metrics that got significantly ``better`` or ``worse`` overall (costs, tokens
@@ -152,7 +165,7 @@ class Comparison:
         """The overall changes of costs, tokens and seconds."""
         return {name: change for name, change in self.overall.items() if not change.is_score}
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, JsonValue]:
         return {
             "run_a": self.run_a,
             "run_b": self.run_b,
@@ -162,9 +175,9 @@ class Comparison:
             "questions_a": self.questions_a,
             "questions_b": self.questions_b,
             "paired": self.paired,
-            "only_in_a": self.only_in_a,
-            "only_in_b": self.only_in_b,
-            "status_changes": self.status_changes,
+            "only_in_a": _texts(self.only_in_a),
+            "only_in_b": _texts(self.only_in_b),
+            "status_changes": {change: _texts(ids) for change, ids in self.status_changes.items()},
             "metrics": {name: change.as_dict() for name, change in self.overall.items()},
             "per_template": {
                 template: {name: change.as_dict() for name, change in changes.items()}
@@ -172,9 +185,15 @@ class Comparison:
             },
             "error_samples": self.error_samples,
             "significant_scores": {
-                verdict: self.significant_scores(verdict) for verdict in ("better", "worse")
+                verdict: _texts(self.significant_scores(verdict)) for verdict in ("better", "worse")
             },
             "resources": {
                 name: change.resource_dict() for name, change in self.resources().items()
             },
+            "failed": {name: {"a": count.a, "b": count.b} for name, count in self.failed.items()},
         }
+
+
+def _texts(texts: Iterable[str]) -> list[JsonValue]:
+    copy: list[JsonValue] = list(texts)
+    return copy

@@ -8,11 +8,13 @@ import math
 from typing import Literal
 
 from graphrag_eval.formatting import (
+    Unit as ValueUnit,
+)
+from graphrag_eval.formatting import (
     format_dollars,
     format_interval,
+    format_number,
     format_signed,
-    format_value,
-    is_cost_key,
 )
 from graphrag_eval.metrics.base import OutputKey
 
@@ -26,25 +28,25 @@ __all__ = [
 
 Unit = Literal["score", "dollars", "tokens", "seconds", "amount"]
 """``score``: a score (higher or lower is better); the others are what a run used (a key whose
-lower values are better and that is not a score): dollars (``_cost`` keys), tokens
-(``_tokens`` keys), seconds (``_sec`` keys) or another amount."""
+lower values are better and that is not a score): dollars, tokens, seconds or another
+amount, as the key declares its unit (``OutputKey.unit``)."""
+
+_USED: dict[ValueUnit, Unit] = {
+    ValueUnit.DOLLARS: "dollars",
+    ValueUnit.TOKENS: "tokens",
+    ValueUnit.SECONDS: "seconds",
+}
 
 
-def unit_of(name: str, spec: OutputKey) -> Unit:
-    """The unit of the key ``name``: costs, tokens and seconds are the keys whose lower
-    values are better (as ``--fail-on-regression`` reads them), named by their suffix."""
+def unit_of(spec: OutputKey) -> Unit:
+    """The unit a key is compared in: costs, tokens and seconds are the keys whose lower
+    values are better (as ``--fail-on-regression`` reads them), in the unit they declare."""
     if not spec.lower_is_better:
         return "score"
-    if is_cost_key(name):
-        return "dollars"
-    if name.endswith("_tokens"):
-        return "tokens"
-    if name.endswith(("_sec", "_seconds")):
-        return "seconds"
-    return "amount"
+    return _USED.get(spec.unit, "amount")
 
 
-def format_amount(value: float | None, unit: Unit, name: str = "") -> str:
+def format_amount(value: float | None, unit: Unit) -> str:
     """A mean in its unit: ``$0.0000573``, ``203,432`` tokens, ``16.9 s``; a score as the
     reports write it; ``-`` for none."""
     if value is None or not math.isfinite(value):
@@ -55,7 +57,7 @@ def format_amount(value: float | None, unit: Unit, name: str = "") -> str:
         return f"{value:,.0f}" if abs(value) >= 10 else f"{value:,.1f}".replace(".0", "")
     if unit == "seconds":
         return _seconds(value) + " s"
-    return format_value(value, name)
+    return format_number(value)
 
 
 def format_amount_change(value: float | None, unit: Unit) -> str:

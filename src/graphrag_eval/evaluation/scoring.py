@@ -26,6 +26,7 @@ from graphrag_eval.inputs import (
 from graphrag_eval.metrics.base import (
     DerivedMetric,
     Failed,
+    FailureKind,
     ItemContext,
     ItemMetric,
     Metric,
@@ -225,4 +226,4 @@ async def _safely(metric: Metric, context: ItemContext, work: Awaitable[Outcome]
     except Exception as exc:
         logger.exception("metric %s failed on question %r", metric.name, context.question.id)
         error = f"internal error in {metric.name}: {exc!r}"
-        return Failed(context.services.redact(error))
+        return Failed(context.services.redact(error), FailureKind.INTERNAL, metric.name)

@@ -31,6 +31,7 @@ from graphrag_eval.metrics.base import (
     OutputKey,
     Placement,
     Scored,
+    Unit,
 )
 from graphrag_eval.metrics.judging import answer_fields, ask, not_sent, or_failed
 from graphrag_eval.metrics.services import need
@@ -129,6 +130,7 @@ class AnswerClassification(ItemMetric):
         OutputKey(
             "answer_classification",
             Aggregation.LABEL,
+            unit=Unit.LABEL,
             headline=True,
             labels=(CORRECT, WRONG, DONT_KNOW),
             counts=(
@@ -137,8 +139,8 @@ class AnswerClassification(ItemMetric):
                 (DONT_KNOW, "dont_know_answers_count"),
             ),
         ),
-        OutputKey("answer_classification_reason", Aggregation.NONE),
-        OutputKey("answer_classification_cost", lower_is_better=True),
+        OutputKey.detail("answer_classification_reason"),
+        OutputKey.cost("answer_classification_cost"),
     )
     error_keys = ("answer_classification_error",)
 

@@ -23,7 +23,6 @@ from graphrag_eval.llm.engine import LLMEngine, ReplyError
 from graphrag_eval.llm.prompts import prompt
 from graphrag_eval.llm.replies import tab_separated
 from graphrag_eval.metrics.base import (
-    Aggregation,
     Failed,
     Input,
     ItemContext,
@@ -32,6 +31,7 @@ from graphrag_eval.metrics.base import (
     OutputKey,
     Placement,
     Scored,
+    Unit,
 )
 from graphrag_eval.metrics.judging import answer_fields, messages, not_sent, or_failed
 from graphrag_eval.metrics.services import need
@@ -154,16 +154,16 @@ class AnswerCorrectness(ItemMetric):
     uses_llm = True
     placement = Placement.BEFORE_STEPS
     outputs = (
-        OutputKey("answer_reference_claims_count", Aggregation.NONE),
-        OutputKey("answer_actual_claims_count", Aggregation.NONE),
-        OutputKey("answer_matching_claims_count", Aggregation.NONE),
-        OutputKey("answer_correctness_reason", Aggregation.NONE),
+        OutputKey.detail("answer_reference_claims_count", Unit.COUNT),
+        OutputKey.detail("answer_actual_claims_count", Unit.COUNT),
+        OutputKey.detail("answer_matching_claims_count", Unit.COUNT),
+        OutputKey.detail("answer_correctness_reason"),
         OutputKey("answer_recall", zero_for_error_samples=True, requires=_ANSWER, maximum=1),
         OutputKey("answer_precision", zero_for_error_samples=True, requires=_ANSWER, maximum=1),
         OutputKey(
             "answer_f1", zero_for_error_samples=True, requires=_ANSWER, headline=True, maximum=1
         ),
-        OutputKey("answer_correctness_cost", lower_is_better=True),
+        OutputKey.cost("answer_correctness_cost"),
     )
     error_keys = ("answer_eval_error",)
 

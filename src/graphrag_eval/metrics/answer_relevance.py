@@ -21,7 +21,6 @@ from graphrag_eval.config.base import Section
 from graphrag_eval.config.model import EvaluationConfig
 from graphrag_eval.llm.engine import FollowUp, ListShape, ReplyError, estimate_tokens
 from graphrag_eval.metrics.base import (
-    Aggregation,
     Failed,
     Input,
     ItemContext,
@@ -134,8 +133,8 @@ class AnswerRelevance(ItemMetric):
     placement = Placement.BEFORE_STEPS
     outputs = (
         OutputKey("answer_relevance", zero_for_error_samples=True, headline=True, maximum=1),
-        OutputKey("answer_relevance_reason", Aggregation.NONE),
-        OutputKey("answer_relevance_cost", lower_is_better=True),
+        OutputKey.detail("answer_relevance_reason"),
+        OutputKey.cost("answer_relevance_cost"),
     )
     error_keys = ("answer_relevance_error",)
 

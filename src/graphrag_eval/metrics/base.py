@@ -26,12 +26,13 @@ import enum
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeAlias
 
 from graphrag_eval.config.base import Section
 from graphrag_eval.config.model import (
     EvaluationConfig,
 )
+from graphrag_eval.formatting import Unit
 from graphrag_eval.inputs import ActualStep, ReferenceQuestion, Response
 from graphrag_eval.metrics.services import Services
 from graphrag_eval.steps.matching import StepsOutcome
@@ -40,9 +41,11 @@ __all__ = [
     "Aggregation",
     "DerivedMetric",
     "Failed",
+    "FailureKind",
     "Input",
     "ItemContext",
     "ItemMetric",
+    "KeyKind",
     "Metric",
     "Outcome",
     "OutputKey",
@@ -50,7 +53,12 @@ __all__ = [
     "Scored",
     "Skipped",
     "StepMetric",
+    "Unit",
 ]
+
+
+JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, JsonValue] | None"
+"""A value as JSON or YAML holds it: what a metric writes and what a saved record holds."""
 
 
 class Aggregation(enum.Enum):
@@ -62,6 +70,20 @@ class Aggregation(enum.Enum):
     """a ``{label: count}`` map."""
     NONE = "none"
     """not aggregated (reasons, intermediate counts)."""
+
+
+class KeyKind(enum.Enum):
+    """What an output key holds, beside its :class:`Unit`: what the reports show it as."""
+
+    SCORE = "score"
+    """What the metric measures of the answer or the steps (a score, a label)."""
+    DETAIL = "detail"
+    """A companion of the score: the judge's reason, the counts it was computed from."""
+    COST = "cost"
+    """What the metric's judge calls cost (summed in the judge's summary, not listed as a
+    metric)."""
+    USAGE = "usage"
+    """What the system under test used, as its response reports it (tokens, time)."""
 
 
 class Input(enum.Enum):
@@ -114,16 +136,81 @@ class OutputKey:
     """Smaller values are better (costs, tokens, seconds): comparisons read a fall as an
     improvement, and ``--fail-on-regression`` leaves them out (gate them with
     ``--fail-over``)."""
+    unit: Unit = Unit.SCORE
+    """What its values are in (how they are written and compared)."""
+    kind: KeyKind = KeyKind.SCORE
+    """What it holds: a score, a detail, a cost, or what the system used."""
+    sums: tuple[str, ...] = ()
+    """The keys (of the same metric) whose sum it is, e.g. ``retrieval_answer_f1_cost``:
+    counted beside them, it would count them twice."""
+
+    @classmethod
+    def cost(cls, name: str, **declared: Any) -> OutputKey:
+        """A key of what the metric's judge calls cost, in dollars (lower is better)."""
+        return cls(name, unit=Unit.DOLLARS, kind=KeyKind.COST, lower_is_better=True, **declared)
+
+    @classmethod
+    def detail(cls, name: str, unit: Unit = Unit.TEXT) -> OutputKey:
+        """A companion of the score that is not aggregated: the judge's reason (a text), a
+        count it was computed from."""
+        return cls(name, Aggregation.NONE, unit=unit, kind=KeyKind.DETAIL)
+
+
+class FailureKind(enum.Enum):
+    """Why a metric could not be computed; the first four are an endpoint giving no reply or
+    the cost limit stopping the call, which calling again may mend (a resumed run evaluates
+    such items again: docs/outputs.md, ``failure_kinds``)."""
+
+    UNREACHABLE = "unreachable"
+    """A judge or embedding endpoint could not be reached (no connection, timed out)."""
+    REFUSED = "refused"
+    """An endpoint refused the request (a key or a model it does not accept)."""
+    ENDPOINT = "failed"
+    """An endpoint kept failing (server errors, no usable reply, its breaker open)."""
+    BUDGET = "budget"
+    """The run's cost limit stopped the call."""
+    REPLY = "reply"
+    """A reply came that cannot be used (malformed, cut short, not a completion): asking
+    again gives the same."""
+    INPUT = "input"
+    """The item's inputs cannot be scored (a blank text, an unreadable output)."""
+    INTERNAL = "internal"
+    """A bug: the metric (or the step matching) raised."""
+    METRIC = "metric"
+    """The metric's own reason, of no other kind (what a metric that names none gives)."""
+
+    @property
+    def redo(self) -> bool:
+        """Whether a resumed run evaluates the item again (the endpoint or the budget may
+        serve it now)."""
+        return self in _REDO
+
+
+_REDO = frozenset(
+    {FailureKind.UNREACHABLE, FailureKind.REFUSED, FailureKind.ENDPOINT, FailureKind.BUDGET}
+)
 
 
 @dataclass(frozen=True, slots=True)
 class Scored:
     """The metric produced these output keys (a score and its companions: reason, cost...)."""
 
-    values: Mapping[str, Any]
+    values: Mapping[str, JsonValue]
     failures: Mapping[str, str] = field(default_factory=dict)
     """Error key -> message for the parts that failed while others were scored (a metric with
     two judge calls, one of which failed)."""
+    failure_kind: FailureKind | None = None
+    """The kind of those failures (``None``: not known, as in a record saved before kinds
+    were)."""
+
+    @staticmethod
+    def kind_of(*parts: object) -> FailureKind | None:
+        """The kind of the failures among ``parts`` (what a metric's calls gave): the first
+        that calling again may mend, else the first."""
+        kinds = [part.kind for part in parts if isinstance(part, Failed)]
+        return next((kind for kind in kinds if kind is not None and kind.redo), None) or (
+            kinds[0] if kinds else None
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,9 +226,21 @@ class Skipped:
 
 @dataclass(frozen=True, slots=True)
 class Failed:
-    """The metric applied but could not be computed; written as its error keys."""
+    """The metric applied but could not be computed: why (``kind``), the message, and what
+    failed (``source``: the metric, the step matching, a service); written as its error keys,
+    its kind under ``failure_kinds``."""
 
     error: str
+    """The message."""
+    kind: FailureKind | None = FailureKind.METRIC
+    """``None``: not known (a record saved before kinds were, read back)."""
+    source: str = ""
+    """What failed, when it is not the metric itself: ``steps`` (the step matching),
+    ``judge``, ``embeddings``."""
+
+    @property
+    def message(self) -> str:
+        return self.error
 
 
 Outcome = Scored | Skipped | Failed

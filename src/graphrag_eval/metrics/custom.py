@@ -21,7 +21,15 @@ from graphrag_eval.config.sections import CustomEvaluationConfig
 from graphrag_eval.llm.engine import Judged
 from graphrag_eval.llm.prompts import prompt
 from graphrag_eval.llm.replies import decode_value, tab_separated
-from graphrag_eval.metrics.base import Failed, ItemContext, ItemMetric, Outcome, OutputKey, Scored
+from graphrag_eval.metrics.base import (
+    Failed,
+    FailureKind,
+    ItemContext,
+    ItemMetric,
+    Outcome,
+    OutputKey,
+    Scored,
+)
 from graphrag_eval.metrics.judging import messages, or_failed
 from graphrag_eval.metrics.services import need
 
@@ -47,7 +55,7 @@ class CustomEvaluation(ItemMetric):
         self.name = settings.name  # per instance, from the config
         self.outputs = (
             *(OutputKey(output) for output in settings.outputs),
-            OutputKey(settings.cost_key, lower_is_better=True),
+            OutputKey.cost(settings.cost_key),
         )
         self.error_keys = (settings.error_key,)
 
@@ -58,12 +66,12 @@ class CustomEvaluation(ItemMetric):
         settings = self.settings
         shown, missing = self._inputs(context)
         if missing:
-            return self._failure(f"missing input: {', '.join(missing)}")
+            return self._failure(f"missing input: {', '.join(missing)}", FailureKind.INPUT)
         inputs = "\n\n".join(f"{_LABELS[name]}:\n{text}" for name, text in shown)
         names = list(settings.outputs)
         judged = await or_failed(self._ask(context, inputs, names))
         if isinstance(judged, Failed):
-            return self._failure(judged.error)
+            return self._failure(judged.error, judged.kind)
         values: dict[str, Any] = dict(zip(names, judged.value, strict=False))
         cost = judged.cost_usd
         left = names[len(values) :]
@@ -79,7 +87,7 @@ class CustomEvaluation(ItemMetric):
         note = f"{len(values)} of {len(names)} outputs judged; not judged: " + ", ".join(
             name for name in names if name not in values
         )
-        return Scored(decoded, failures={settings.error_key: note})
+        return Scored(decoded, {settings.error_key: note}, FailureKind.REPLY)
 
     async def _ask(self, context: ItemContext, inputs: str, names: list[str]) -> Judged[list[str]]:
         """One call for the outputs ``names`` (a line of at least one value: the first ones)."""
@@ -96,9 +104,9 @@ class CustomEvaluation(ItemMetric):
             messages(user), tab_separated(len(names), minimum=1), metric=self.name
         )
 
-    def _failure(self, message: str) -> Outcome:
+    def _failure(self, message: str, kind: FailureKind | None) -> Outcome:
         return Scored(
-            dict.fromkeys(self.settings.outputs), failures={self.settings.error_key: message}
+            dict.fromkeys(self.settings.outputs), {self.settings.error_key: message}, kind
         )
 
     def _inputs(self, context: ItemContext) -> tuple[list[tuple[str, str]], list[str]]:

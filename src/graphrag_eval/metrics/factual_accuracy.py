@@ -25,6 +25,7 @@ from graphrag_eval.metrics.base import (
     OutputKey,
     Placement,
     Scored,
+    Unit,
 )
 from graphrag_eval.metrics.judging import answer_fields, ask, not_sent, or_failed
 from graphrag_eval.metrics.services import need
@@ -106,10 +107,15 @@ class FactualAccuracy(ItemMetric):
         OutputKey(
             "factual_accuracy_percentage", zero_for_error_samples=True, headline=True, maximum=100
         ),
-        OutputKey("factual_accuracy_grade", Aggregation.LABEL, labels=("A", "B", "C", "D", "E")),
+        OutputKey(
+            "factual_accuracy_grade",
+            Aggregation.LABEL,
+            unit=Unit.LABEL,
+            labels=("A", "B", "C", "D", "E"),
+        ),
         *(OutputKey(f"factual_accuracy_{name}", maximum=100) for name in CRITERIA),
-        OutputKey("factual_accuracy_reason", Aggregation.NONE),
-        OutputKey("factual_accuracy_cost", lower_is_better=True),
+        OutputKey.detail("factual_accuracy_reason"),
+        OutputKey.cost("factual_accuracy_cost"),
     )
     error_keys = ("factual_accuracy_error",)
 

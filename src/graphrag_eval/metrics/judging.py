@@ -20,7 +20,8 @@ from graphrag_eval.inputs import Response
 from graphrag_eval.llm.engine import FollowUp, Judged, ListShape, LLMEngine
 from graphrag_eval.llm.prompts import prompt
 from graphrag_eval.llm.replies import json_reply
-from graphrag_eval.metrics.base import Failed, ItemContext
+from graphrag_eval.metrics.base import Failed, FailureKind, ItemContext
+from graphrag_eval.metrics.failure_kinds import failure_of
 from graphrag_eval.steps.retrieval import parse_contexts
 
 __all__ = [
@@ -42,7 +43,7 @@ M = TypeVar("M", bound=BaseModel)
 def not_sent(blank: str) -> Failed:
     """The failure of a metric whose prompt would carry a blank text: ``blank`` names it
     (e.g. ``reference_answer``); the judge is not asked."""
-    return Failed(f"{blank} is blank; not sent to the judge")
+    return Failed(f"{blank} is blank; not sent to the judge", FailureKind.INPUT)
 
 
 async def or_failed(call: Awaitable[T]) -> T | Failed:
@@ -52,7 +53,7 @@ async def or_failed(call: Awaitable[T]) -> T | Failed:
     try:
         return await call
     except LLMError as exc:
-        return Failed(str(exc))
+        return failure_of(exc)
 
 
 def messages(user: str) -> list[dict[str, str]]:

@@ -30,7 +30,6 @@ from graphrag_eval.llm.engine import FollowUp, LLMEngine
 from graphrag_eval.llm.prompts import prompt
 from graphrag_eval.metrics.answer_relevance import INPUTS, NEEDS, question_similarity
 from graphrag_eval.metrics.base import (
-    Aggregation,
     DerivedMetric,
     Failed,
     Input,
@@ -105,8 +104,8 @@ class _Ragas(ItemMetric):
     def _outputs(self) -> tuple[OutputKey, ...]:
         return (
             OutputKey(self.name, zero_for_error_samples=True, headline=True, maximum=100),
-            OutputKey(f"{self.name}_reason", Aggregation.NONE),
-            OutputKey(f"{self.name}_cost", lower_is_better=True),
+            OutputKey.detail(f"{self.name}_reason"),
+            OutputKey.cost(f"{self.name}_cost"),
         )
 
     def _scored(self, score: float, reason: str, cost: float) -> Scored:

@@ -29,8 +29,8 @@ from graphrag_eval.config.model import EvaluationConfig
 from graphrag_eval.inputs import ActualStep
 from graphrag_eval.llm.engine import Judged, LLMEngine, ReplyError
 from graphrag_eval.metrics.base import (
-    Aggregation,
     Failed,
+    FailureKind,
     ItemContext,
     Outcome,
     OutputKey,
@@ -110,17 +110,16 @@ class RetrievalAnswer(StepMetric):
     uses_llm = True
     outputs = (
         OutputKey("retrieval_answer_recall", error_keys=(_RECALL_ERROR,), maximum=1),
-        OutputKey("retrieval_answer_recall_reason", Aggregation.NONE),
-        OutputKey(
-            "retrieval_answer_recall_cost", error_keys=(_RECALL_ERROR,), lower_is_better=True
-        ),
+        OutputKey.detail("retrieval_answer_recall_reason"),
+        OutputKey.cost("retrieval_answer_recall_cost", error_keys=(_RECALL_ERROR,)),
         OutputKey("retrieval_answer_precision", error_keys=(_PRECISION_ERROR,), maximum=1),
-        OutputKey("retrieval_answer_precision_reason", Aggregation.NONE),
-        OutputKey(
-            "retrieval_answer_precision_cost", error_keys=(_PRECISION_ERROR,), lower_is_better=True
-        ),
+        OutputKey.detail("retrieval_answer_precision_reason"),
+        OutputKey.cost("retrieval_answer_precision_cost", error_keys=(_PRECISION_ERROR,)),
         OutputKey("retrieval_answer_f1", headline=True, maximum=1),
-        OutputKey("retrieval_answer_f1_cost", lower_is_better=True),
+        OutputKey.cost(
+            "retrieval_answer_f1_cost",
+            sums=("retrieval_answer_recall_cost", "retrieval_answer_precision_cost"),
+        ),
     )
     error_keys = (_RECALL_ERROR, _PRECISION_ERROR)
 
@@ -138,7 +137,7 @@ class RetrievalAnswer(StepMetric):
         try:
             contexts = parse_contexts(step.output)
         except ValueError as exc:
-            return Failed(f"the step's output is not a list of contexts: {exc}")
+            return Failed(f"the step's output is not a list of contexts: {exc}", FailureKind.INPUT)
         texts = [c.text for c in contexts if c.text is not None and c.text.strip()]
         if not texts:
             return Skipped("the retrieved contexts have no texts")
@@ -184,7 +183,7 @@ class RetrievalAnswer(StepMetric):
             p = values["retrieval_answer_precision"]
             values["retrieval_answer_f1"] = 2 * r * p / (r + p) if r + p else 0.0
             values["retrieval_answer_f1_cost"] = recall.cost_usd + precision.cost_usd
-        return Scored(values, failures)
+        return Scored(values, failures, Scored.kind_of(recall, precision))
 
     async def _recall(
         self, engine: LLMEngine, fields: dict[str, str]

@@ -25,7 +25,15 @@ from pydantic import Field
 from graphrag_eval.config.base import Section
 from graphrag_eval.config.model import EvaluationConfig
 from graphrag_eval.inputs import ActualStep, ReferenceStep
-from graphrag_eval.metrics.base import Failed, ItemContext, Outcome, OutputKey, Scored, StepMetric
+from graphrag_eval.metrics.base import (
+    Failed,
+    FailureKind,
+    ItemContext,
+    Outcome,
+    OutputKey,
+    Scored,
+    StepMetric,
+)
 from graphrag_eval.steps.retrieval import (
     Context,
     ContextScores,
@@ -89,7 +97,7 @@ class RetrievalContext(StepMetric):
         try:
             retrieved = parse_contexts(step.output)
         except ValueError as exc:
-            return Failed(f"the retrieval output cannot be read: {exc}")
+            return Failed(f"the retrieval output cannot be read: {exc}", FailureKind.INPUT)
         settings = context.config.section(self.section, RetrievalContextConfig)
         threshold = settings.similarity_threshold
         candidates = _reference_retrieval_steps(context)
@@ -106,7 +114,7 @@ class RetrievalContext(StepMetric):
             if best is None or scores.f1 >= best[0].f1:
                 best = (scores, reference)
         if best is None:
-            return Failed("the reference retrieval steps list no contexts")
+            return Failed("the reference retrieval steps list no contexts", FailureKind.INPUT)
         scores, reference = best
         return Scored(
             {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from graphrag_eval.metrics.base import (
     Failed,
+    FailureKind,
     Input,
     ItemContext,
     ItemMetric,
@@ -34,7 +35,7 @@ class StepsScore(ItemMetric):
 
     async def score(self, context: ItemContext) -> Outcome:
         if context.steps_error is not None:
-            return Failed(context.steps_error)
+            return Failed(context.steps_error, FailureKind.INTERNAL, "steps")
         if context.steps is None:
             return Skipped("the steps were not matched")
         return Scored({"steps_score": context.steps.score})

@@ -6,7 +6,16 @@ the aggregates (zeros when no response reports them), as the seed does.
 
 from __future__ import annotations
 
-from graphrag_eval.metrics.base import ItemContext, ItemMetric, Outcome, OutputKey, Scored, Skipped
+from graphrag_eval.metrics.base import (
+    ItemContext,
+    ItemMetric,
+    KeyKind,
+    Outcome,
+    OutputKey,
+    Scored,
+    Skipped,
+    Unit,
+)
 
 USAGE_KEYS = ("input_tokens", "output_tokens", "total_tokens", "elapsed_sec")
 
@@ -16,7 +25,16 @@ class Usage(ItemMetric):
 
     name = "usage"
     always = True
-    outputs = tuple(OutputKey(key, always=True, lower_is_better=True) for key in USAGE_KEYS)
+    outputs = tuple(
+        OutputKey(
+            key,
+            always=True,
+            lower_is_better=True,
+            unit=Unit.SECONDS if key == "elapsed_sec" else Unit.TOKENS,
+            kind=KeyKind.USAGE,
+        )
+        for key in USAGE_KEYS
+    )
     error_keys = ()
 
     async def score(self, context: ItemContext) -> Outcome:

@@ -1,7 +1,7 @@
 """The terminal summary printed after a run: metrics, templates and what went wrong.
 
-The comparison of two runs is printed by :mod:`graphrag_eval.comparison.console`
-(re-exported here); numbers are written by :mod:`graphrag_eval.formatting`.
+The comparison of two runs is printed by :mod:`graphrag_eval.comparison.console`; numbers
+are written by :mod:`graphrag_eval.formatting`.
 """
 
 from __future__ import annotations
@@ -14,27 +14,25 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from graphrag_eval.comparison.console import print_comparison
 from graphrag_eval.formatting import (
     format_dollars,
     format_number,
     format_tokens,
     format_value,
-    is_cost_key,
     plural,
     visible_text,
 )
 from graphrag_eval.inputs import Notice, count_kinds
 from graphrag_eval.llm.engine import CallStats
-from graphrag_eval.metrics.base import Aggregation
+from graphrag_eval.metrics.base import Aggregation, KeyKind, OutputKey
 from graphrag_eval.metrics.registry import declared_outputs
-from graphrag_eval.metrics.usage import USAGE_KEYS
+from graphrag_eval.results.aggregates import Aggregates, GroupAggregates, Statistics
+from graphrag_eval.results.model import ResultLayout
 
 __all__ = [
     "format_dollars",
     "format_number",
     "plural",
-    "print_comparison",
     "print_dry_run",
     "print_llm_summary",
     "print_notices",
@@ -46,49 +44,67 @@ _WIDE = 110  # terminal columns from which the summary shows median and macro me
 _NARROW = 90  # below this, only the mean and the count scored
 
 
-def _metric_keys(micro: Mapping[str, Any]) -> list[str]:
+def _declared(layout: ResultLayout | None) -> dict[str, OutputKey]:
+    """Key -> declaration: of the run's metrics (``layout``), else of the registered ones."""
+    if layout is not None:
+        return {name: spec for name, (spec, _) in layout.outputs().items()}
+    return {name: spec for name, (spec, _) in declared_outputs().items()}
+
+
+def _spec(name: str, declared: Mapping[str, OutputKey]) -> OutputKey:
+    """A key's declaration; a key no metric declares is a score (docs/outputs.md)."""
+    return declared.get(name) or OutputKey(name)
+
+
+def _metric_keys(micro: GroupAggregates, declared: Mapping[str, OutputKey]) -> list[str]:
     """Numeric keys of the aggregates: headline metrics, other metrics, then usage."""
-    declared = declared_outputs()
     # Judge costs are summed up in the judge summary, not listed as metrics.
     numeric = [
         key
-        for key, value in micro.items()
-        if isinstance(value, Mapping) and "mean" in value and not is_cost_key(key)
+        for key, value in micro.keys.items()
+        if isinstance(value, Statistics) and _spec(key, declared).kind is not KeyKind.COST
     ]
     # A numeric metric attempted and failed on every question has no statistics: still a row.
     numeric += [
         key
-        for key, counts in micro.get("coverage", {}).items()
-        if key not in micro
-        and counts.get("failed")
-        and not is_cost_key(key)
-        and (key not in declared or declared[key][0].aggregation is Aggregation.NUMERIC)
+        for key, counts in micro.coverage.items()
+        if key not in micro.keys
+        and counts.failed
+        and _spec(key, declared).kind is not KeyKind.COST
+        and _spec(key, declared).aggregation is Aggregation.NUMERIC
     ]
 
     def rank(key: str) -> int:
-        if key in USAGE_KEYS:
+        spec = _spec(key, declared)
+        if spec.kind is KeyKind.USAGE:
             return 2
-        entry = declared.get(key)
-        return 0 if entry is not None and entry[0].headline else 1
+        return 0 if spec.headline else 1
 
     return sorted(numeric, key=rank)
 
 
-def print_summary(console: Console, aggregates: Mapping[str, Any]) -> None:
-    """Print the overall metric table and the per-template table."""
-    micro = aggregates["micro"]
-    keys = _metric_keys(micro)
-    _print_overall(console, micro, aggregates["macro"], keys)
-    _print_label_counts(console, micro)
-    _print_templates(console, aggregates["per_template"], micro, keys)
+def print_summary(
+    console: Console, aggregates: Aggregates, layout: ResultLayout | None = None
+) -> None:
+    """Print the overall metric table and the per-template table; ``layout``: the run's
+    metrics (by default the registered ones), which say what each key is."""
+    declared = _declared(layout)
+    micro = aggregates.micro
+    keys = _metric_keys(micro, declared)
+    _print_overall(console, micro, aggregates.macro, keys, declared)
+    _print_label_counts(console, micro, declared)
+    _print_templates(console, aggregates.per_template, micro, keys, declared)
 
 
 def _print_overall(
-    console: Console, micro: Mapping[str, Any], macro: Mapping[str, Any], keys: Sequence[str]
+    console: Console,
+    micro: GroupAggregates,
+    macro: Mapping[str, float],
+    keys: Sequence[str],
+    declared: Mapping[str, OutputKey],
 ) -> None:
     """The table of every numeric key over all questions."""
-    coverage = micro.get("coverage", {})
-    questions = micro["number_of_success_samples"] + micro["number_of_error_samples"]
+    questions = micro.questions
     # On a narrow terminal keep the columns that matter most; the rest is in aggregates.yaml.
     if console.width >= _WIDE:
         columns: tuple[str, ...] = ("mean", "median", "min", "max", "macro mean", "scored")
@@ -103,32 +119,36 @@ def _print_overall(
     for column in columns:
         overall.add_column(column, justify="right")
     for key in keys:
-        stats = micro.get(key) or dict.fromkeys(("mean", "median", "min", "max"), "-")
-        counts = coverage.get(key, {})
-        scored = f"{counts.get('scored', 0)}/{questions}"
-        if counts.get("failed"):
-            scored += f" ({counts['failed']} failed)"
+        stats = micro.statistics(key)
+        unit = _spec(key, declared).unit
+        counts = micro.counts(key)
+        scored = f"{counts.scored}/{questions}"
+        if counts.failed:
+            scored += f" ({counts.failed} failed)"
         cells = {
-            "mean": format_value(stats["mean"], key),
-            "median": format_value(stats["median"], key),
-            "min": format_value(stats["min"], key),
-            "max": format_value(stats["max"], key),
-            "macro mean": format_value(macro.get(key, {}).get("mean", ""), key),
+            "mean": format_value(stats.mean if stats else None, unit),
+            "median": format_value(stats.median if stats else None, unit),
+            "min": format_value(stats.min if stats else None, unit),
+            "max": format_value(stats.max if stats else None, unit),
+            "macro mean": format_value(macro[key], unit) if key in macro else "",
             "scored": scored,
         }
         overall.add_row(Text(visible_text(key)), *(cells[column] for column in columns))
     console.print(overall)
-    _print_failures(console, coverage, questions)
+    _print_failures(console, micro, declared)
 
 
-def _print_failures(console: Console, coverage: Mapping[str, Any], questions: int) -> None:
+def _print_failures(
+    console: Console, micro: GroupAggregates, declared: Mapping[str, OutputKey]
+) -> None:
     """One line per failure: the keys that failed the same way, how often, and why
     (``answer_f1 0/30, 30 failed: judge unreachable ...``)."""
+    questions = micro.questions
     failures: dict[tuple[int, int, str], list[str]] = {}
-    for key, counts in coverage.items():
-        if counts.get("failed") and not is_cost_key(key):
-            reason = str(counts.get("failed_reason", ""))
-            failures.setdefault((counts.get("scored", 0), counts["failed"], reason), []).append(key)
+    for key, counts in micro.coverage.items():
+        if counts.failed and _spec(key, declared).kind is not KeyKind.COST:
+            reason = counts.failed_reason or ""
+            failures.setdefault((counts.scored, counts.failed, reason), []).append(key)
     for (scored, failed, reason), keys in failures.items():
         line = f"{', '.join(keys)} {scored:,}/{questions:,}, {failed:,} failed" + (
             f": {reason}" if reason else ""
@@ -136,26 +156,30 @@ def _print_failures(console: Console, coverage: Mapping[str, Any], questions: in
         console.print(Text(visible_text(line), style="yellow"), soft_wrap=True)
 
 
-def _print_label_counts(console: Console, micro: Mapping[str, Any]) -> None:
+def _print_label_counts(
+    console: Console, micro: GroupAggregates, declared: Mapping[str, OutputKey]
+) -> None:
     """One line per label key: the classes and grades, counted."""
-    declared = declared_outputs()
-    for key, value in micro.items():
-        entry = declared.get(key)
-        if entry is not None and entry[0].aggregation is Aggregation.LABEL:
-            counts = ", ".join(f"{label} {count:,}" for label, count in value.items())
-            line = visible_text(f"{key}: {counts}")  # labels are the judge's text
+    for key in micro.keys:
+        counts = micro.label_counts(key)
+        if counts is not None and _spec(key, declared).aggregation is Aggregation.LABEL:
+            shown = ", ".join(f"{label} {count:,}" for label, count in counts.items())
+            line = visible_text(f"{key}: {shown}")  # labels are the judge's text
             console.print(line, markup=False, highlight=False)
 
 
 def _print_templates(
     console: Console,
-    per_template: Mapping[str, Any],
-    micro: Mapping[str, Any],
+    per_template: Mapping[str, GroupAggregates],
+    micro: GroupAggregates,
     keys: Sequence[str],
+    declared: Mapping[str, OutputKey],
 ) -> None:
     """The table of counts and headline means per template, and over all of them."""
     longest_id = max((len(str(t)) for t in per_template), default=8)
-    shown, hidden = _fitting_headline(keys, console.width - min(max(longest_id, 8), 24) - 30)
+    shown, hidden = _fitting_headline(
+        keys, console.width - min(max(longest_id, 8), 24) - 30, declared
+    )
     title = "Per template (means)"
     if hidden:
         title += visible_text(f"; {', '.join(hidden)} in aggregates.yaml")
@@ -163,24 +187,26 @@ def _print_templates(
     templates.add_column("template", overflow="fold", min_width=min(longest_id, 24))
     for column in ("ok", "errors", "missing", *shown):
         templates.add_column(column, justify="right", no_wrap=True)
-    rows = [(Text(visible_text(str(t))), stats) for t, stats in per_template.items()]
+    rows = [(Text(visible_text(str(t))), group) for t, group in per_template.items()]
     rows.append((Text("all", style="bold"), micro))
-    for label, stats in rows:  # template ids are user text: never read as markup
+    for label, group in rows:  # template ids are user text: never read as markup
+        means = [(group.statistics(key), _spec(key, declared).unit) for key in shown]
         templates.add_row(
             label,
-            str(stats["number_of_success_samples"]),
-            str(stats["number_of_error_samples"] - stats["number_of_missing_samples"]),
-            str(stats["number_of_missing_samples"]),
-            *(format_value(stats[key]["mean"], key) if key in stats else "-" for key in shown),
+            str(group.success_samples),
+            str(group.error_samples - group.missing_samples),
+            str(group.missing_samples),
+            *(format_value(stats.mean if stats else None, unit) for stats, unit in means),
         )
     console.print(templates)
 
 
-def _fitting_headline(keys: Sequence[str], room: int) -> tuple[list[str], list[str]]:
+def _fitting_headline(
+    keys: Sequence[str], room: int, declared: Mapping[str, OutputKey]
+) -> tuple[list[str], list[str]]:
     """The headline keys that fit in ``room`` columns beside the counts, and those left out
     (always at least one shown)."""
-    declared = declared_outputs()
-    headline = [key for key in keys if key in declared and declared[key][0].headline]
+    headline = [key for key in keys if key in declared and declared[key].headline]
     # steps_score first: a judge's columns must not push it out of the table.
     headline.sort(key=lambda key: key != "steps_score")
     # Metric names are never wrapped: the last columns that do not fit are left out (output

@@ -1,4 +1,5 @@
-"""Results, aggregates and comparisons as pandas DataFrames (the ``report`` extra).
+"""Results and aggregates as pandas DataFrames (the ``report`` extra; a comparison:
+:mod:`graphrag_eval.comparison.frames`).
 
 ::
 
@@ -18,23 +19,25 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from graphrag_eval.comparison.compare import Comparison, MetricChange
 from graphrag_eval.config import ConfigSource
 from graphrag_eval.errors import GraphragEvalError
 from graphrag_eval.metrics.base import Aggregation
+from graphrag_eval.results.aggregates import Aggregates
 from graphrag_eval.results.aggregation import item_values
+from graphrag_eval.results.model import RunResult
 from graphrag_eval.results.to_records import layout_for, read_records
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["aggregates_frame", "comparison_frame", "results_frame"]
+__all__ = ["aggregates_frame", "pandas_module", "results_frame"]
 
 _ITEM_COLUMNS = ("template_id", "question_id", "status", "question_text")
 _STAT_COLUMNS = ("sum", "mean", "median", "min", "max")
 
 
-def _pandas() -> Any:
+def pandas_module() -> Any:
+    """pandas, or a :class:`GraphragEvalError` saying how to install it."""
     try:
         import pandas
     except ImportError:
@@ -45,13 +48,18 @@ def _pandas() -> Any:
 
 
 def results_frame(
-    evaluation_results: Sequence[Mapping[str, Any]], config: ConfigSource = None
+    evaluation_results: Sequence[Mapping[str, Any]] | RunResult, config: ConfigSource = None
 ) -> pd.DataFrame:
     """One row per question: its ids, status and text, every numeric score (the mean over the
     steps for keys written on steps; NaN where it was not scored), the labels (class,
-    grade) and the error messages (a column per error key of the metrics that failed)."""
-    pandas = _pandas()
-    run = read_records(evaluation_results, layout_for(config))
+    grade) and the error messages (a column per error key of the metrics that failed).
+    ``evaluation_results``: typed results (a saved run's ``results``) or flat records."""
+    pandas = pandas_module()
+    run = (
+        evaluation_results
+        if isinstance(evaluation_results, RunResult)
+        else read_records(evaluation_results, layout_for(config))
+    )
     values = item_values(run, config)
     labels = [
         name
@@ -76,18 +84,22 @@ def results_frame(
     return frame[ordered + [column for column in frame.columns if column not in ordered]]
 
 
-def aggregates_frame(aggregates: Mapping[str, Any]) -> pd.DataFrame:
+def aggregates_frame(aggregates: Aggregates | Mapping[str, Any]) -> pd.DataFrame:
     """The numeric aggregates in long form: columns ``scope`` (``template`` or ``all``),
     ``template_id`` (None for ``all``), ``metric``, ``sum``, ``mean``, ``median``, ``min``,
-    ``max``, ``macro_mean`` (``all`` rows), ``scored``, ``failed``, ``skipped``."""
-    pandas = _pandas()
+    ``max``, ``macro_mean`` (``all`` rows), ``scored``, ``failed``, ``skipped``.
+    ``aggregates``: a saved run's, or the dictionaries ``compute_aggregates`` returns."""
+    pandas = pandas_module()
+    # The frame's rows have the shape of aggregates.yaml (docs/outputs.md).
+    data: Mapping[str, Any] = (
+        aggregates.to_dict() if isinstance(aggregates, Aggregates) else aggregates
+    )
     rows = []
     scopes: list[tuple[str, str | None, Mapping[str, Any]]] = [
-        ("template", template_id, stats)
-        for template_id, stats in aggregates["per_template"].items()
+        ("template", template_id, stats) for template_id, stats in data["per_template"].items()
     ]
-    scopes.append(("all", None, aggregates["micro"]))
-    macro = aggregates.get("macro", {})
+    scopes.append(("all", None, data["micro"]))
+    macro = data.get("macro", {})
     for scope, template_id, stats in scopes:
         coverage = stats.get("coverage", {})
         for metric, value in stats.items():
@@ -119,23 +131,3 @@ def aggregates_frame(aggregates: Mapping[str, Any]) -> pd.DataFrame:
             "skipped",
         ],
     )
-
-
-def comparison_frame(comparison: Comparison) -> pd.DataFrame:
-    """One row per (scope, template, metric) of a comparison: ``pairs``, ``mean_a``,
-    ``mean_b``, ``difference``, ``ci_low``, ``ci_high``, ``change`` and the counts."""
-    pandas = _pandas()
-    rows = []
-    scopes: list[tuple[str, str | None, Mapping[str, MetricChange]]] = [
-        ("all", None, comparison.overall)
-    ]
-    scopes += [
-        ("template", template, changes) for template, changes in comparison.per_template.items()
-    ]
-    for scope, template_id, changes in scopes:
-        for metric, change in changes.items():
-            data = change.as_dict()
-            data.pop("better_items")
-            data.pop("worse_items")
-            rows.append({"scope": scope, "template_id": template_id, "metric": metric, **data})
-    return pandas.DataFrame.from_records(rows)

@@ -1,4 +1,5 @@
-"""The self-contained HTML report of a run, and the HTML page of a comparison of two runs.
+"""The self-contained HTML report of a run, and the page environment the comparison's page
+(:mod:`graphrag_eval.comparison.page`) is rendered with too.
 
 Pages are rendered from Jinja templates (``report/templates``) with autoescaping on: every
 text that comes from the user's files (questions, answers, template ids, judge reasons,
@@ -12,7 +13,7 @@ and :mod:`~graphrag_eval.report.item_views` (the questions listed); see docs/rep
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +21,6 @@ import jinja2
 from markupsafe import Markup, escape
 
 from graphrag_eval.collector import collection_paused
-from graphrag_eval.comparison.model import Comparison, MetricChange
-from graphrag_eval.comparison.units import (
-    format_amount,
-    format_amount_change,
-    format_amount_interval,
-)
 from graphrag_eval.files.documents import dump_yaml, write_text_atomic
 from graphrag_eval.formatting import (
     format_dollars,
@@ -40,7 +35,6 @@ from graphrag_eval.report import charts
 from graphrag_eval.report.injection import addresses_the_grader, injection_notes
 from graphrag_eval.report.item_views import (
     ItemView,
-    clip_text,
     headline_keys,
     headline_scores,
     item_view,
@@ -59,13 +53,13 @@ from graphrag_eval.report.run_views import (
     template_means,
     template_view,
 )
-from graphrag_eval.results.aggregation import ItemValues, item_values
-from graphrag_eval.results.from_records import iter_records
+from graphrag_eval.results.aggregates import GroupAggregates
+from graphrag_eval.results.item_values import ItemValues, item_values
 from graphrag_eval.results.model import QuestionResult, ResultLayout
 from graphrag_eval.results.read_run import SavedRun
 from graphrag_eval.version import __version__
 
-__all__ = ["render_comparison", "render_report", "write_comparison", "write_report"]
+__all__ = ["DEFAULT_WORST", "page_environment", "render_page", "render_report", "write_report"]
 
 DEFAULT_WORST = 20
 _INJECTED_LISTED = 20  # questions whose answers address the grader, listed in the overview
@@ -95,8 +89,6 @@ _environment.filters["plural"] = plural
 _environment.filters["breakable"] = lambda name: Markup("_<wbr>").join(
     escape(part) for part in visible_text(str(name)).split("_")
 )  # a metric name may wrap after its underscores
-_environment.filters["amount"] = format_amount
-_environment.filters["amount_change"] = format_amount_change
 
 
 def render_report(run: SavedRun, worst: int = DEFAULT_WORST) -> str:
@@ -108,46 +100,45 @@ def render_report(run: SavedRun, worst: int = DEFAULT_WORST) -> str:
 
 
 def _render(run: SavedRun, worst: int) -> str:
-    # One light pass over the saved records gives every question's values and skips; only
-    # the questions listed are read as typed results (docs/benchmarks.md, "HTML report").
     keys = output_keys(run)
-    layout = run.layout()
-    micro = run.aggregates["micro"]
-    values = item_values(run.results, run.config, layout)
+    layout = run.layout
+    aggregates = run.aggregates
+    micro = aggregates.micro
+    values = item_values(run.results, run.config)
     overall = metric_rows(
-        micro,
-        keys,
-        run.aggregates["macro"],
-        skip_reasons(values, layout, coverage=micro.get("coverage")),
+        micro, keys, aggregates.macro, skip_reasons(values, layout, coverage=micro.coverage)
     )
-    per_template = run.aggregates["per_template"]
     lowest, scored_items, failed = _ranked(values, keys, worst)
-    shown = _typed_results(run, [index for _, index in lowest] + failed[:worst])
+    results = run.results.results
 
     def view(index: int, score: float | None = None) -> ItemView:
-        return item_view(shown[index], values.values[index], keys, score)
+        return item_view(results[index], values.values[index], keys, score)
 
-    injected = _injected(run.results)
+    injected = _injected(results)
     info = run.info
-    return _page(
+    notices = info.get("notices")
+    notices = notices if isinstance(notices, list) else []
+    return render_page(
         "report.html.j2",
         f"graphrag-eval report: {run.label}",
         run=run,
         info=info,
         settings=settings_rows(run),
         config_yaml=dump_yaml(info["config"]) if isinstance(info.get("config"), Mapping) else "",
-        notices=[str(notice) for notice in info.get("notices") or ()][:50],
-        notice_count=len(info.get("notices") or ()),
+        notices=[str(notice) for notice in notices][:50],
+        notice_count=len(notices),
         problems=[str(problem) for problem in run.problems],
         counts=sample_counts(micro),
         overall=overall,
         labels=label_rows(micro, keys),
-        coverage=coverage_rows(micro),
+        coverage=coverage_rows(micro, keys),
         histograms=_histograms(overall, values),
-        template_means=template_means(per_template, [row for row in overall if row.headline]),
-        templates=_template_views(per_template, values, layout, keys),
-        steps=step_rows(micro.get("steps", {})),
-        judge=judge_summary(info, micro),
+        template_means=template_means(
+            aggregates.per_template, [row for row in overall if row.headline]
+        ),
+        templates=_template_views(aggregates.per_template, values, layout, keys),
+        steps=step_rows(micro.steps),
+        judge=judge_summary(info, micro, layout),
         worst=[view(index, score) for score, index in lowest],
         worst_limit=worst,
         scored_items=scored_items,
@@ -159,7 +150,7 @@ def _render(run: SavedRun, worst: int) -> str:
 
 
 def _template_views(
-    per_template: Mapping[str, Any],
+    per_template: Mapping[str, GroupAggregates],
     values: ItemValues,
     layout: ResultLayout,
     keys: Mapping[str, OutputKey],
@@ -172,29 +163,20 @@ def _template_views(
     return [
         template_view(
             template_id,
-            stats,
+            group,
             keys,
-            skip_reasons(values, layout, by_template.get(template_id, ()), stats.get("coverage")),
+            skip_reasons(values, layout, by_template.get(template_id, ()), group.coverage),
         )
-        for template_id, stats in per_template.items()
+        for template_id, group in per_template.items()
     ]
 
 
-def _typed_results(run: SavedRun, indices: Sequence[int]) -> dict[int, QuestionResult]:
-    """The typed results of the questions at ``indices`` (of the run's records)."""
-    if run.has_typed():
-        return {index: run.typed().results[index] for index in indices}
-    chosen = sorted(set(indices))
-    records = [run.results[index] for index in chosen]
-    return dict(zip(chosen, iter_records(records, run.layout()), strict=True))
-
-
-def _injected(records: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[str]]]:
+def _injected(results: Sequence[QuestionResult]) -> list[tuple[str, list[str]]]:
     """The questions whose answer or step outputs address the grader, with where and what."""
     return [
-        (str(record.get("question_id")), injection_notes(record))
-        for record in records
-        if addresses_the_grader(record)
+        (str(result.question_id), injection_notes(result.fields))
+        for result in results
+        if addresses_the_grader(result.fields)
     ]
 
 
@@ -229,14 +211,29 @@ def _ranked(
     return [(scores[at], indices[at]) for at in lowest], len(scores), failed
 
 
-def _page(template: str, title: str, **context: Any) -> str:
-    """Render a page template with what every page shows (title, version, date)."""
-    return _environment.get_template(template).render(
-        title=title,
-        version=__version__,
-        created=dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
-        **context,
+def render_page(
+    template: str, title: str, environment: jinja2.Environment | None = None, **context: Any
+) -> str:
+    """Render a page template with what every page shows (title, version, date), in the
+    report's environment or one made by :func:`page_environment`."""
+    return (
+        (environment or _environment)
+        .get_template(template)
+        .render(
+            title=title,
+            version=__version__,
+            created=dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+            **context,
+        )
     )
+
+
+def page_environment(**filters: Callable[..., Any]) -> jinja2.Environment:
+    """The report's page environment (its templates, escaping and filters) with more
+    filters, for another page (the comparison's)."""
+    environment = _environment.overlay()
+    environment.filters.update(filters)
+    return environment
 
 
 def write_report(run: SavedRun, path: str | Path, worst: int = DEFAULT_WORST) -> Path:
@@ -244,94 +241,3 @@ def write_report(run: SavedRun, path: str | Path, worst: int = DEFAULT_WORST) ->
     path = Path(path)
     write_text_atomic(path, render_report(run, worst))
     return path
-
-
-def render_comparison(
-    comparison: Comparison,
-    run_a: SavedRun | None = None,
-    run_b: SavedRun | None = None,
-) -> str:
-    """The HTML page of a comparison: overall and per-template differences with their
-    confidence intervals, and the questions that got better or worse (with their texts when
-    the runs are given)."""
-    questions: dict[str, str] = {}
-    for run in (run_a, run_b):
-        for result in run.typed().results if run is not None else ():
-            questions.setdefault(
-                str(result.question_id), clip_text(result.fields.get("question_text"))
-            )
-    scaled = _scaled_differences(comparison)
-    return _page(
-        "compare.html.j2",
-        f"graphrag-eval comparison: {comparison.run_b} vs {comparison.run_a}",
-        comparison=comparison,
-        rows=_change_rows(comparison.overall.values()),
-        chart=charts.difference_chart(scaled) if scaled else None,
-        templates=[
-            (template_id, _change_rows(changes.values()))
-            for template_id, changes in comparison.per_template.items()
-        ],
-        changed=[
-            (change, questions)
-            for change in comparison.overall.values()
-            if change.better_items or change.worse_items
-        ],
-        questions=questions,
-        confidence=f"{comparison.confidence:.0%}",
-    )
-
-
-def _scaled_differences(comparison: Comparison) -> list[tuple[str, float, float, float]]:
-    """Each bounded metric's difference and interval in percent of its best value."""
-    scaled = []
-    for name, change in comparison.overall.items():
-        best = comparison.keys[name].maximum
-        if best and change.difference is not None:
-            factor = 100 / best
-            scaled.append(
-                (
-                    name,
-                    change.difference * factor,
-                    (change.ci_low or 0) * factor,
-                    (change.ci_high or 0) * factor,
-                )
-            )
-    return scaled
-
-
-def write_comparison(
-    comparison: Comparison,
-    path: str | Path,
-    run_a: SavedRun | None = None,
-    run_b: SavedRun | None = None,
-) -> Path:
-    """Write the HTML page of a comparison to ``path`` and return the path."""
-    path = Path(path)
-    write_text_atomic(path, render_comparison(comparison, run_a, run_b))
-    return path
-
-
-def _change_rows(changes: Iterable[MetricChange]) -> dict[str, list[dict[str, Any]]]:
-    """The rows of a table of changes: ``scores``, and ``resources`` (costs, tokens and
-    seconds, in their units)."""
-    rows: dict[str, list[dict[str, Any]]] = {"scores": [], "resources": []}
-    for change in changes:
-        rows["scores" if change.is_score else "resources"].append(_change_row(change))
-    return rows
-
-
-def _change_row(change: MetricChange) -> dict[str, Any]:
-    return {
-        "metric": change.metric,
-        "pairs": change.pairs,
-        "mean_a": format_amount(change.mean_a, change.unit, change.metric),
-        "mean_b": format_amount(change.mean_b, change.unit, change.metric),
-        "difference": format_amount_change(change.difference, change.unit),
-        "interval": format_amount_interval(change.ci_low, change.ci_high, change.unit),
-        "verdict": change.direction,
-        "improved": change.improved,
-        "regressed": change.regressed,
-        "unchanged": change.unchanged,
-        "only_a": change.scored_only_in_a,
-        "only_b": change.scored_only_in_b,
-    }

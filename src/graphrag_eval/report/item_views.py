@@ -9,8 +9,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphrag_eval.formatting import format_value, is_cost_key
-from graphrag_eval.metrics.base import Aggregation, OutputKey
+from graphrag_eval.formatting import Unit, format_value
+from graphrag_eval.metrics.base import Aggregation, KeyKind, OutputKey
 from graphrag_eval.metrics.registry import IDENTITY_KEYS
 from graphrag_eval.report.injection import injection_notes
 from graphrag_eval.report.step_views import MismatchView, mismatch_views
@@ -132,10 +132,12 @@ def item_view(
         actual=clip_text(fields.get("actual_answer")),
         error=clip_text(result.error),
     )
-    item.scores = [
-        (name, format_value(value, name)) for name, value in scores.items() if not is_cost_key(name)
-    ]
     declared = result.layout.outputs()
+    item.scores = [
+        (name, format_value(value, shown.unit))
+        for name, value in scores.items()
+        if (shown := _spec(name, declared, keys)).kind is not KeyKind.COST
+    ]
     for name, value in result.values().items():
         spec = declared[name][0] if name in declared else keys.get(name)
         if spec is not None and spec.aggregation is Aggregation.LABEL:
@@ -148,7 +150,8 @@ def item_view(
     item.errors = [
         (name, clip_text(message)) for name, message in result.failed_keys().items() if message
     ]
-    for problem in fields.get("input_errors") or ():
+    problems = fields.get("input_errors")
+    for problem in problems if isinstance(problems, list) else ():
         item.errors.append(("input_errors", clip_text(problem)))
     item.skipped = [(name, clip_text(reason)) for name, reason in result.skipped().items()]
     item.injection = injection_notes(result.fields)
@@ -157,6 +160,19 @@ def item_view(
     item.actual_steps = _actual_steps(result, matched)
     item.mismatches = mismatch_views(fields)
     return item
+
+
+def _spec(
+    name: str, declared: Mapping[str, tuple[OutputKey, bool]], keys: Mapping[str, OutputKey]
+) -> OutputKey:
+    """The declaration of a key: its metric's, the run's, or a score's (docs/outputs.md)."""
+    if name in declared:
+        return declared[name][0]
+    return keys.get(name) or OutputKey(name)
+
+
+def _unit(name: str, declared: Mapping[str, tuple[OutputKey, bool]]) -> Unit:
+    return declared[name][0].unit if name in declared else Unit.SCORE
 
 
 def _is_text(value: Any) -> bool:
@@ -202,13 +218,14 @@ def _reference_status(step: Mapping[str, Any]) -> str:
 
 def _actual_steps(result: QuestionResult, matched: Mapping[str, str]) -> list[StepView]:
     """The actual steps, with what they matched, their scores and their problems."""
+    declared = result.layout.outputs()
     views = []
     for number, step in enumerate(result.actual_steps, start=1):
         if not isinstance(step, Mapping):
             continue
         label = str(step.get("id", number))
         step_scores = ", ".join(
-            f"{name} {format_value(value, name)}"
+            f"{name} {format_value(value, _unit(name, declared))}"
             for name, value in result.values(number - 1).items()
             if isinstance(value, int | float) and not isinstance(value, bool)
         )

@@ -9,7 +9,7 @@ from pathlib import Path
 from graphrag_eval.collector import collection_paused
 from graphrag_eval.errors import InputError
 from graphrag_eval.files.documents import write_text_atomic
-from graphrag_eval.report.html import _page
+from graphrag_eval.report.html import render_page
 from graphrag_eval.report.item_views import headline_keys, headline_score, item_view
 from graphrag_eval.report.run_views import output_keys
 from graphrag_eval.results.item_values import item_values
@@ -22,18 +22,16 @@ def render_question(run: SavedRun, question_id: str) -> str:
     """The page of question ``question_id``; ``InputError`` when the run has no such
     question."""
     with collection_paused():
-        typed = run.typed()
-        index = next(
-            (i for i, r in enumerate(typed.results) if str(r.question_id) == question_id), None
-        )
+        results = run.results.results
+        index = next((i for i, r in enumerate(results) if str(r.question_id) == question_id), None)
         if index is None:
             raise InputError(f"no question {question_id!r} in this run", file=str(run.results_path))
         keys = output_keys(run)
         # The run's values: an error sample's zeros depend on what the other questions show.
-        scores = item_values(run.results, run.config, run.layout()).values[index]
+        scores = item_values(run.results, run.config).values[index]
         score = headline_score(scores, headline_keys(keys))
-        item = item_view(typed.results[index], scores, keys, score)
-        return _page(
+        item = item_view(results[index], scores, keys, score)
+        return render_page(
             "question.html.j2",
             f"graphrag-eval: question {question_id} of {run.label}",
             run=run,

@@ -3,13 +3,17 @@ with, and its judge's calls, tokens and cost (docs/report.md)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass, field
 
-from graphrag_eval.formatting import COST_SUFFIX, format_dollars, format_number, is_cost_key, plural
+from graphrag_eval.formatting import format_dollars, format_number, plural
+from graphrag_eval.metrics.base import JsonValue, KeyKind
+from graphrag_eval.results.aggregates import GroupAggregates
+from graphrag_eval.results.model import ResultLayout
 from graphrag_eval.results.read_run import SavedRun
 
-__all__ = ["judge_summary", "settings_rows"]
+__all__ = ["JudgeSummary", "judge_summary", "settings_rows"]
 
 _INFO_LABELS = (
     ("reference", "reference"),
@@ -37,12 +41,8 @@ def settings_rows(run: SavedRun) -> list[tuple[str, str]]:
     config = info.get("config")
     if isinstance(config, Mapping):
         selected = config.get("metrics")
-        rows.append(
-            (
-                "metrics",
-                ", ".join(selected) if isinstance(selected, list) else str(selected or "default"),
-            )
-        )
+        named = ", ".join(map(str, selected)) if isinstance(selected, list) else None
+        rows.append(("metrics", named if named is not None else str(selected or "default")))
         aggregation = config.get("aggregation")
         if isinstance(aggregation, Mapping) and "error_samples" in aggregation:
             rows.append(("error samples", str(aggregation["error_samples"])))
@@ -53,32 +53,63 @@ def settings_rows(run: SavedRun) -> list[tuple[str, str]]:
     return rows
 
 
-def judge_summary(info: Mapping[str, Any], micro: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The judge's calls, tokens and cost: from run.yaml, else summed from the items."""
+@dataclass(frozen=True, slots=True)
+class JudgeSummary:
+    """The judge's calls, tokens and cost (``totals``, from run.yaml), per metric, and the sum
+    of each cost key written on the questions."""
+
+    totals: list[tuple[str, str]] | None
+    by_metric: list[Mapping[str, JsonValue]] = field(default_factory=list)
+    item_costs: list[tuple[str, float]] = field(default_factory=list)
+
+
+def judge_summary(
+    info: Mapping[str, JsonValue], micro: GroupAggregates, layout: ResultLayout
+) -> JudgeSummary | None:
+    """The judge's calls, tokens and cost: from run.yaml, else summed from the items (the
+    keys that declare a cost, but for a sum of others listed too), each named by its metric
+    (by the key where its metric has more than one)."""
     llm = info.get("llm")
+    costs = [
+        (metric.name, output.name, stats.sum)
+        for metric in layout.metrics.values()
+        for output in metric.outputs
+        if output.kind is KeyKind.COST
+        and (stats := micro.statistics(output.name)) is not None
+        and not (output.sums and all(part in micro.keys for part in output.sums))
+    ]
+    per_metric = Counter(metric for metric, _, _ in costs)
     item_costs = [
-        (name[: -len(COST_SUFFIX)], stats["sum"])
-        for name, stats in micro.items()
-        if is_cost_key(name)
-        and isinstance(stats, Mapping)
-        and "sum" in stats
-        and not _sum_of_parts(name, micro)
+        (metric if per_metric[metric] == 1 else key, total) for metric, key, total in costs
     ]
     if not isinstance(llm, Mapping):
-        if not item_costs:
-            return None
-        return {"totals": None, "by_metric": [], "item_costs": item_costs}
+        return JudgeSummary(None, [], item_costs) if item_costs else None
+    totals = _totals(llm)
+    by_metric: list[Mapping[str, JsonValue]] = []
+    metrics = llm.get("by_metric")
+    for name, values in metrics.items() if isinstance(metrics, Mapping) else ():
+        if isinstance(values, Mapping):
+            by_metric.append({"name": name, **values})
+    return JudgeSummary(totals, by_metric, item_costs)
+
+
+def _totals(llm: Mapping[str, JsonValue]) -> list[tuple[str, str]]:
+    def number(key: str) -> str:
+        value = llm.get(key, 0)
+        return format_number(value if isinstance(value, int | float) else 0)
+
+    cost = llm.get("cost_usd")
     totals = [
-        ("judge calls made", format_number(llm.get("calls", 0))),
-        ("served from the cache", format_number(llm.get("cache_hits", 0))),
-        ("retries", format_number(llm.get("retries", 0))),
-        ("failed calls", format_number(llm.get("failed_calls", 0))),
-        ("input tokens", format_number(llm.get("input_tokens", 0))),
-        ("output tokens", format_number(llm.get("output_tokens", 0))),
-        ("cost", format_dollars(float(llm.get("cost_usd") or 0))),
+        ("judge calls made", number("calls")),
+        ("served from the cache", number("cache_hits")),
+        ("retries", number("retries")),
+        ("failed calls", number("failed_calls")),
+        ("input tokens", number("input_tokens")),
+        ("output tokens", number("output_tokens")),
+        ("cost", format_dollars(float(cost) if isinstance(cost, int | float) else 0.0)),
     ]
     if llm.get("local_texts"):
-        totals.append(("texts encoded by local models", format_number(llm["local_texts"])))
+        totals.append(("texts encoded by local models", number("local_texts")))
     if llm.get("budget_reached"):
         totals.append(("cost limit", "reached: later calls were not made"))
     limit = llm.get("max_cost_usd")
@@ -89,21 +120,7 @@ def judge_summary(info: Mapping[str, Any], micro: Mapping[str, Any]) -> dict[str
                 f"by replies longer than estimated (limit {format_dollars(float(limit))})",
             )
         )
-    for reason in llm.get("unusable_endpoints") or ():
+    unusable = llm.get("unusable_endpoints")
+    for reason in unusable if isinstance(unusable, list) else ():
         totals.append(("endpoint not usable", str(reason)))
-    by_metric = [
-        {"name": name, **values}
-        for name, values in (llm.get("by_metric") or {}).items()
-        if isinstance(values, Mapping)
-    ]
-    return {"totals": totals, "by_metric": by_metric, "item_costs": item_costs}
-
-
-def _sum_of_parts(name: str, micro: Mapping[str, Any]) -> bool:
-    """Whether the cost key ``name`` is the sum of two others listed too: an ``X_f1_cost`` is
-    ``X_recall_cost`` plus ``X_precision_cost`` (retrieval_answer_f1_cost), and counting it
-    beside them would count those calls twice."""
-    if not name.endswith("_f1_cost"):
-        return False
-    stem = name[: -len("_f1_cost")]
-    return f"{stem}_recall_cost" in micro and f"{stem}_precision_cost" in micro
+    return totals

@@ -8,18 +8,20 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from graphrag_eval.formatting import format_number, is_cost_key
-from graphrag_eval.metrics.base import Aggregation, OutputKey
+from graphrag_eval.formatting import Unit, format_number
+from graphrag_eval.metrics.base import Aggregation, KeyKind, OutputKey
+from graphrag_eval.results.aggregates import Coverage, GroupAggregates, StepCounts
 from graphrag_eval.results.item_values import ItemValues
 from graphrag_eval.results.model import ResultLayout
 from graphrag_eval.results.read_run import SavedRun
 
 __all__ = [
+    "CoverageRow",
     "LabelRow",
     "MetricRow",
     "StepRow",
+    "TemplateMeans",
     "TemplateView",
     "coverage_rows",
     "label_rows",
@@ -40,10 +42,11 @@ class MetricRow:
     """One metric's statistics in a group of questions."""
 
     name: str
-    mean: float
-    median: float
-    minimum: float
-    maximum: float
+    mean: float | None
+    """``None`` (with the median, minimum and maximum) when it failed on every question."""
+    median: float | None
+    minimum: float | None
+    maximum: float | None
     scored: int
     failed: int
     total: int
@@ -56,6 +59,7 @@ class MetricRow:
     coverage counts them."""
     skip_reason: str = ""
     """The most common reason it was skipped, where one is known."""
+    unit: Unit = Unit.SCORE
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +78,24 @@ class StepRow:
 
 
 @dataclass(frozen=True, slots=True)
+class CoverageRow:
+    name: str
+    scored: int
+    failed: int
+    skipped: int
+    failed_reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateMeans:
+    """The headline means per template, as bar cells (value, width) or ``None``."""
+
+    columns: list[str]
+    rows: list[tuple[str, list[tuple[str, str] | None]]]
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
 class TemplateView:
     template_id: str
     success: int
@@ -85,8 +107,8 @@ class TemplateView:
 
 
 def template_means(
-    per_template: Mapping[str, Mapping[str, Any]], headline: Sequence[MetricRow]
-) -> dict[str, Any] | None:
+    per_template: Mapping[str, GroupAggregates], headline: Sequence[MetricRow]
+) -> TemplateMeans | None:
     """Headline means per template, lowest first by the first headline metric, as cells with
     the fraction of the metric's best value that their bar fills."""
     if len(per_template) < 2 or not headline:
@@ -95,50 +117,47 @@ def template_means(
     if not columns:
         return None
     rows: list[tuple[float, str, list[tuple[str, str] | None]]] = []
-    for template_id, stats in per_template.items():
+    for template_id, group in per_template.items():
         cells: list[tuple[str, str] | None] = []
         first = math.inf  # templates without the first metric go last
         for column in columns:
-            value = stats.get(column.name)
-            scored = stats.get("coverage", {}).get(column.name, {}).get("scored")
-            if isinstance(value, Mapping) and scored:
-                fraction = max(0.0, min(1.0, value["mean"] / (column.best or 1)))
-                cells.append((format_number(value["mean"]), f"{fraction * 100:.1f}%"))
+            stats = group.statistics(column.name)
+            if stats is not None and group.counts(column.name).scored:
+                fraction = max(0.0, min(1.0, stats.mean / (column.best or 1)))
+                cells.append((format_number(stats.mean), f"{fraction * 100:.1f}%"))
                 if column is columns[0]:
-                    first = value["mean"]
+                    first = stats.mean
             else:
                 cells.append(None)
         rows.append((first, template_id, cells))
     rows.sort(key=lambda row: row[0])
-    return {
-        "columns": [column.name for column in columns],
-        "rows": [(template_id, cells) for _, template_id, cells in rows[:_TEMPLATE_CHART_LIMIT]],
-        "total": len(rows),
-    }
+    return TemplateMeans(
+        [column.name for column in columns],
+        [(template_id, cells) for _, template_id, cells in rows[:_TEMPLATE_CHART_LIMIT]],
+        len(rows),
+    )
 
 
 def output_keys(run: SavedRun) -> dict[str, OutputKey]:
     """The keys of a run's aggregates with their declarations (from the metrics its results
-    are read with; a numeric key no metric declares gets a plain one)."""
-    declared = {name: spec for name, (spec, _) in run.layout().outputs().items()}
+    are read with), and the numeric keys attempted that failed on every question."""
+    declared = {name: spec for name, (spec, _) in run.layout.outputs().items()}
+    micro = run.aggregates.micro
     keys: dict[str, OutputKey] = {}
-    for name, value in run.aggregates["micro"].items():
-        if name in declared:
-            keys[name] = declared[name]
-        elif isinstance(value, Mapping) and "mean" in value:
-            keys[name] = OutputKey(name)
+    for name in [*micro.keys, *micro.coverage]:
+        spec = declared.get(name)
+        if spec is not None and name not in keys:
+            keys[name] = spec
     return keys
 
 
-def sample_counts(stats: Mapping[str, Any]) -> dict[str, int]:
+def sample_counts(group: GroupAggregates) -> dict[str, int]:
     """Questions, successes, errors (not missing) and missing responses of a group."""
-    errors = stats["number_of_error_samples"]
-    missing = stats["number_of_missing_samples"]
     return {
-        "questions": stats["number_of_success_samples"] + errors,
-        "success": stats["number_of_success_samples"],
-        "errors": errors - missing,
-        "missing": missing,
+        "questions": group.questions,
+        "success": group.success_samples,
+        "errors": group.error_samples - group.missing_samples,
+        "missing": group.missing_samples,
     }
 
 
@@ -155,7 +174,7 @@ def skip_reasons(
     values: ItemValues,
     layout: ResultLayout,
     indices: Iterable[int] | None = None,
-    coverage: Mapping[str, Mapping[str, Any]] | None = None,
+    coverage: Mapping[str, Coverage] | None = None,
 ) -> dict[str, str]:
     """Per output key: the most common reason it was skipped on the questions at ``indices``
     (all by default): its metric's reason from the result's ``skipped`` (each of the metric's
@@ -176,97 +195,99 @@ def skip_reasons(
             for output in known.outputs if known is not None else ():
                 reasons.setdefault(output.name, Counter())[reason] += 1
     for name, counts in (coverage or {}).items():
-        unexplained = counts.get("skipped", 0) - sum(reasons.get(name, Counter()).values())
+        unexplained = counts.skipped - sum(reasons.get(name, Counter()).values())
         if unexplained > 0:
             reasons.setdefault(name, Counter())[NO_STEP] += unexplained
     return {name: counted.most_common(1)[0][0] for name, counted in reasons.items()}
 
 
 def metric_rows(
-    stats: Mapping[str, Any],
+    group: GroupAggregates,
     keys: Mapping[str, OutputKey],
-    macro: Mapping[str, Any] | None = None,
+    macro: Mapping[str, float] | None = None,
     reasons: Mapping[str, str] | None = None,
 ) -> list[MetricRow]:
     """The numeric keys of a group as table rows, headline scores first, with the group's
     coverage counts (scored, failed, skipped) and ``reasons``: key -> why it was skipped
-    (:func:`skip_reasons`)."""
-    total = stats["number_of_success_samples"] + stats["number_of_error_samples"]
-    coverage = stats.get("coverage", {})
+    (:func:`skip_reasons`). A metric that failed on every question of the group it was tried
+    on has a row too, without statistics."""
     rows = []
     for name, spec in keys.items():
-        value = stats.get(name)
-        if spec.aggregation is not Aggregation.NUMERIC or not isinstance(value, Mapping):
+        if spec.aggregation is not Aggregation.NUMERIC:
             continue
-        counts = coverage.get(name, {})
+        stats = group.statistics(name)
+        counts = group.counts(name)
+        if stats is None and not counts.failed:
+            continue
         rows.append(
             MetricRow(
                 name=name,
-                mean=value["mean"],
-                median=value["median"],
-                minimum=value["min"],
-                maximum=value["max"],
-                scored=counts.get("scored", 0),
-                failed=counts.get("failed", 0),
-                total=total,
-                macro_mean=(macro or {}).get(name, {}).get("mean"),
+                mean=stats.mean if stats else None,
+                median=stats.median if stats else None,
+                minimum=stats.min if stats else None,
+                maximum=stats.max if stats else None,
+                scored=counts.scored,
+                failed=counts.failed,
+                total=group.questions,
+                macro_mean=(macro or {}).get(name),
                 best=spec.maximum,
                 headline=spec.headline,
-                skipped=counts.get("skipped", 0),
-                skip_reason=(reasons or {}).get(name, "") if counts.get("skipped") else "",
+                skipped=counts.skipped,
+                skip_reason=(reasons or {}).get(name, "") if counts.skipped else "",
+                unit=spec.unit,
             )
         )
     # Headline scores first, other scores next, then costs, tokens and seconds.
     return sorted(rows, key=lambda row: (not row.headline, row.best is None))
 
 
-def label_rows(stats: Mapping[str, Any], keys: Mapping[str, OutputKey]) -> list[LabelRow]:
+def label_rows(group: GroupAggregates, keys: Mapping[str, OutputKey]) -> list[LabelRow]:
     """The label keys of a group with their counts."""
+    rows = []
+    for name, spec in keys.items():
+        counts = group.label_counts(name) if spec.aggregation is Aggregation.LABEL else None
+        if counts is not None:
+            rows.append(LabelRow(name, list(counts.items())))
+    return rows
+
+
+def coverage_rows(group: GroupAggregates, keys: Mapping[str, OutputKey]) -> list[CoverageRow]:
+    """Scored, failed and skipped per key; a cost is covered as its metric is."""
     return [
-        LabelRow(name, list(stats[name].items()))
-        for name, spec in keys.items()
-        if spec.aggregation is Aggregation.LABEL and isinstance(stats.get(name), Mapping)
+        CoverageRow(name, counts.scored, counts.failed, counts.skipped, counts.failed_reason)
+        for name, counts in group.coverage.items()
+        if name not in keys or keys[name].kind is not KeyKind.COST
     ]
 
 
-def coverage_rows(stats: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Scored, failed and skipped per key; a ``_cost`` key is covered as its metric is."""
-    return [
-        {"name": name, **counts}
-        for name, counts in stats.get("coverage", {}).items()
-        if not is_cost_key(name)
-    ]
-
-
-def step_rows(steps: Mapping[str, Mapping[str, int]]) -> list[StepRow]:
+def step_rows(steps: StepCounts) -> list[StepRow]:
     """The step counts of a group, one row per step name."""
-    names = list(steps.get("total", {}))
     return [
         StepRow(
             name=name,
-            total=steps.get("total", {}).get(name, 0),
-            once_per_sample=steps.get("once_per_sample", {}).get(name, 0),
-            errors=steps.get("errors", {}).get(name, 0),
-            empty_results=steps.get("empty_results", {}).get(name, 0),
+            total=total,
+            once_per_sample=steps.once_per_sample.get(name, 0),
+            errors=steps.errors.get(name, 0),
+            empty_results=steps.empty_results.get(name, 0),
         )
-        for name in names
+        for name, total in steps.total.items()
     ]
 
 
 def template_view(
     template_id: str,
-    stats: Mapping[str, Any],
+    group: GroupAggregates,
     keys: Mapping[str, OutputKey],
     reasons: Mapping[str, str] | None = None,
 ) -> TemplateView:
     """One template's block of the report."""
-    counts = sample_counts(stats)
+    counts = sample_counts(group)
     return TemplateView(
         template_id=template_id,
         success=counts["success"],
         errors=counts["errors"],
         missing=counts["missing"],
-        metrics=metric_rows(stats, keys, reasons=reasons),
-        labels=label_rows(stats, keys),
-        steps=step_rows(stats.get("steps", {})),
+        metrics=metric_rows(group, keys, reasons=reasons),
+        labels=label_rows(group, keys),
+        steps=step_rows(group.steps),
     )

@@ -6,9 +6,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-__all__ = ["Aggregates", "Coverage", "GroupAggregates", "Statistics", "StepCounts"]
+from graphrag_eval.metrics.base import JsonValue
+
+__all__ = [
+    "Aggregates",
+    "Coverage",
+    "GroupAggregates",
+    "KeyAggregate",
+    "Statistics",
+    "StepCounts",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +29,7 @@ class Statistics:
     min: float
     max: float
 
-    def to_dict(self) -> dict[str, float]:
+    def to_dict(self) -> dict[str, JsonValue]:
         return {
             "sum": self.sum,
             "mean": self.mean,
@@ -41,8 +49,13 @@ class Coverage:
     reasons: Counter[str] = field(default_factory=Counter)
     """The errors of the failures, counted; the commonest is written as ``failed_reason``."""
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    @property
+    def failed_reason(self) -> str | None:
+        """The commonest error of the failures, if any failed."""
+        return self.reasons.most_common(1)[0][0] if self.reasons else None
+
+    def to_dict(self) -> dict[str, JsonValue]:
+        out: dict[str, JsonValue] = {
             "scored": self.scored,
             "failed": self.failed,
             "skipped": self.skipped,
@@ -61,12 +74,12 @@ class StepCounts:
     empty_results: dict[str, int] = field(default_factory=dict)
     errors: dict[str, int] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, dict[str, int]]:
+    def to_dict(self) -> dict[str, JsonValue]:
         return {
-            "total": dict(self.total),
-            "once_per_sample": dict(self.once_per_sample),
-            "empty_results": dict(self.empty_results),
-            "errors": dict(self.errors),
+            "total": _copy(self.total),
+            "once_per_sample": _copy(self.once_per_sample),
+            "empty_results": _copy(self.empty_results),
+            "errors": _copy(self.errors),
         }
 
 
@@ -86,12 +99,26 @@ class GroupAggregates:
     steps: StepCounts = field(default_factory=StepCounts)
     coverage: dict[str, Coverage] = field(default_factory=dict)
 
+    @property
+    def questions(self) -> int:
+        """Questions in the group: the successes and the error samples (missing included)."""
+        return self.success_samples + self.error_samples
+
     def statistics(self, name: str) -> Statistics | None:
         value = self.keys.get(name)
         return value if isinstance(value, Statistics) else None
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def label_counts(self, name: str) -> dict[str, int] | None:
+        """The ``{label: count}`` of a label key, or ``None``."""
+        value = self.keys.get(name)
+        return value if isinstance(value, dict) else None
+
+    def counts(self, name: str) -> Coverage:
+        """How many questions the key was scored on, failed on or skipped (none: zeros)."""
+        return self.coverage.get(name) or Coverage()
+
+    def to_dict(self) -> dict[str, JsonValue]:
+        out: dict[str, JsonValue] = {
             "number_of_error_samples": self.error_samples,
             "number_of_success_samples": self.success_samples,
             "number_of_missing_samples": self.missing_samples,
@@ -111,7 +138,7 @@ class Aggregates:
     micro: GroupAggregates
     macro: dict[str, float] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JsonValue]:
         return {
             "per_template": {name: group.to_dict() for name, group in self.per_template.items()},
             "micro": self.micro.to_dict(),
@@ -119,5 +146,8 @@ class Aggregates:
         }
 
 
-def _copy(value: Mapping[str, int] | int) -> dict[str, int] | int:
-    return dict(value) if isinstance(value, Mapping) else value
+def _copy(value: Mapping[str, int] | int) -> JsonValue:
+    if isinstance(value, Mapping):
+        copy: dict[str, JsonValue] = dict(value)
+        return copy
+    return value

@@ -182,6 +182,8 @@ def _facts(item: QuestionResult, keys: AggregatedKeys, zeroable: Mapping[str, Ou
     errors: list[str] = []
     for i in positions:
         step = item.actual_steps[i]
+        if not isinstance(step, dict):  # (the positions are those of mappings)
+            continue
         step_name = step.get("name")
         if not isinstance(step_name, str):
             continue

@@ -26,7 +26,6 @@ import errno
 import hashlib
 import json
 import os
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -51,6 +50,7 @@ from graphrag_eval.inputs import (
     unreadable_output_notice,
 )
 from graphrag_eval.metrics.base import Failed, Metric, Scored
+from graphrag_eval.metrics.failure_kinds import kind_of_message
 from graphrag_eval.metrics.registry import metrics_for
 from graphrag_eval.results.model import QuestionResult, ResultLayout
 from graphrag_eval.results.to_records import read_record
@@ -129,41 +129,33 @@ REDO_CAUSES: dict[str, str] = {
 }
 """Why an item is evaluated again on ``--resume``, by cause: what the summary says of it."""
 
-# The messages of the engine's errors (graphrag_eval.llm: retrying.py, client.py, chat.py,
-# budget.py) that mean no reply came, matched in this order; tests/test_checkpoint.py makes
-# each of them against the test judge server, so a reworded message fails there.
-_CAUSE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("budget", re.compile(r"the cost limit of \$\S+ was reached")),
-    ("unreachable", re.compile(r" unreachable \(.*: no more calls to it in this run")),
-    ("refused", re.compile(r"\brefused the request: ")),
-    ("failed", re.compile(r"no more calls to it in this run")),  # any other open breaker
-    ("unreachable", re.compile(r"^\w+ call failed: (connection failed|timed out)")),
-    ("failed", re.compile(r"^\w+ call failed: ")),
-)
-
 
 def endpoint_cause(error: str) -> str | None:
-    """Why a judged metric's ``error`` came about, when it came from the judge or embedding
-    endpoint giving no reply (a key of :data:`REDO_CAUSES`); ``None`` for a failure that
-    calling again would repeat (a malformed or truncated reply, a blank answer, a prompt over
-    the limit) or that did not come from a call."""
-    for cause, pattern in _CAUSE_PATTERNS:
-        if pattern.search(error):
-            return cause
-    return None
+    """Why a judged metric's ``error`` came about, when its message says the judge or
+    embedding endpoint gave no reply or the cost limit stopped the call (a key of
+    :data:`REDO_CAUSES`); ``None`` for a failure that calling again would repeat (a malformed
+    or truncated reply, a blank answer, a prompt over the limit) or that did not come from a
+    call. Read only for a record saved before failures had kinds."""
+    kind = kind_of_message(error)
+    return kind.value if kind is not None and kind.redo else None
 
 
 def _redo_cause(result: QuestionResult, judged: set[str]) -> str | None:
     """The cause of the first failure of a judged metric of ``result`` that calling again may
-    mend (see :func:`endpoint_cause`), or ``None``."""
+    mend: its kind (:class:`~graphrag_eval.metrics.base.FailureKind`, ``redo``), or in a
+    record saved before kinds were, its message (:func:`endpoint_cause`); else ``None``."""
     for key, outcome in result.outcomes.items():
         if key.metric not in judged:
             continue
         if isinstance(outcome, Failed):
-            errors: Iterable[str] = (outcome.error,)
-        elif isinstance(outcome, Scored):
-            errors = outcome.failures.values()
+            kind, errors = outcome.kind, [outcome.error]
+        elif isinstance(outcome, Scored) and outcome.failures:
+            kind, errors = outcome.failure_kind, list(outcome.failures.values())
         else:
+            continue
+        if kind is not None:
+            if kind.redo:
+                return kind.value
             continue
         for error in errors:
             cause = endpoint_cause(error) if isinstance(error, str) else None

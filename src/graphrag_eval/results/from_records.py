@@ -11,10 +11,11 @@ from typing import Any, NamedTuple
 
 from graphrag_eval.collector import collection_paused
 from graphrag_eval.config import ConfigSource
-from graphrag_eval.metrics.base import Failed, Outcome, OutputKey, Scored, Skipped
+from graphrag_eval.metrics.base import Failed, FailureKind, Outcome, Scored, Skipped
 from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.metrics.registry import IDENTITY_KEYS, configured_metrics
 from graphrag_eval.results.model import (
+    FAILURE_KINDS_KEY,
     SKIPPED_KEY,
     MetricLayout,
     OutcomeKey,
@@ -22,6 +23,7 @@ from graphrag_eval.results.model import (
     ResultLayout,
     RunResult,
     is_number,
+    undeclared_metric,
 )
 
 __all__ = [
@@ -64,18 +66,8 @@ def records_layout(
     numeric key of the records that no metric declares (see :func:`read_records`)."""
     # A copy: the metrics of undeclared keys belong to these records, not to the caller's.
     layout = ResultLayout(dict(layout.metrics)) if layout is not None else layout_for()
-    for name in _undeclared_numeric_keys(records, layout):
-        error_key = f"{name}_error"
-        layout.add(
-            MetricLayout(
-                name,
-                (OutputKey(name, error_keys=(error_key,)),),
-                (error_key,),
-                False,
-                False,
-                declared=False,
-            )
-        )
+    for metric in _undeclared_numeric_keys(records, layout).values():
+        layout.add(metric)
     return layout
 
 
@@ -129,6 +121,8 @@ class RecordShape(NamedTuple):
     skippable: bool
     """Whether it may have skip reasons: else :meth:`ScoreReader.skipped` is
     :data:`NOT_SKIPPED`."""
+    failed: tuple[str, ...] = ()
+    """The metrics whose error keys it has on the question (they failed, wholly or in part)."""
 
 
 class ScoreReader:
@@ -141,6 +135,10 @@ class ScoreReader:
         self._owners = owners = _Owners(layout)
         self._item = {key for key, (_, out) in owners.item.items() if out} - IDENTITY_KEYS
         self._step = {key for key, (_, is_output) in owners.step.items() if is_output}
+        self._errors = {key for key, (_, out) in owners.item.items() if not out} - IDENTITY_KEYS
+        self._step_errors = {
+            key: metric for key, (metric, is_output) in owners.step.items() if not is_output
+        }
         self._numbers = numbers
         self._shapes: dict[tuple[Any, ...], RecordShape] = {}
 
@@ -151,7 +149,10 @@ class ScoreReader:
         if shape is None:
             scored = tuple(key for key in keys if key in self._item)
             numbers = tuple(key for key in scored if key in self._numbers)
-            shape = RecordShape(scored, numbers, "actual_steps" in keys, SKIPPED_KEY in keys)
+            failed = {self._owners.item[key][0].metric: None for key in keys if key in self._errors}
+            shape = RecordShape(
+                scored, numbers, "actual_steps" in keys, SKIPPED_KEY in keys, tuple(failed)
+            )
             if len(self._shapes) < _SHAPES_KEPT:
                 self._shapes[keys] = shape
         return shape
@@ -167,6 +168,17 @@ class ScoreReader:
                     if scored:
                         step_scores.append(scored)
         return step_scores
+
+    def step_failures(self, record: Mapping[str, Any]) -> set[str]:
+        """The metrics whose error keys the record's steps have."""
+        steps = record.get("actual_steps")
+        return {
+            self._step_errors[key]
+            for step in (steps if isinstance(steps, list) else ())
+            if isinstance(step, Mapping)
+            for key in step
+            if key in self._step_errors
+        }
 
     def skipped(self, record: Mapping[str, Any]) -> Mapping[str, str]:
         """The record's skip reasons (:attr:`RecordScores.skipped`)."""
@@ -227,9 +239,9 @@ class _Owners:
 
 def _undeclared_numeric_keys(
     records: Iterable[Mapping[str, Any]], layout: ResultLayout
-) -> dict[str, None]:
+) -> dict[str, MetricLayout]:
     owners = _Owners(layout)
-    found: dict[str, None] = {}
+    found: dict[str, MetricLayout] = {}
     # Records of a run share a few sets of keys: which of a record's keys could be an
     # undeclared number is worked out once per set of keys, not per key of every record.
     candidates_of: dict[tuple[str, ...], tuple[str, ...]] = {}
@@ -243,11 +255,13 @@ def _undeclared_numeric_keys(
                 if key not in owners.item
                 and key not in IDENTITY_KEYS
                 and key != SKIPPED_KEY
-                and not key.endswith("_error")
+                and key != FAILURE_KINDS_KEY
             )
         for key in candidates:
             if key not in found and is_number(record[key]):
-                found[key] = None
+                undeclared = undeclared_metric(key)
+                if undeclared is not None:
+                    found[key] = undeclared
     return found
 
 
@@ -258,6 +272,7 @@ def _read(record: Mapping[str, Any], layout: ResultLayout, owners: _Owners) -> Q
     fields: dict[str, Any] = {}
     parts: _Parts = {}
     skipped: Any = None
+    kinds: Mapping[str, FailureKind] = {}
     for key, value in record.items():
         owner = owners.item.get(key)
         if owner is not None and key not in IDENTITY_KEYS:
@@ -269,10 +284,12 @@ def _read(record: Mapping[str, Any], layout: ResultLayout, owners: _Owners) -> Q
             fields[key] = [_read_step(i, step, owners, parts) for i, step in enumerate(value)]
         elif key == SKIPPED_KEY and _is_reasons(value):
             skipped = value
+        elif key == FAILURE_KINDS_KEY and _is_reasons(value):
+            kinds = _kinds(value)
         else:
             fields[key] = value
     outcomes = {
-        key: Scored(values) if not errors else _outcome(layout, key, values, errors)
+        key: Scored(values) if not errors else _outcome(layout, key, values, errors, kinds)
         for key, (values, errors) in parts.items()
     }
     if skipped is not None:
@@ -304,10 +321,16 @@ def _collect(parts: _Parts, at: OutcomeKey, is_output: bool, key: str, value: An
 
 
 def _outcome(
-    layout: ResultLayout, at: OutcomeKey, values: dict[str, Any], errors: dict[str, Any]
+    layout: ResultLayout,
+    at: OutcomeKey,
+    values: dict[str, Any],
+    errors: dict[str, Any],
+    kinds: Mapping[str, FailureKind],
 ) -> Outcome:
     """A metric's keys read back: :class:`Failed` when they are exactly what a failure
-    writes (every error key, one message), else :class:`Scored` with its partial failures."""
+    writes (every error key, one message), else :class:`Scored` with its partial failures;
+    either with the kind the record gives the metric (``None`` in an older record)."""
+    kind = kinds.get(at.metric)
     if not errors:
         return Scored(values)
     metric = layout.metrics.get(at.metric)
@@ -320,8 +343,14 @@ def _outcome(
         and len(messages) == 1
         and all(isinstance(message, str) for message in errors.values())
     ):
-        return Failed(next(iter(errors.values())))
-    return Scored(values, errors)
+        return Failed(next(iter(errors.values())), kind)
+    return Scored(values, errors, kind)
+
+
+def _kinds(value: Mapping[str, str]) -> dict[str, FailureKind]:
+    """The known kinds of a record's ``failure_kinds`` (an unknown one, as not given)."""
+    known = {kind.value: kind for kind in FailureKind}
+    return {metric: known[kind] for metric, kind in value.items() if kind in known}
 
 
 def _is_reasons(value: Any) -> bool:

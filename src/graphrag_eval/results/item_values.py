@@ -12,13 +12,14 @@ holding the run's typed results (docs/benchmarks.md, "Run comparison" and "Follo
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import isfinite
 from typing import Any, NamedTuple
 
 from graphrag_eval.config import ConfigSource
-from graphrag_eval.metrics.base import Aggregation, OutputKey
+from graphrag_eval.metrics.base import Aggregation, Failed, JsonValue, OutputKey, Scored, Skipped
 from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.results.from_records import (
     NOT_SKIPPED,
@@ -58,6 +59,9 @@ class ItemValues:
     """Per result, in the same order: which question it is."""
     skipped: list[Mapping[str, str]]
     """Per result, in the same order: metric -> why it was skipped."""
+    failed: Mapping[str, int] = field(default_factory=dict)
+    """Key -> the questions without a value for it because its metric failed (wholly or in
+    part: an internal error, a judge that gave no reply...), as the coverage counts them."""
 
 
 class KeyEvidence:
@@ -141,9 +145,7 @@ def item_values(
     settings = load_config(config)
     if isinstance(evaluation_results, RunResult):
         taken = _Taken(evaluation_results.layout)
-        for r in evaluation_results.results:
-            taken.add(r.question_id, r.template_id, r.status, r.values(), r.step_scores(), r)
-            taken.skipped.append(r.skipped())
+        _take_results(taken, evaluation_results.results)
     else:
         if layout is None:
             layout = records_layout(evaluation_results, layout_for(settings))
@@ -168,6 +170,19 @@ class _Taken:
         self.identities: list[ItemIdentity] = []
         self.skipped: list[Mapping[str, str]] = []
         self.errors: list[tuple[dict[str, float], QuestionResult | Mapping[str, Any]]] = []
+        self.failed: Counter[str] = Counter()
+        self._metric_keys = {
+            metric.name: tuple(out.name for out in metric.outputs if out.name in self.numeric)
+            for metric in layout.metrics.values()
+        }
+
+    def count_failures(self, metrics: Iterable[str], row: Mapping[str, float]) -> None:
+        """Count the keys of the metrics that failed on a question that has no value for
+        them (its row)."""
+        for metric in metrics:
+            for key in self._metric_keys.get(metric, ()):
+                if key not in row:
+                    self.failed[key] += 1
 
     def add(
         self,
@@ -207,7 +222,7 @@ class _Taken:
                     for name, spec in zeroable.items()
                     if name in keys and all(result.has(field) for field in spec.requires)
                 )
-        return ItemValues(keys, self.rows, self.identities, self.skipped)
+        return ItemValues(keys, self.rows, self.identities, self.skipped, dict(self.failed))
 
 
 def _take_records(taken: _Taken, records: Iterable[Mapping[str, Any]]) -> None:
@@ -229,16 +244,68 @@ def _take_records(taken: _Taken, records: Iterable[Mapping[str, Any]]) -> None:
             scores = {key: record[key] for key in shape.scored}
             question_id, template_id = record.get("question_id"), record.get("template_id")
             taken.add(question_id, template_id, status, scores, steps, record)
-            continue
-        if shape is not last:
-            evidence.add(False, {key: record[key] for key in shape.scored}, ())
-            last = shape
-        rows.append(_numbers(record, shape.numbers))
-        identities.append(
-            ItemIdentity(
-                str(record.get("question_id")), str(record.get("template_id")), str(status)
+        else:
+            if shape is not last:
+                evidence.add(False, {key: record[key] for key in shape.scored}, ())
+                last = shape
+            rows.append(_numbers(record, shape.numbers))
+            identities.append(
+                ItemIdentity(
+                    str(record.get("question_id")), str(record.get("template_id")), str(status)
+                )
             )
-        )
+        if shape.failed:
+            taken.count_failures(shape.failed, rows[-1])
+        if shape.has_steps:
+            taken.count_failures(reader.step_failures(record), rows[-1])
+
+
+def _take_results(taken: _Taken, results: Iterable[QuestionResult]) -> None:
+    """:meth:`_Taken.add` for each typed result, in one pass over its outcomes (its values,
+    whether it has step scores, why metrics were skipped); for a success without step scores,
+    which of its keys are numbers is worked out once per set of keys, and the evidence takes
+    a set of keys once, as :func:`_take_records` does."""
+    on_questions = taken.on_questions
+    evidence, rows, identities = taken.evidence, taken.rows, taken.identities
+    skipped = taken.skipped
+    shapes: dict[tuple[str, ...], list[str]] = {}
+    last: list[str] | None = None  # the names whose keys the evidence has from a success
+    for result in results:
+        values: dict[str, JsonValue] = {}
+        reasons: dict[str, str] | None = None
+        on_steps = False  # some outcome is a step's: read as the typed result gives it
+        failed: list[str] = []
+        for key, outcome in result.outcomes.items():
+            if isinstance(outcome, Failed) or (isinstance(outcome, Scored) and outcome.failures):
+                failed.append(key.metric)
+            if key.step is not None:
+                on_steps = True
+            elif isinstance(outcome, Scored):
+                values.update(outcome.values)
+            elif isinstance(outcome, Skipped):
+                reasons = reasons if reasons is not None else {}
+                reasons.setdefault(key.metric, outcome.reason)
+        if on_steps:
+            reasons = result.skipped()
+        skipped.append(reasons if reasons else NOT_SKIPPED)
+        steps = result.step_scores() if on_steps else []
+        status = result.status
+        if status == "error" or steps:
+            taken.add(result.question_id, result.template_id, status, values, steps, result)
+        else:
+            shape = tuple(values)
+            names = shapes.get(shape)
+            if names is None:
+                names = shapes[shape] = [name for name in shape if name in on_questions]
+            if names is not last:
+                evidence.add(False, values, ())
+                last = names
+            rows.append(_numbers(values, names))
+            identities.append(
+                ItemIdentity(str(result.question_id), str(result.template_id), str(status))
+            )
+        if failed:
+            taken.count_failures(dict.fromkeys(failed), rows[-1])
 
 
 def _typed(record: Mapping[str, Any], layout: ResultLayout) -> QuestionResult:

@@ -16,11 +16,12 @@ import functools
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from graphrag_eval.metrics.base import (
     Failed,
     ItemMetric,
+    JsonValue,
     Metric,
     Outcome,
     OutputKey,
@@ -31,6 +32,7 @@ from graphrag_eval.metrics.base import (
 )
 
 __all__ = [
+    "FAILURE_KINDS_KEY",
     "SKIPPED_KEY",
     "MetricLayout",
     "OutcomeKey",
@@ -38,8 +40,14 @@ __all__ = [
     "ResultLayout",
     "RunResult",
     "is_number",
+    "undeclared_metric",
 ]
 
+
+FAILURE_KINDS_KEY = "failure_kinds"
+"""The flat record's key for ``{metric: the kind of its failure}`` (only when some metric
+failed with a known kind; docs/outputs.md). A metric on steps gets the kind of its first
+failure on them."""
 
 SKIPPED_KEY = "skipped"
 """The flat record's key for ``{metric: why it did not apply}`` (only when some metric was
@@ -132,7 +140,7 @@ class QuestionResult:
     """One question's result: what identifies it and copies of its inputs (``fields``, in
     output order, without any metric's keys) and each metric's outcome."""
 
-    fields: dict[str, Any]
+    fields: dict[str, JsonValue]
     """Every key that is not a metric's: ``template_id``, ``question_id``, ``question_text``,
     ``reference_answer``, ``reference_steps``, ``status``, ``error``, ``missing_response``,
     ``input_errors``, ``actual_answer``, ``actual_steps`` (copies without metric keys) and
@@ -141,15 +149,15 @@ class QuestionResult:
     layout: ResultLayout = field(default_factory=ResultLayout)
 
     @property
-    def template_id(self) -> Any:
+    def template_id(self) -> JsonValue:
         return self.fields.get("template_id")
 
     @property
-    def question_id(self) -> Any:
+    def question_id(self) -> JsonValue:
         return self.fields.get("question_id")
 
     @property
-    def status(self) -> Any:
+    def status(self) -> JsonValue:
         return self.fields.get("status")
 
     @property
@@ -162,11 +170,11 @@ class QuestionResult:
         return bool(self.fields.get("missing_response"))
 
     @property
-    def error(self) -> Any:
+    def error(self) -> JsonValue:
         return self.fields.get("error")
 
     @property
-    def actual_steps(self) -> list[Any]:
+    def actual_steps(self) -> list[JsonValue]:
         """The actual steps (without metric keys); empty when there are none."""
         steps = self.fields.get("actual_steps")
         return steps if isinstance(steps, list) else []
@@ -175,9 +183,9 @@ class QuestionResult:
         """``(metric, outcome)`` of the question as a whole, or of one actual step."""
         return ((key.metric, outcome) for key, outcome in self.outcomes.items() if key.step == step)
 
-    def values(self, step: int | None = None) -> dict[str, Any]:
+    def values(self, step: int | None = None) -> dict[str, JsonValue]:
         """Every value the metrics scored on the question (or on one step), by key."""
-        values: dict[str, Any] = {}
+        values: dict[str, JsonValue] = {}
         for key, outcome in self.outcomes.items():
             if key.step == step and isinstance(outcome, Scored):
                 values.update(outcome.values)
@@ -191,10 +199,10 @@ class QuestionResult:
         """The positions of the actual steps that are mappings (the others carry no scores)."""
         return [i for i, step in enumerate(self.actual_steps) if isinstance(step, Mapping)]
 
-    def step_scores(self) -> list[dict[str, Any]]:
+    def step_scores(self) -> list[dict[str, JsonValue]]:
         """The values scored on each actual step that is a mapping, in step order (steps with
         no value left out): :meth:`values` of each such step, in one pass."""
-        by_step: dict[int, dict[str, Any]] = {}
+        by_step: dict[int, dict[str, JsonValue]] = {}
         for key, outcome in self.outcomes.items():
             if key.step is not None and isinstance(outcome, Scored):
                 by_step.setdefault(key.step, {}).update(outcome.values)
@@ -225,6 +233,25 @@ class QuestionResult:
             for key, outcome in self.outcomes.items()
             if isinstance(outcome, Failed) or (isinstance(outcome, Scored) and outcome.failures)
         }
+
+    def failures(self) -> Iterator[tuple[OutcomeKey, Failed]]:
+        """Each failure on the question or a step, as a :class:`Failed` (a partial failure of
+        a :class:`Scored` outcome too: its first message, with its kind)."""
+        for key, outcome in self.outcomes.items():
+            if isinstance(outcome, Failed):
+                yield key, outcome
+            elif isinstance(outcome, Scored) and outcome.failures:
+                message = next(iter(outcome.failures.values()))
+                yield key, Failed(message, outcome.failure_kind, key.metric)
+
+    def failure_kinds(self) -> dict[str, str]:
+        """Metric -> the kind of its (first) failure, for the metrics that failed with a known
+        kind: what :data:`FAILURE_KINDS_KEY` holds."""
+        kinds: dict[str, str] = {}
+        for key, failure in self.failures():
+            if failure.kind is not None:
+                kinds.setdefault(key.metric, failure.kind.value)
+        return kinds
 
     def skipped(self) -> dict[str, str]:
         """Metric -> why it was skipped, in metric order (one reason per metric)."""
@@ -261,18 +288,36 @@ class RunResult:
                 if layout.add(metric) is metric:
                     outputs.update(output.name for output in metric.outputs)
             for name, value in result.values().items():
-                if name not in outputs and not name.endswith("_error") and is_number(value):
-                    error_key = f"{name}_error"
-                    output = OutputKey(name, error_keys=(error_key,))
-                    layout.add(MetricLayout(name, (output,), (error_key,), declared=False))
-                    outputs.add(name)
+                if name not in outputs and is_number(value):
+                    undeclared = undeclared_metric(name)
+                    if undeclared is not None:
+                        layout.add(undeclared)
+                        outputs.add(name)
         return cls(list(results), layout)
+
+    def __len__(self) -> int:
+        return len(self.results)
 
     def by_question(self) -> Mapping[str, QuestionResult]:
         return {str(result.question_id): result for result in self.results}
 
 
-def is_number(value: Any) -> bool:
+def undeclared_metric(name: str) -> MetricLayout | None:
+    """The metric a numeric key that no metric declares is read as (a key of a saved record
+    read without the config that declared it: docs/outputs.md): a score of its own
+    (:class:`OutputKey`'s defaults), with ``<key>_error`` as its error key. The one rule that
+    reads a key's name: a key named ``..._error`` is an error key, never a metric."""
+    if name.endswith(_ERROR_SUFFIX):
+        return None
+    error_key = name + _ERROR_SUFFIX
+    output = OutputKey(name, error_keys=(error_key,))
+    return MetricLayout(name, (output,), (error_key,), declared=False)
+
+
+_ERROR_SUFFIX = "_error"
+
+
+def is_number(value: object) -> bool:
     """A real, finite number: booleans are labels, and NaN or infinity (which older tools
     wrote for a failure) is not a score."""
     if type(value) is float:  # the common case first: this runs for every value read

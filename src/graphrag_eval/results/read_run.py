@@ -12,14 +12,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from graphrag_eval.collector import collection_paused
 from graphrag_eval.config import ConfigSource, EvaluationConfig
 from graphrag_eval.errors import ConfigError, InputError
 from graphrag_eval.files.documents import read_document
+from graphrag_eval.metrics.base import JsonValue
 from graphrag_eval.metrics.loading import load_config
+from graphrag_eval.results.aggregates import Aggregates
 from graphrag_eval.results.aggregation import aggregate, load_results
-from graphrag_eval.results.from_records import layout_for, read_records, records_layout
+from graphrag_eval.results.from_records import layout_for, read_records
 from graphrag_eval.results.model import ResultLayout, RunResult
 from graphrag_eval.results.write_run import RESULT_FILE_NAMES, RUN_YAML
 
@@ -28,42 +30,27 @@ __all__ = ["RESULT_FILE_NAMES", "RUN_YAML", "SavedRun", "find_results", "load_ru
 
 @dataclass(slots=True)
 class SavedRun:
-    """One evaluation run read from disk."""
+    """One evaluation run read from disk: its typed results and aggregates (what the report,
+    compare and the gates read; the records of the file are not kept)."""
 
     label: str
     """How the run is called in reports: its directory or file as given."""
     results_path: Path
-    results: list[dict[str, Any]]
-    aggregates: dict[str, Any]
+    results: RunResult
+    """The typed results, read with the metrics of the run's config (a numeric key none of
+    them declares read as a metric of its own)."""
+    aggregates: Aggregates
     config: EvaluationConfig
-    info: dict[str, Any] = field(default_factory=dict)
+    info: dict[str, JsonValue] = field(default_factory=dict)
     """The run's ``run.yaml`` (settings, counts, judge costs), or empty when there is none."""
     problems: list[InputError] = field(default_factory=list)
     """Records of the results file that could not be read and were skipped."""
-    _typed: RunResult | None = field(default=None, repr=False, compare=False)
-    _layout: ResultLayout | None = field(default=None, repr=False, compare=False)
 
-    def typed(self) -> RunResult:
-        """The results as typed results, read with the metrics of the run's config (read
-        once, on first use)."""
-        if self._typed is None:
-            self._typed = read_records(self.results, self.layout())
-        return self._typed
-
-    def has_typed(self) -> bool:
-        """Whether the typed results were read already (by :func:`load_run`, or a call of
-        :meth:`typed`)."""
-        return self._typed is not None
-
+    @property
     def layout(self) -> ResultLayout:
         """How the results' keys are read: the metrics of the run's config, and a metric of
-        its own for each numeric key none of them declares (worked out once)."""
-        if self._layout is None:
-            if self._typed is not None:
-                self._layout = self._typed.layout
-            else:
-                self._layout = records_layout(self.results, layout_for(self.config))
-        return self._layout
+        its own for each numeric key none of them declares."""
+        return self.results.layout
 
 
 def load_run(path: str | Path, config: ConfigSource = None) -> SavedRun:
@@ -76,20 +63,22 @@ def load_run(path: str | Path, config: ConfigSource = None) -> SavedRun:
     info = _read_info(results_path.parent / RUN_YAML)
     settings = run_config(results_path, config, info)
     problems: list[InputError] = []
-    results = load_results(results_path, problems)
-    if not results:
+    records = load_results(results_path, problems)
+    if not records:
         reason = f" ({problems[0]})" if problems else ""
         raise InputError(f"no results to read{reason}", file=str(results_path))
-    typed = read_records(results, layout_for(settings))
+    typed = read_records(records, layout_for(settings))
+    del records  # read back once, here: what follows reads the typed results
+    with collection_paused():  # the typed run holds no cycle (docs/benchmarks.md)
+        aggregates = aggregate(typed, settings)
     return SavedRun(
         label=str(path),
         results_path=results_path,
-        results=results,
-        aggregates=aggregate(typed, settings).to_dict(),
+        results=typed,
+        aggregates=aggregates,
         config=settings,
         info=info,
         problems=problems,
-        _typed=typed,
     )
 
 
@@ -114,7 +103,7 @@ def find_results(path: str | Path) -> Path:
 
 
 def run_config(
-    results_path: Path, config: ConfigSource = None, info: Mapping[str, Any] | None = None
+    results_path: Path, config: ConfigSource = None, info: Mapping[str, JsonValue] | None = None
 ) -> EvaluationConfig:
     """The settings to aggregate a run's results with: ``config`` when given, else the
     aggregation settings the run used (from its ``run.yaml``, beside the results file), else
@@ -126,7 +115,7 @@ def run_config(
     return _run_config(info, results_path.parent)
 
 
-def _read_info(path: Path) -> dict[str, Any]:
+def _read_info(path: Path) -> dict[str, JsonValue]:
     if not path.is_file():
         return {}
     try:
@@ -136,7 +125,7 @@ def _read_info(path: Path) -> dict[str, Any]:
     return dict(data) if isinstance(data, Mapping) else {}
 
 
-def _run_config(info: Mapping[str, Any], directory: Path) -> EvaluationConfig:
+def _run_config(info: Mapping[str, JsonValue], directory: Path) -> EvaluationConfig:
     """The aggregation settings the run used; the rest of its config is not needed here."""
     saved = info.get("config")
     if not isinstance(saved, Mapping) or not isinstance(saved.get("aggregation"), Mapping):

@@ -49,6 +49,7 @@ from graphrag_eval.results.from_records import (
     records_layout,
 )
 from graphrag_eval.results.model import (
+    FAILURE_KINDS_KEY,
     SKIPPED_KEY,
     MetricLayout,
     OutcomeKey,
@@ -210,6 +211,9 @@ def to_record(result: QuestionResult) -> dict[str, Any]:
             skipped.setdefault(key.metric, outcome.reason)
     if skipped:
         record[SKIPPED_KEY] = skipped
+    kinds = result.failure_kinds()
+    if kinds:
+        record[FAILURE_KINDS_KEY] = kinds
     return record
 
 

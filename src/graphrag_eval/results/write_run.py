@@ -26,6 +26,7 @@ from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.errors import InputError
 from graphrag_eval.files.documents import dump_yaml, write_text_atomic
 from graphrag_eval.inputs import Notice, count_kinds
+from graphrag_eval.results.aggregates import Aggregates
 from graphrag_eval.results.aggregation import aggregate
 from graphrag_eval.version import __version__
 
@@ -236,7 +237,7 @@ def write_results(
 class WrittenRun:
     """What :func:`write_run` wrote besides the results."""
 
-    aggregates: dict[str, Any]
+    aggregates: Aggregates
     summary: RunSummary
 
 
@@ -257,8 +258,8 @@ def write_run(
     out_dir.mkdir(parents=True, exist_ok=True)
     write_results(out_dir, run.results, formats)
     # From the typed run: it is flattened for writing only, never read back.
-    aggregates = aggregate(run.run_result, run.config).to_dict()
-    write_text_atomic(out_dir / AGGREGATES_YAML, dump_yaml(aggregates))
+    aggregates = aggregate(run.run_result, run.config)
+    write_text_atomic(out_dir / AGGREGATES_YAML, dump_yaml(aggregates.to_dict()))
     if started_s is not None:
         summary = replace(summary, elapsed_s=time.perf_counter() - started_s)
     write_text_atomic(out_dir / RUN_YAML, dump_yaml(summary.as_dict()))
