@@ -139,7 +139,7 @@ class AnswerCorrectness(JudgedAnswer):
     name = "answer_correctness"
     section = "answer_correctness"
     settings_model = AnswerCorrectnessConfig
-    default = True
+    default = True  # the one judged-answer metric that runs by default
     outputs = (
         OutputKey("answer_reference_claims_count", Aggregation.NONE),
         OutputKey("answer_actual_claims_count", Aggregation.NONE),
