@@ -332,6 +332,29 @@ def test_context_recall_is_skipped_without_a_reference_answer() -> None:
     assert judge.count() == 0
 
 
+def test_a_blank_answer_is_fully_faithful_and_a_blank_reference_is_not_sent() -> None:
+    judge = ScriptedJudge()
+    config = selecting(judge_config(), "ragas_faithfulness", "ragas_context_recall")
+
+    blank_answer = run_one(judge, config, "  ", retrieved=OSLO_CONTEXTS)
+    blank_reference = run_one(judge, config, retrieved=OSLO_CONTEXTS, reference_answer=" \n")
+
+    assert blank_answer["ragas_faithfulness"] == 100.0
+    assert blank_answer["ragas_faithfulness_reason"] == "the answer is blank: it makes no claims"
+    assert blank_answer["ragas_faithfulness_cost"] == 0.0
+    assert blank_reference["ragas_context_recall_error"] == (
+        "reference_answer is blank; not sent to the judge"
+    )
+    assert "ragas_context_recall" not in blank_reference
+    # Each text is sent only in the run where it is not blank.
+    assert sorted(schema_of(body) for body in judge.chats()) == [
+        "ClaimList",
+        "ClaimVerdicts",
+        "StatementList",
+        "StatementVerdicts",
+    ]
+
+
 # ------------------------------------------------------------------- where contexts come from
 
 

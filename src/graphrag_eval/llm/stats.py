@@ -7,12 +7,16 @@ read :meth:`CallStats.as_dict` and :meth:`CallStats.plan_dict`. See docs/llm.md 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from graphrag_eval.llm.pricing import TokenUsage
 
 __all__ = ["CallStats", "MetricCalls"]
+
+_SUMMARY_KEYS = {"failed": "failed_calls"}
+"""The keys of :meth:`MetricCalls.summary` that are not their field's name."""
 
 
 @dataclass(slots=True)
@@ -32,16 +36,21 @@ class MetricCalls:
     """Texts run through a local model (embeddings, BERTScore): free, not calls."""
 
     def summary(self) -> dict[str, Any]:
-        """This metric's part of :meth:`CallStats.as_dict`."""
-        return {
-            "calls": self.calls,
-            "cache_hits": self.cache_hits,
-            "failed_calls": self.failed,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cost_usd": round(self.cost_usd, 6),
-            "local_texts": self.local_texts,
+        """This metric's part of :meth:`CallStats.as_dict`: each field of
+        :class:`MetricCalls` in order (``failed`` as ``failed_calls``), the cost rounded."""
+        values = {
+            _SUMMARY_KEYS.get(part.name, part.name): getattr(self, part.name)
+            for part in fields(MetricCalls)
         }
+        values["cost_usd"] = round(self.cost_usd, 6)
+        return values
+
+    def plan_summary(self, cached: int) -> dict[str, Any]:
+        """These calls as a dry-run estimate (:meth:`CallStats.plan_dict`): the calls,
+        ``cached`` (those the cache would serve), tokens, cost and local texts."""
+        values = self.summary()
+        del values["cache_hits"], values["failed_calls"]
+        return {"calls": values.pop("calls"), "cached": cached, **values}
 
 
 @dataclass(slots=True)
@@ -119,23 +128,21 @@ class CallStats(MetricCalls):
         names = sorted(set(self.planned) | set(self.by_metric))
         empty = MetricCalls()
         metrics = {
-            name: {
-                "calls": self.planned.get(name, empty).calls,
-                "cached": self.by_metric.get(name, empty).cache_hits,
-                "input_tokens": self.planned.get(name, empty).input_tokens,
-                "output_tokens": self.planned.get(name, empty).output_tokens,
-                "cost_usd": round(self.planned.get(name, empty).cost_usd, 6),
-                "local_texts": self.planned.get(name, empty).local_texts,
-            }
+            name: self.planned.get(name, empty).plan_summary(
+                self.by_metric.get(name, empty).cache_hits
+            )
             for name in names
         }
+        total = _total(list(self.planned.values()))
         return {
-            "calls": sum(m.calls for m in self.planned.values()),
-            "cached": sum(m["cached"] for m in metrics.values()),
-            "input_tokens": sum(m.input_tokens for m in self.planned.values()),
-            "output_tokens": sum(m.output_tokens for m in self.planned.values()),
-            "cost_usd": round(sum(m.cost_usd for m in self.planned.values()), 6),
-            "local_texts": sum(m.local_texts for m in self.planned.values()),
+            **total.plan_summary(sum(m["cached"] for m in metrics.values())),
             "by_metric": metrics,
             "unpriced_models": sorted(self.unpriced_models),
         }
+
+
+def _total(parts: Sequence[MetricCalls]) -> MetricCalls:
+    """The sum of ``parts``, field by field."""
+    return MetricCalls(
+        **{part.name: sum(getattr(p, part.name) for p in parts) for part in fields(MetricCalls)}
+    )

@@ -24,17 +24,13 @@ from graphrag_eval.config.base import Section
 from graphrag_eval.metrics.base import (
     Aggregation,
     Failed,
-    Input,
     ItemContext,
-    ItemMetric,
     Outcome,
     OutputKey,
-    Placement,
     Scored,
     Unit,
 )
-from graphrag_eval.metrics.judging import answer_fields, ask, not_sent, or_failed
-from graphrag_eval.metrics.services import need
+from graphrag_eval.metrics.judging import JudgedAnswer, answer_fields, not_sent
 
 __all__ = ["AnswerClassification", "Classification", "uncertainty"]
 
@@ -113,19 +109,14 @@ def uncertainty(answer: str, phrases: Sequence[str], non_answers: Sequence[str])
     return None
 
 
-class AnswerClassification(ItemMetric):
-    """``answer_classification``: CORRECT, WRONG or DON'T KNOW."""
+class AnswerClassification(JudgedAnswer):
+    """``answer_classification``: CORRECT, WRONG or DON'T KNOW. It needs the judge (as every
+    :class:`JudgedAnswer`) even for the answers the phrases decide: counts without any WRONG
+    would mislead."""
 
     name = "answer_classification"
     section = "answer_classification"
     settings_model = AnswerClassificationConfig
-    uses_llm = True
-    default = False
-    inputs = (Input.REFERENCE_ANSWER, Input.ACTUAL_ANSWER)
-    # The judge is needed even for the answers the phrases decide: counts without any WRONG
-    # would mislead.
-    needs = frozenset({"judge"})
-    placement = Placement.BEFORE_STEPS
     outputs = (
         OutputKey(
             "answer_classification",
@@ -155,15 +146,7 @@ class AnswerClassification(ItemMetric):
             return self._scored(WRONG, "the answer is blank", 0.0)
         if not fields["reference_answer"].strip():
             return not_sent("reference_answer")
-        judged = await or_failed(
-            ask(
-                need(context.services.judge, "judge"),
-                "answer_classification",
-                Classification,
-                self.name,
-                fields,
-            )
-        )
+        judged = await self._judge(context, "answer_classification", Classification, fields)
         if isinstance(judged, Failed):
             return judged
         return self._scored(judged.value.classification, judged.value.reason, judged.cost_usd)

@@ -24,16 +24,13 @@ from graphrag_eval.llm.prompts import prompt
 from graphrag_eval.llm.replies import tab_separated
 from graphrag_eval.metrics.base import (
     Failed,
-    Input,
     ItemContext,
-    ItemMetric,
     Outcome,
     OutputKey,
-    Placement,
     Scored,
     Unit,
 )
-from graphrag_eval.metrics.judging import answer_fields, messages, not_sent, or_failed
+from graphrag_eval.metrics.judging import JudgedAnswer, answer_fields, messages, not_sent, or_failed
 from graphrag_eval.metrics.services import need
 
 __all__ = ["AnswerCorrectness", "ClaimCounts", "judge_correctness", "parse_claim_counts"]
@@ -143,16 +140,13 @@ def correctness_prompt(config: EvaluationConfig, question: str, reference: str, 
     return template.format(question=question, reference_answer=reference, actual_answer=actual)
 
 
-class AnswerCorrectness(ItemMetric):
+class AnswerCorrectness(JudgedAnswer):
     """``answer_recall``/``_precision``/``_f1`` from the judge's claim counts."""
 
     name = "answer_correctness"
     section = "answer_correctness"
     settings_model = AnswerCorrectnessConfig
-    inputs = (Input.REFERENCE_ANSWER, Input.ACTUAL_ANSWER)
-    needs = frozenset({"judge"})
-    uses_llm = True
-    placement = Placement.BEFORE_STEPS
+    default = True  # the one judged-answer metric that runs by default
     outputs = (
         OutputKey.detail("answer_reference_claims_count", Unit.COUNT),
         OutputKey.detail("answer_actual_claims_count", Unit.COUNT),

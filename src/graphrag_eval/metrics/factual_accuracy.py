@@ -18,17 +18,13 @@ from graphrag_eval.llm.engine import ReplyError
 from graphrag_eval.metrics.base import (
     Aggregation,
     Failed,
-    Input,
     ItemContext,
-    ItemMetric,
     Outcome,
     OutputKey,
-    Placement,
     Scored,
     Unit,
 )
-from graphrag_eval.metrics.judging import answer_fields, ask, not_sent, or_failed
-from graphrag_eval.metrics.services import need
+from graphrag_eval.metrics.judging import JudgedAnswer, answer_fields, not_sent
 
 __all__ = ["CRITERIA", "FactualAccuracy", "FactualAccuracyReply", "grade"]
 
@@ -92,17 +88,12 @@ def _check(reply: FactualAccuracyReply) -> None:
         )
 
 
-class FactualAccuracy(ItemMetric):
+class FactualAccuracy(JudgedAnswer):
     """``factual_accuracy_percentage`` and ``factual_accuracy_grade``."""
 
     name = "factual_accuracy"
     section = "factual_accuracy"
     settings_model = FactualAccuracyConfig
-    uses_llm = True
-    default = False
-    inputs = (Input.REFERENCE_ANSWER, Input.ACTUAL_ANSWER)
-    needs = frozenset({"judge"})
-    placement = Placement.BEFORE_STEPS
     outputs = (
         OutputKey(
             "factual_accuracy_percentage", zero_for_error_samples=True, headline=True, maximum=100
@@ -133,15 +124,8 @@ class FactualAccuracy(ItemMetric):
                     "factual_accuracy_cost": 0.0,
                 }
             )
-        judged = await or_failed(
-            ask(
-                need(context.services.judge, "judge"),
-                "factual_accuracy",
-                FactualAccuracyReply,
-                self.name,
-                fields,
-                _check,
-            )
+        judged = await self._judge(
+            context, "factual_accuracy", FactualAccuracyReply, fields, _check
         )
         if isinstance(judged, Failed):
             return judged

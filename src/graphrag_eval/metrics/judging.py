@@ -20,11 +20,20 @@ from graphrag_eval.inputs import Response
 from graphrag_eval.llm.engine import FollowUp, Judged, ListShape, LLMEngine
 from graphrag_eval.llm.prompts import prompt
 from graphrag_eval.llm.replies import json_reply
-from graphrag_eval.metrics.base import Failed, FailureKind, ItemContext
+from graphrag_eval.metrics.base import (
+    Failed,
+    FailureKind,
+    Input,
+    ItemContext,
+    ItemMetric,
+    Placement,
+)
 from graphrag_eval.metrics.failure_kinds import failure_of
+from graphrag_eval.metrics.services import need
 from graphrag_eval.steps.retrieval import parse_contexts
 
 __all__ = [
+    "JudgedAnswer",
     "answer_fields",
     "ask",
     "contexts_of",
@@ -87,6 +96,31 @@ async def ask(
         follow_up=follow_up,
         shape=shape,
     )
+
+
+class JudgedAnswer(ItemMetric):
+    """What the metrics that judge the actual answer against the reference answer declare
+    alike (``answer_correctness``, ``factual_accuracy``, ``answer_classification``): both
+    answers, the judge, keys before the steps, not run by default; :meth:`_judge` makes their
+    judge call."""
+
+    uses_llm = True
+    default = False
+    inputs = (Input.REFERENCE_ANSWER, Input.ACTUAL_ANSWER)
+    needs = frozenset({"judge"})
+    placement = Placement.BEFORE_STEPS
+
+    async def _judge(
+        self,
+        context: ItemContext,
+        template: str,
+        schema: type[M],
+        fields: Mapping[str, Any],
+        check: Callable[[M], None] | None = None,
+    ) -> Judged[M] | Failed:
+        """:func:`ask` the item's judge for this metric, a failed call as :class:`Failed`."""
+        judge = need(context.services.judge, "judge")
+        return await or_failed(ask(judge, template, schema, self.name, fields, check))
 
 
 def answer_fields(context: ItemContext) -> dict[str, str]:

@@ -41,6 +41,7 @@ from graphrag_eval.metrics.base import (
     Skipped,
 )
 from graphrag_eval.metrics.judging import (
+    answer_fields,
     ask,
     contexts_of,
     format_contexts,
@@ -101,12 +102,13 @@ class _Ragas(ItemMetric):
     section = "ragas"
     settings_model = RagasConfig
 
-    def _outputs(self) -> tuple[OutputKey, ...]:
-        return (
+    def __init__(self) -> None:
+        self.outputs = (
             OutputKey(self.name, zero_for_error_samples=True, headline=True, maximum=100),
             OutputKey.detail(f"{self.name}_reason"),
             OutputKey.cost(f"{self.name}_cost"),
         )
+        self.error_keys = (f"{self.name}_error",)
 
     def _scored(self, score: float, reason: str, cost: float) -> Scored:
         return Scored({self.name: score, f"{self.name}_reason": reason, f"{self.name}_cost": cost})
@@ -117,6 +119,13 @@ class _ExtractThenVerify(_Ragas):
     reference answer's statements), the other says which of them the contexts back; the
     score is the share that are backed, × 100."""
 
+    text: Input
+    """The item's text whose items are listed (the answer, the reference answer)."""
+    placeholder: str
+    """The text's placeholder in the extraction prompt."""
+    blank_reason: str | None = None
+    """The reason when the text is blank, scored 100 (no items); ``None``: a blank text is
+    not sent to the judge (a failure)."""
     extract: str
     """The prompt listing the items (its reply has a list ``items_field``)."""
     extract_schema: type[Any]
@@ -131,7 +140,18 @@ class _ExtractThenVerify(_Ragas):
     """The reason when the text has no items (scored 100, as the reference says)."""
 
     def __init__(self) -> None:
-        self.outputs = self._outputs()
+        super().__init__()
+        self.inputs = (self.text, Input.CONTEXTS)
+
+    async def score(self, context: ItemContext) -> Outcome:
+        text = answer_fields(context)[self.text.value]
+        if not text.strip():
+            if self.blank_reason is not None:
+                return self._scored(100.0, self.blank_reason, 0.0)
+            return not_sent(self.text.value)
+        fields = {"question": context.question.question_text, self.placeholder: text}
+        contexts = contexts_of(context.response)
+        return await self._score(need(context.services.judge, "judge"), contexts, fields, text)
 
     async def _score(
         self, engine: LLMEngine, contexts: list[str], fields: dict[str, str], text: str
@@ -198,20 +218,11 @@ class RagasFaithfulness(_ExtractThenVerify):
     """``ragas_faithfulness``: the share of the answer's claims the contexts support."""
 
     name = "ragas_faithfulness"
-    error_keys = ("ragas_faithfulness_error",)
+    text, placeholder = Input.ACTUAL_ANSWER, "answer"
     extract, extract_schema, items_field = "ragas_claims", ClaimList, "claims"
     verify, verdicts, verdict_field = "ragas_faithfulness", CLAIM_VERDICTS, "supported"
     none_reason = "the answer makes no claims"
-    inputs = (Input.ACTUAL_ANSWER, Input.CONTEXTS)
-
-    async def score(self, context: ItemContext) -> Outcome:
-        answer = context.response.actual_answer or ""
-        if not answer.strip():
-            return self._scored(100.0, "the answer is blank: it makes no claims", 0.0)
-        fields = {"question": context.question.question_text, "answer": answer}
-        return await self._score(
-            need(context.services.judge, "judge"), contexts_of(context.response), fields, answer
-        )
+    blank_reason = "the answer is blank: it makes no claims"
 
 
 class RagasContextRecall(_ExtractThenVerify):
@@ -219,30 +230,17 @@ class RagasContextRecall(_ExtractThenVerify):
     contexts contain."""
 
     name = "ragas_context_recall"
-    error_keys = ("ragas_context_recall_error",)
+    text, placeholder = Input.REFERENCE_ANSWER, "reference_answer"
     extract, extract_schema, items_field = "ragas_statements", StatementList, "statements"
     verify, verdicts, verdict_field = "ragas_attribution", STATEMENT_VERDICTS, "attributed"
     none_reason = "the reference answer has no statements"
-    inputs = (Input.REFERENCE_ANSWER, Input.CONTEXTS)
-
-    async def score(self, context: ItemContext) -> Outcome:
-        reference = context.question.reference_answer or ""
-        if not reference.strip():
-            return not_sent("reference_answer")
-        fields = {"question": context.question.question_text, "reference_answer": reference}
-        contexts = contexts_of(context.response)
-        return await self._score(need(context.services.judge, "judge"), contexts, fields, reference)
 
 
 class RagasContextPrecision(_Ragas):
     """``ragas_context_precision``: the share of the retrieved contexts that are relevant."""
 
     name = "ragas_context_precision"
-    error_keys = ("ragas_context_precision_error",)
     inputs = (Input.CONTEXTS,)
-
-    def __init__(self) -> None:
-        self.outputs = self._outputs()
 
     async def score(self, context: ItemContext) -> Outcome:
         contexts = contexts_of(context.response)
@@ -285,10 +283,6 @@ class RagasAnswerRelevance(_Ragas):
     name = "ragas_answer_relevance"
     inputs = INPUTS
     needs = NEEDS
-    error_keys = ("ragas_answer_relevance_error",)
-
-    def __init__(self) -> None:
-        self.outputs = self._outputs()
 
     async def score(self, context: ItemContext) -> Outcome:
         count = context.config.section("ragas", RagasConfig).questions

@@ -12,6 +12,8 @@ the reference answer.
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 from graphrag_eval.metrics.answer_relevance import cosine
 from graphrag_eval.metrics.base import (
     Failed,
@@ -42,15 +44,35 @@ def _percent(value: float, digits: int = 4) -> float:
     return round(min(100.0, max(0.0, 100.0 * value)), digits)
 
 
-class SemanticSimilarity(ItemMetric):
-    """``semantic_similarity_percentage``."""
+class _AnswerSimilarity(ItemMetric):
+    """What the two similarity metrics share: both answers, a local or remote model, keys
+    before the steps, not run by default; every key 0 when either answer is blank, else the
+    keys :meth:`_compare` computes (a failed call as :class:`Failed`)."""
 
-    name = "semantic_similarity"
     uses_llm = True
     default = False
     inputs = _ANSWERS
-    needs = frozenset({"embeddings"})
     placement = Placement.BEFORE_STEPS
+
+    async def score(self, context: ItemContext) -> Outcome:
+        answer, reference = _answers(context)
+        if not answer.strip() or not reference.strip():
+            return Scored({key.name: 0.0 for key in self.outputs})
+        values = await or_failed(self._compare(context, answer, reference))
+        if isinstance(values, Failed):
+            return values
+        return Scored(values)
+
+    @abstractmethod
+    async def _compare(self, context: ItemContext, answer: str, reference: str) -> dict[str, float]:
+        """The metric's keys for two non-blank answers."""
+
+
+class SemanticSimilarity(_AnswerSimilarity):
+    """``semantic_similarity_percentage``."""
+
+    name = "semantic_similarity"
+    needs = frozenset({"embeddings"})
     outputs = (
         OutputKey(
             "semantic_similarity_percentage",
@@ -61,30 +83,18 @@ class SemanticSimilarity(ItemMetric):
     )
     error_keys = ("semantic_similarity_error",)
 
-    async def score(self, context: ItemContext) -> Outcome:
-        answer, reference = _answers(context)
-        if not answer.strip() or not reference.strip():
-            return Scored({"semantic_similarity_percentage": 0.0})
-        embedded = await or_failed(
-            need(context.services.embedder, "embeddings").embed(
-                [answer, reference], metric=self.name
-            )
-        )
-        if isinstance(embedded, Failed):
-            return embedded
+    async def _compare(self, context: ItemContext, answer: str, reference: str) -> dict[str, float]:
+        embedder = need(context.services.embedder, "embeddings")
+        embedded = await embedder.embed([answer, reference], metric=self.name)
         similarity = cosine(*embedded.vectors)
-        return Scored({"semantic_similarity_percentage": _percent(similarity, digits=2)})
+        return {"semantic_similarity_percentage": _percent(similarity, digits=2)}
 
 
-class BertScore(ItemMetric):
+class BertScore(_AnswerSimilarity):
     """``bert_score_precision``, ``bert_score_recall`` and ``bert_score_f1``."""
 
     name = "bert_score"
-    uses_llm = True
-    default = False
-    inputs = _ANSWERS
     needs = frozenset({"bert_model"})
-    placement = Placement.BEFORE_STEPS
     outputs = (
         OutputKey("bert_score_precision", zero_for_error_samples=True, maximum=100),
         OutputKey("bert_score_recall", zero_for_error_samples=True, maximum=100),
@@ -92,22 +102,11 @@ class BertScore(ItemMetric):
     )
     error_keys = ("bert_score_error",)
 
-    async def score(self, context: ItemContext) -> Outcome:
-        answer, reference = _answers(context)
-        if not answer.strip() or not reference.strip():
-            return Scored({key.name: 0.0 for key in self.outputs})
-        scores = await or_failed(
-            need(context.services.bert_scorer, "bert_model").scores(
-                [(answer, reference)], metric=self.name
-            )
-        )
-        if isinstance(scores, Failed):
-            return scores
-        [(precision, recall, f1)] = scores
-        return Scored(
-            {
-                "bert_score_precision": _percent(precision),
-                "bert_score_recall": _percent(recall),
-                "bert_score_f1": _percent(f1),
-            }
-        )
+    async def _compare(self, context: ItemContext, answer: str, reference: str) -> dict[str, float]:
+        scorer = need(context.services.bert_scorer, "bert_model")
+        [(precision, recall, f1)] = await scorer.scores([(answer, reference)], metric=self.name)
+        return {
+            "bert_score_precision": _percent(precision),
+            "bert_score_recall": _percent(recall),
+            "bert_score_f1": _percent(f1),
+        }
