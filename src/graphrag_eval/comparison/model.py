@@ -16,6 +16,29 @@ __all__ = ["Comparison", "ErrorSamples", "Failures", "ItemChange", "MetricChange
 Verdict = Literal["better", "worse", "unchanged", "too few pairs", "no pairs"]
 ErrorSamples = Literal["zero", "exclude"]
 
+# The keys of ``as_dict()`` that are attributes of the same name, in output order.
+_ITEM_KEYS = ("question_id", "template_id", "a", "b", "difference")
+_MEANS_KEYS = ("pairs", "mean_a", "mean_b", "difference", "ci_low", "ci_high")
+"""Of a metric's change: the pairs, both means, their difference and its interval."""
+_COUNT_KEYS = (
+    "lower_is_better",
+    "improved",
+    "regressed",
+    "unchanged",
+    "scored_only_in_a",
+    "scored_only_in_b",
+)
+_RUN_KEYS = (
+    "run_a",
+    "run_b",
+    "seed",
+    "resamples",
+    "confidence",
+    "questions_a",
+    "questions_b",
+    "paired",
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Failures:
@@ -40,13 +63,7 @@ class ItemChange:
         return self.b - self.a
 
     def as_dict(self) -> dict[str, JsonValue]:
-        return {
-            "question_id": self.question_id,
-            "template_id": self.template_id,
-            "a": self.a,
-            "b": self.b,
-            "difference": self.difference,
-        }
+        return _attributes(self, _ITEM_KEYS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,33 +104,17 @@ class MetricChange:
             return self.verdict
         return "lower" if (self.verdict == "better") == self.lower_is_better else "higher"
 
-    def _means(self) -> dict[str, JsonValue]:
-        """The pairs, both means, their difference and its interval."""
-        return {
-            "pairs": self.pairs,
-            "mean_a": self.mean_a,
-            "mean_b": self.mean_b,
-            "difference": self.difference,
-            "ci_low": self.ci_low,
-            "ci_high": self.ci_high,
-        }
-
     def resource_dict(self) -> dict[str, JsonValue]:
         """The change of a cost, token count or time: its unit, means, difference, interval
         and ``change`` (``lower``, ``higher``, ``unchanged``, ``too few pairs``, ``no
         pairs``)."""
-        return {"unit": self.unit, **self._means(), "change": self.direction}
+        return {"unit": self.unit, **_attributes(self, _MEANS_KEYS), "change": self.direction}
 
     def as_dict(self) -> dict[str, JsonValue]:
         return {
-            **self._means(),
+            **_attributes(self, _MEANS_KEYS),
             "change": self.verdict,
-            "lower_is_better": self.lower_is_better,
-            "improved": self.improved,
-            "regressed": self.regressed,
-            "unchanged": self.unchanged,
-            "scored_only_in_a": self.scored_only_in_a,
-            "scored_only_in_b": self.scored_only_in_b,
+            **_attributes(self, _COUNT_KEYS),
             "better_items": [item.as_dict() for item in self.better_items],
             "worse_items": [item.as_dict() for item in self.worse_items],
             "unit": self.unit,
@@ -167,14 +168,7 @@ class Comparison:
 
     def as_dict(self) -> dict[str, JsonValue]:
         return {
-            "run_a": self.run_a,
-            "run_b": self.run_b,
-            "seed": self.seed,
-            "resamples": self.resamples,
-            "confidence": self.confidence,
-            "questions_a": self.questions_a,
-            "questions_b": self.questions_b,
-            "paired": self.paired,
+            **_attributes(self, _RUN_KEYS),
             "only_in_a": _texts(self.only_in_a),
             "only_in_b": _texts(self.only_in_b),
             "status_changes": {change: _texts(ids) for change, ids in self.status_changes.items()},
@@ -197,3 +191,8 @@ class Comparison:
 def _texts(texts: Iterable[str]) -> list[JsonValue]:
     copy: list[JsonValue] = list(texts)
     return copy
+
+
+def _attributes(source: object, names: Iterable[str]) -> dict[str, JsonValue]:
+    """``{name: source.name}`` for each of ``names``, in their order."""
+    return {name: getattr(source, name) for name in names}

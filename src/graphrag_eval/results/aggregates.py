@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from graphrag_eval.metrics.base import JsonValue
 
@@ -30,13 +30,8 @@ class Statistics:
     max: float
 
     def to_dict(self) -> dict[str, JsonValue]:
-        return {
-            "sum": self.sum,
-            "mean": self.mean,
-            "median": self.median,
-            "min": self.min,
-            "max": self.max,
-        }
+        """Each field, in order: ``sum``, ``mean``, ``median``, ``min``, ``max``."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 @dataclass(slots=True)
@@ -75,12 +70,8 @@ class StepCounts:
     errors: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, JsonValue]:
-        return {
-            "total": _copy(self.total),
-            "once_per_sample": _copy(self.once_per_sample),
-            "empty_results": _copy(self.empty_results),
-            "errors": _copy(self.errors),
-        }
+        """Each field, in order, as a copy."""
+        return {f.name: _copy(getattr(self, f.name)) for f in fields(self)}
 
 
 KeyAggregate = Statistics | dict[str, int] | int
