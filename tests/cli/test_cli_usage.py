@@ -13,6 +13,12 @@ import pytest
 import yaml
 
 from graphrag_eval.cli import main
+from graphrag_eval.comparison.compare import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_ERROR_SAMPLES,
+    DEFAULT_SEED,
+    DEFAULT_TOP,
+)
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
@@ -268,6 +274,23 @@ def test_the_gate_options_help_fits_each_command(capsys: pytest.CaptureFixture[s
     assert "mean of METRIC over all questions" in _option_help(
         evaluate_help, "--fail-under METRIC=VALUE"
     )
+
+
+def test_compare_help_shows_the_defaults_of_its_settings_only(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """compare shows every default (one command setting): the bootstrap's and the listing's,
+    none for a flag or an option without one."""
+    _, out, _ = run(capsys, "compare", "--help")
+
+    assert f"[default: {DEFAULT_SEED}]" in _option_help(out, "--seed INTEGER")
+    confidence = _option_help(out, "--confidence FLOAT RANGE")
+    assert f"[default: {DEFAULT_CONFIDENCE}; 0.5<=x<1]" in confidence
+    assert f"[default: {DEFAULT_TOP}; x>=0]" in _option_help(out, "--top INTEGER RANGE")
+    samples = _option_help(out, "--error-samples [zero|exclude]")
+    assert f"[default: {DEFAULT_ERROR_SAMPLES}]" in samples
+    for unset in ("--resamples", "--json", "--fail-on-regression", "--html", "--format"):
+        assert "[default:" not in _option_help(out, unset)
 
 
 def test_help_asked_in_place_of_a_threshold_is_the_commands_help(

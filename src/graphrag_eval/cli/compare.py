@@ -72,7 +72,7 @@ class CompareOptions:
         return [*self.fail_under, *self.fail_over]
 
 
-@click.command("compare")
+@click.command("compare", context_settings={"show_default": True})
 @debug_option
 # Not required by click, whose message would be a usage block: one line instead (run_compare).
 @click.argument("run_a", metavar="RUN_A", type=click.Path(path_type=Path), required=False)
@@ -102,7 +102,6 @@ class CompareOptions:
     "--seed",
     type=int,
     default=DEFAULT_SEED,
-    show_default=True,
     help="Seed of the bootstrap resampling.",
 )
 @click.option(
@@ -116,14 +115,12 @@ class CompareOptions:
     "--confidence",
     type=click.FloatRange(min=0.5, max=1, max_open=True),
     default=DEFAULT_CONFIDENCE,
-    show_default=True,
     help="Confidence level of the intervals.",
 )
 @click.option(
     "--top",
     type=click.IntRange(min=0),
     default=DEFAULT_TOP,
-    show_default=True,
     help="Questions listed per metric that got better and worse (0: all), in the text output too.",
 )
 @gate_options
@@ -137,7 +134,6 @@ class CompareOptions:
     "--error-samples",
     type=click.Choice(["zero", "exclude"]),
     default=DEFAULT_ERROR_SAMPLES,
-    show_default=True,
     help="zero: a question that newly fails (an error response) counts as a fall to 0 on "
     "the scores it had, so a run that fails more cannot look better; exclude: it leaves "
     "the pairs (it is counted under scored only in A).",
