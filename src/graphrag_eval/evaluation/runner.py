@@ -27,13 +27,19 @@ from typing import Any, TypeVar
 
 from graphrag_eval.collector import fewer_collections
 from graphrag_eval.config import ConfigSource, EvaluationConfig, load_config
+from graphrag_eval.evaluation.items import (
+    ORDER_WINDOW,
+    ItemCallback,
+    ItemRunner,
+    ResultCallback,
+    Sinks,
+    in_order,
+)
 from graphrag_eval.evaluation.planning import build_run_engine, check_services
-from graphrag_eval.evaluation.scoring import evaluate_item
 from graphrag_eval.inputs import (
     Diagnostics,
     Notice,
     ReferenceQuestion,
-    Response,
     ResponseSet,
     check_evaluable,
     load_reference,
@@ -42,14 +48,14 @@ from graphrag_eval.inputs import (
     parse_responses,
 )
 from graphrag_eval.llm.engine import CallStats, LLMEngine
-from graphrag_eval.metrics.base import Metric
 from graphrag_eval.metrics.registry import metrics_for
 from graphrag_eval.results.model import QuestionResult, ResultLayout, RunResult
-from graphrag_eval.results.to_records import layout_for, read_records, to_record, to_records
+from graphrag_eval.results.to_records import layout_for, read_records, to_records
 from graphrag_eval.steps.rules import check_reference_step
 
 __all__ = [
     "EvaluationRun",
+    "ResultCallback",
     "arun_evaluation",
     "evaluate",
     "prepare_reference",
@@ -61,7 +67,6 @@ logger = logging.getLogger("graphrag_eval")
 
 ReferenceSource = str | Path | Sequence[Any]
 ResponsesSource = str | Path | Mapping[str, Any] | Sequence[Any] | ResponseSet
-ItemCallback = Callable[[dict[str, Any]], None]
 
 _T = TypeVar("_T")
 
@@ -180,6 +185,8 @@ async def evaluate(
     max_concurrent_items: int | None = None,
     engine: LLMEngine | None = None,
     done: Mapping[str, dict[str, Any]] | None = None,
+    on_result: ResultCallback | None = None,
+    keep: bool = True,
 ) -> EvaluationRun:
     """Evaluate every reference question; one bad item never stops the others.
 
@@ -187,11 +194,23 @@ async def evaluate(
     checkpointing and progress); the returned results are in reference order. ``engine``
     makes the judge and embedding calls (by default one is built from the config, and closed
     at the end); ``done`` holds results of a previous run to keep instead of evaluating again
-    (by question id; ``on_item`` is not called for them)."""
+    (by question id; ``on_item`` is not called for them).
+
+    ``on_result`` is called with every typed result (kept ones too) in reference order, as
+    soon as it and those before it are final; at most :data:`ORDER_WINDOW` times the items in
+    flight wait for an earlier one. With ``keep=False`` the run holds no result (its
+    ``items`` are empty) and drops each response once scored: ``on_result`` is where the
+    results go (the command line writes and aggregates them as they come)."""
     settings = load_config(config)
     with fewer_collections():
         return await _evaluate(
-            settings, reference, responses, on_item, max_concurrent_items, engine, done
+            settings,
+            reference,
+            responses,
+            Sinks(on_item, on_result, keep),
+            max_concurrent_items,
+            engine,
+            done,
         )
 
 
@@ -199,7 +218,7 @@ async def _evaluate(
     settings: EvaluationConfig,
     reference: ReferenceSource,
     responses: ResponsesSource,
-    on_item: ItemCallback | None,
+    sinks: Sinks,
     max_concurrent_items: int | None,
     engine: LLMEngine | None,
     done: Mapping[str, dict[str, Any]] | None,
@@ -219,7 +238,7 @@ async def _evaluate(
         # Enough items in flight to keep every judge slot busy.
         max_concurrent_items = max(64, 4 * settings.llm.max_concurrency)
     layout = layout_for(settings)
-    run = _ItemRunner(
+    run = ItemRunner(
         settings,
         metrics_for(settings),
         response_set,
@@ -227,61 +246,30 @@ async def _evaluate(
         services={"llm": engine} if engine is not None else {},
         slots=asyncio.Semaphore(max(1, max_concurrent_items)),
         kept=_read_kept(done or {}, layout),
-        on_item=on_item,
+        on_item=sinks.on_item,
+        drop_responses=not sinks.keep,
     )
+    results: list[QuestionResult] = []
+
+    def emit(result: QuestionResult) -> None:
+        if sinks.keep:
+            results.append(result)
+        if sinks.on_result is not None:
+            sinks.on_result(result)
+
+    window = ORDER_WINDOW * max(1, max_concurrent_items)
     try:
-        results = await asyncio.gather(*(run.one(question) for question in questions))
+        await in_order(questions, run.one, window, emit)
     finally:
         if own_engine and engine is not None:
             await engine.aclose()
     return EvaluationRun(
-        items=list(results),
+        items=results,
         diagnostics=diagnostics,
         config=settings,
         layout=layout,
         llm=engine.stats if engine is not None else None,
     )
-
-
-@dataclass(slots=True)
-class _ItemRunner:
-    """Evaluates the items of one run, at most ``slots`` at a time."""
-
-    config: EvaluationConfig
-    metrics: Sequence[Metric]
-    response_set: ResponseSet
-    diagnostics: Diagnostics
-    services: Mapping[str, Any]
-    slots: asyncio.Semaphore
-    kept: Mapping[str, QuestionResult]
-    on_item: ItemCallback | None
-
-    async def one(self, question: ReferenceQuestion) -> QuestionResult:
-        """The result of ``question`` (kept from a previous run, or evaluated now)."""
-        response = self.response_set.responses.get(question.id)
-        if question.id in self.kept:
-            _release(question, response)
-            return self.kept[question.id]
-        async with self.slots:
-            try:
-                result, notices = await evaluate_item(
-                    question,
-                    response,
-                    self.metrics,
-                    self.config,
-                    source=self.response_set.source,
-                    services=self.services,
-                )
-            except Exception as exc:  # a bug or an extreme input costs this item only
-                logger.exception("could not evaluate question %r", question.id)
-                result = _unevaluated_result(question, exc)
-                notices = [_unevaluated_notice(self.response_set.source, question, exc)]
-            finally:
-                _release(question, response)
-        self.diagnostics.extend(notices)
-        if self.on_item is not None:
-            self.on_item(to_record(result))
-        return result
 
 
 def _read_kept(
@@ -293,41 +281,6 @@ def _read_kept(
     for a saved run), by question id."""
     kept = read_records(list(done.values()), layout).results
     return dict(zip(done, kept, strict=True))
-
-
-def _unevaluated_result(question: ReferenceQuestion, exc: Exception) -> QuestionResult:
-    """The result of an item graphrag-eval could not evaluate: counted with the error
-    samples, flagged with ``evaluation_error``, and without copies of its inputs (copying
-    them may be what failed)."""
-    return QuestionResult(
-        {
-            "template_id": question.template_id,
-            "question_id": question.id,
-            "question_text": question.question_text,
-            "status": "error",
-            "error": f"graphrag-eval could not evaluate this item: {exc!r}",
-            "evaluation_error": True,
-        }
-    )
-
-
-def _unevaluated_notice(source: str, question: ReferenceQuestion, exc: Exception) -> Notice:
-    return Notice(
-        "evaluation_error",
-        f"could not be evaluated: {exc!r}",
-        file=source,
-        item=f"question '{question.id}'",
-    )
-
-
-def _release(question: ReferenceQuestion, response: Response | None) -> None:
-    """Drop what match rules derived from the item's steps (parsed outputs): the item is
-    done, and a large dataset should not keep every parsed result alive."""
-    for group in question.reference_steps or ():
-        for reference_step in group:
-            reference_step.memo.clear()
-    for actual_step in (response.actual_steps if response is not None else None) or ():
-        actual_step.memo.clear()
 
 
 async def arun_evaluation(
