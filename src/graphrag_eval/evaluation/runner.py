@@ -55,6 +55,7 @@ from graphrag_eval.steps.rules import check_reference_step
 
 __all__ = [
     "EvaluationRun",
+    "ItemCallback",
     "ResultCallback",
     "arun_evaluation",
     "evaluate",

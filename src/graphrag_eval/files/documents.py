@@ -42,6 +42,7 @@ __all__ = [
     "JSONL_SUFFIXES",
     "JSON_TEXT_ERRORS",
     "BrokenLine",
+    "atomic_stream",
     "decode_utf8",
     "dump_yaml",
     "iter_jsonl",
@@ -355,7 +356,31 @@ def write_text_atomic(path: Path, text: str) -> None:
         raise
 
 
-def open_for_append(path: Path) -> IO[bytes]:
+def open_for_append(path: Path, *, readable: bool = False) -> IO[bytes]:
     """``path``, an existing regular file, open for appending bytes, unbuffered (each write
-    is one system call); a symbolic link there is refused (``OSError``), never followed."""
-    return os.fdopen(os.open(path, _APPEND_FLAGS), "ab", buffering=0)
+    is one system call); a symbolic link there is refused (``OSError``), never followed.
+    ``readable``: what was written can be read back through the same file (``os.pread``)."""
+    flags = (_APPEND_FLAGS & ~os.O_WRONLY) | os.O_RDWR if readable else _APPEND_FLAGS
+    return os.fdopen(os.open(path, flags), "ab", buffering=0)
+
+
+@contextlib.contextmanager
+def atomic_stream(path: Path) -> Iterator[IO[bytes]]:
+    """Write ``path`` as a stream of bytes that replaces it at the end, as
+    :func:`write_text_atomic` does with a whole text: a new temporary file (exclusive
+    creation, a unique name) replaces ``path`` when the block ends, and is removed when it
+    raises (Ctrl-C included)."""
+    path = Path(path)
+    fd, tmp = _new_temporary(path)
+    try:
+        with os.fdopen(fd, "wb", buffering=1 << 20) as stream:
+            yield stream
+            stream.flush()
+            os.fsync(stream.fileno())
+        tmp.replace(path)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        if isinstance(exc, OSError) and exc.filename is None:
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
+        raise
