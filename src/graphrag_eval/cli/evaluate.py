@@ -16,7 +16,12 @@ import click
 
 from graphrag_eval.cli.console import stderr, stdout
 from graphrag_eval.cli.errors import command_line, exit_on_failures
-from graphrag_eval.cli.evaluate_summary import RunOutcome, incomplete_line, print_run_outcome
+from graphrag_eval.cli.evaluate_summary import (
+    RunOutcome,
+    RunTally,
+    incomplete_line,
+    print_run_outcome,
+)
 from graphrag_eval.cli.options import (
     config_option,
     debug_option,
@@ -50,11 +55,15 @@ from graphrag_eval.results.checkpoint import (
     open_run,
     start_checkpoint,
 )
+from graphrag_eval.results.fold import AggregateFold
+from graphrag_eval.results.model import QuestionResult
 from graphrag_eval.results.read_run import SavedRun
+from graphrag_eval.results.to_records import layout_for
 from graphrag_eval.results.write_run import (
     REPORT_HTML,
     RESULTS_JSONL,
     ResultsFormat,
+    ResultsStream,
     RunSummary,
     WrittenRun,
     claim_out_dir,
@@ -245,16 +254,23 @@ def _evaluate(options: EvaluateOptions) -> None:
             source=response_set.source,
             resume_run=options.resume,
         )
-        run = _run_checkpointed(checkpoint, questions, response_set, config, engine, options)
+        tally = RunTally()
+        streamed = ResultsStream(
+            options.out_dir, options.formats, AggregateFold(layout_for(config), config)
+        )
+        run = _run_checkpointed(
+            checkpoint, (streamed, tally), questions, response_set, config, engine, options
+        )
         diagnostics.extend(run.diagnostics.notices)
         diagnostics.extend(checkpoint.resumed.notices)  # what the kept items' evaluation found
-        written = _write_outputs(options, run, diagnostics, engine, checkpoint, started)
+        written = _write_outputs(options, run, streamed, diagnostics, engine, checkpoint, started)
     failures = check_thresholds(written.aggregates["micro"], options.gates)
     if not options.quiet:
         resumed = checkpoint.resumed if options.resume else None
-        outcome = RunOutcome(options.out_dir, run, written, engine, resumed, options.html_report)
+        outcome = RunOutcome(options.out_dir, tally, written, engine, resumed, options.html_report)
         print_run_outcome(outcome, options.gates, failures)
-    exit_on_failures(failures, incomplete_line(run, engine, command_line("--resume")))
+    line = incomplete_line(tally, config, engine, command_line("--resume"))
+    exit_on_failures(failures, line)
 
 
 def _warn_unpriced(engine: LLMEngine | None) -> None:
@@ -268,26 +284,36 @@ def _warn_unpriced(engine: LLMEngine | None) -> None:
 
 def _run_checkpointed(
     checkpoint: RunCheckpoint,
+    sinks: tuple[ResultsStream, RunTally],
     questions: Sequence[ReferenceQuestion],
     response_set: ResponseSet,
     config: EvaluationConfig,
     engine: LLMEngine | None,
     options: EvaluateOptions,
 ) -> EvaluationRun:
-    """The run, each item written as it finishes, with its progress on standard error."""
+    """The run, each item written as it finishes, with its progress on standard error; the
+    results go to ``sinks`` in reference order (the results files, written as they come,
+    replace the checkpoint's when the run is over) and the run keeps none."""
     # A bar on a terminal; in a log (CI) a plain line every few seconds instead.
     progress = options.progress
     show = len(questions) >= _PROGRESS_MIN_ITEMS or engine is not None
     left = len(questions) - len(checkpoint.resumed.kept)
+    streamed, tally = sinks
     with contextlib.ExitStack() as stack:
         # Not cut in half: results.jsonl without its checkpoint.json is no run to resume.
         with deferred_interrupts():
             log = stack.enter_context(start_checkpoint(checkpoint))
+        streamed.line_of = log.line
+        stack.enter_context(streamed)  # removed if the run stops: the checkpoint stays
         bar = stack.enter_context(
             start_progress(
                 stderr(), left, show if progress is None else progress, forced=bool(progress)
             )
         )
+
+        def on_result(result: QuestionResult) -> None:
+            streamed.add(result)
+            tally.add(result)
 
         async def run_all() -> EvaluationRun:
             try:
@@ -298,6 +324,8 @@ def _run_checkpointed(
                     config,
                     engine=engine,
                     on_item=lambda _: bar.advance(),
+                    on_result=on_result,
+                    keep=False,
                 )
             finally:
                 if engine is not None:
@@ -318,12 +346,14 @@ def _run_checkpointed(
 def _write_outputs(
     options: EvaluateOptions,
     run: EvaluationRun,
+    streamed: ResultsStream,
     diagnostics: Diagnostics,
     engine: LLMEngine | None,
     checkpoint: RunCheckpoint,
     started: float,
 ) -> WrittenRun:
-    """The output directory: results in reference order, aggregates, run.yaml, the report."""
+    """The output directory: the results (written in reference order as they came),
+    aggregates, run.yaml, the report."""
     resumed = checkpoint.resumed
     summary = RunSummary.of(
         run,
@@ -333,13 +363,16 @@ def _write_outputs(
         notices=diagnostics.notices,
         engine=engine,
         resumed=(len(resumed.kept), resumed.redo),
+        counts=streamed.counts,
     )
-    written = write_run(options.out_dir, run, summary, options.formats, started_s=started)
+    written = write_run(
+        options.out_dir, run, summary, options.formats, started_s=started, streamed=streamed
+    )
     if options.html_report:
         saved = SavedRun(
             label=str(options.out_dir),
             results_path=options.out_dir / RESULTS_JSONL,
-            results=run.results,
+            results=streamed.records(),
             aggregates=written.aggregates,
             config=run.config,
             info=written.summary.as_dict(),

@@ -12,8 +12,9 @@ from graphrag_eval.metrics.base import Failed, Scored
 
 if TYPE_CHECKING:
     from graphrag_eval.evaluation.runner import EvaluationRun
+    from graphrag_eval.results.model import QuestionResult
 
-__all__ = ["INTERNAL_ERROR", "failed_everywhere", "unexplained_failures"]
+__all__ = ["INTERNAL_ERROR", "Failures", "failed_everywhere", "unexplained_failures"]
 
 INTERNAL_ERROR = "internal error"
 """How the error of a metric that raised (a bug) starts (``scoring.py``)."""
@@ -22,19 +23,34 @@ INTERNAL_ERROR = "internal error"
 def failed_everywhere(run: EvaluationRun) -> dict[str, str]:
     """Each metric that was attempted and failed on every question (and step) it applied
     to, with its commonest error; a metric that scored anything is not one."""
-    scored: set[str] = set()
-    errors: dict[str, Counter[str]] = {}
+    failures = Failures()
     for item in run.items:
+        failures.add(item)
+    return failures.everywhere()
+
+
+class Failures:
+    """What :func:`failed_everywhere` needs, taken one result at a time (a run that keeps
+    no result counts as its results come)."""
+
+    def __init__(self) -> None:
+        self.scored: set[str] = set()
+        self.errors: dict[str, Counter[str]] = {}
+
+    def add(self, item: QuestionResult) -> None:
         for key, outcome in item.outcomes.items():
             if isinstance(outcome, Scored):
-                scored.add(key.metric)
-            elif isinstance(outcome, Failed):
-                errors.setdefault(key.metric, Counter())[outcome.error] += 1
-    return {
-        metric: counts.most_common(1)[0][0]
-        for metric, counts in errors.items()
-        if metric not in scored
-    }
+                self.scored.add(key.metric)
+            elif isinstance(outcome, Failed) and key.metric not in self.scored:
+                self.errors.setdefault(key.metric, Counter())[outcome.error] += 1
+
+    def everywhere(self) -> dict[str, str]:
+        """:func:`failed_everywhere` of the results taken."""
+        return {
+            metric: counts.most_common(1)[0][0]
+            for metric, counts in self.errors.items()
+            if metric not in self.scored
+        }
 
 
 def unexplained_failures(

@@ -9,7 +9,7 @@ used (from ``run.yaml``) unless a config is given.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ class SavedRun:
     label: str
     """How the run is called in reports: its directory or file as given."""
     results_path: Path
-    results: list[dict[str, Any]]
+    results: Sequence[dict[str, Any]]
     aggregates: dict[str, Any]
     config: EvaluationConfig
     info: dict[str, Any] = field(default_factory=dict)
