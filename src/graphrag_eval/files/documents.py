@@ -9,6 +9,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import errno
+import io
 import json
 import os
 import re
@@ -30,6 +31,7 @@ from graphrag_eval.files.bounded import (
     split_json_items,
 )
 from graphrag_eval.files.bounded_yaml import load_yaml_bounded
+from graphrag_eval.files.fast_json import REFUSED, decode_json_line, read_json_bytes
 from graphrag_eval.files.textcheck import (
     UTF16_BOMS,
     bad_byte,
@@ -77,9 +79,10 @@ def read_document(path: Path, *, split_items: bool = False) -> Any:
     binary = binary_problem(raw, "a YAML or JSON text file")
     if binary is not None:
         raise ValueError(binary)
-    text = decode_utf8(raw)
     if path.suffix.lower() == ".json":
-        return _read_json(text, split_items)
+        data = read_json_bytes(raw, split_items)
+        return _read_json(decode_utf8(raw), split_items) if data is REFUSED else data
+    text = decode_utf8(raw)
     try:
         data = load_yaml_bounded(text, _Loader, split_items=split_items, document_bytes=len(raw))
     except RecursionError:
@@ -237,7 +240,9 @@ def _jsonl_value(number: int, line: str, max_depth: int) -> Any:
             message += encoding_hint(raw)
         return BrokenLine(message, _ESCAPED_BYTE.sub("\ufffd", line))
     try:
-        value = json.loads(line)
+        value = decode_json_line(line)
+        if value is REFUSED:
+            value = json.loads(line)
     except json.JSONDecodeError as exc:
         return BrokenLine(f"invalid JSON at column {exc.colno}: {exc.msg}", line)
     except RecursionError:
@@ -372,13 +377,15 @@ def atomic_stream(path: Path) -> Iterator[IO[bytes]]:
     raises (Ctrl-C included)."""
     path = Path(path)
     fd, tmp = _new_temporary(path)
+    stream = io.BufferedWriter(io.FileIO(fd, "wb"), buffer_size=1 << 20)
     try:
-        with os.fdopen(fd, "wb", buffering=1 << 20) as stream:
-            yield stream
-            stream.flush()
-            os.fsync(stream.fileno())
+        yield stream
+        stream.flush()
+        os.fsync(stream.fileno())
+        stream.close()
         tmp.replace(path)
     except BaseException as exc:
+        stream.raw.close()  # what is still buffered is dropped, not written (the disk is full)
         with contextlib.suppress(OSError):
             tmp.unlink()
         if isinstance(exc, OSError) and exc.filename is None:
