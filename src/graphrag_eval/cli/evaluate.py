@@ -254,13 +254,10 @@ def _evaluate(options: EvaluateOptions) -> None:
             source=response_set.source,
             resume_run=options.resume,
         )
-        tally = RunTally()
-        streamed = ResultsStream(
-            options.out_dir, options.formats, AggregateFold(layout_for(config), config)
-        )
-        run = _run_checkpointed(
-            checkpoint, (streamed, tally), questions, response_set, config, engine, options
-        )
+        fold = AggregateFold(layout_for(config), config)
+        streamed, tally = ResultsStream(options.out_dir, options.formats, fold), RunTally()
+        inputs = (questions, response_set, config)
+        run = _run_checkpointed(checkpoint, streamed, tally, inputs, engine, options)
         diagnostics.extend(run.diagnostics.notices)
         diagnostics.extend(checkpoint.resumed.notices)  # what the kept items' evaluation found
         written = _write_outputs(options, run, streamed, diagnostics, engine, checkpoint, started)
@@ -269,8 +266,7 @@ def _evaluate(options: EvaluateOptions) -> None:
         resumed = checkpoint.resumed if options.resume else None
         outcome = RunOutcome(options.out_dir, tally, written, engine, resumed, options.html_report)
         print_run_outcome(outcome, options.gates, failures)
-    line = incomplete_line(tally, config, engine, command_line("--resume"))
-    exit_on_failures(failures, line)
+    exit_on_failures(failures, incomplete_line(tally, config, engine, command_line("--resume")))
 
 
 def _warn_unpriced(engine: LLMEngine | None) -> None:
@@ -284,21 +280,20 @@ def _warn_unpriced(engine: LLMEngine | None) -> None:
 
 def _run_checkpointed(
     checkpoint: RunCheckpoint,
-    sinks: tuple[ResultsStream, RunTally],
-    questions: Sequence[ReferenceQuestion],
-    response_set: ResponseSet,
-    config: EvaluationConfig,
+    streamed: ResultsStream,
+    tally: RunTally,
+    inputs: tuple[Sequence[ReferenceQuestion], ResponseSet, EvaluationConfig],
     engine: LLMEngine | None,
     options: EvaluateOptions,
 ) -> EvaluationRun:
     """The run, each item written as it finishes, with its progress on standard error; the
-    results go to ``sinks`` in reference order (the results files, written as they come,
-    replace the checkpoint's when the run is over) and the run keeps none."""
+    results go to ``streamed`` (the results files, written in reference order as they come,
+    replace the checkpoint's when the run is over) and ``tally``; the run keeps none."""
+    questions, response_set, config = inputs
     # A bar on a terminal; in a log (CI) a plain line every few seconds instead.
     progress = options.progress
     show = len(questions) >= _PROGRESS_MIN_ITEMS or engine is not None
     left = len(questions) - len(checkpoint.resumed.kept)
-    streamed, tally = sinks
     with contextlib.ExitStack() as stack:
         # Not cut in half: results.jsonl without its checkpoint.json is no run to resume.
         with deferred_interrupts():

@@ -26,7 +26,7 @@ def read_json_bytes(raw: bytes, split_items: bool) -> Any:
     not UTF-8) or a document (or, with ``split_items``, an item) nested too deeply."""
     try:
         data = _decoder.decode(memoryview(raw)[3:] if raw[:3] == codecs.BOM_UTF8 else raw)
-    except (msgspec.MsgspecError, RecursionError):
+    except (msgspec.MsgspecError, RecursionError, ValueError):  # ValueError: not UTF-8
         return REFUSED
     if split_items and isinstance(data, list | dict):
         items = data if isinstance(data, list) else data.values()
@@ -41,5 +41,5 @@ def decode_json_line(line: str) -> Any:
     caller then asks the ``json`` module, whose messages it reports)."""
     try:
         return _decoder.decode(line)
-    except (msgspec.MsgspecError, RecursionError):
+    except (msgspec.MsgspecError, RecursionError, ValueError):  # ValueError: not UTF-8
         return REFUSED

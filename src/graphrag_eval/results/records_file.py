@@ -24,7 +24,7 @@ def decode_json(data: bytes | str) -> Any:
     """``json.loads(data)``, faster: msgspec first, the standard module where it refuses."""
     try:
         return _decoder.decode(data)
-    except msgspec.MsgspecError:
+    except (msgspec.MsgspecError, ValueError):  # ValueError: not UTF-8
         return json.loads(data)
 
 
