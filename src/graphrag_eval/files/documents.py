@@ -6,7 +6,6 @@ number; callers add the file name and raise their own error kind.
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import errno
 import io
@@ -23,21 +22,17 @@ import yaml
 
 from graphrag_eval.files.bounded import (
     MAX_DEPTH,
-    MAX_DOCUMENT_DEPTH,
-    MAX_LINE_BYTES,
     Refused,
     check_json_depth,
     document_too_large,
     split_json_items,
 )
 from graphrag_eval.files.bounded_yaml import load_yaml_bounded
-from graphrag_eval.files.fast_json import REFUSED, decode_json_line, read_json_bytes
+from graphrag_eval.files.fast_json import REFUSED, read_json_bytes
+from graphrag_eval.files.jsonl import BrokenLine, iter_jsonl
 from graphrag_eval.files.textcheck import (
-    UTF16_BOMS,
-    bad_byte,
     binary_problem,
     decode_utf8,
-    encoding_hint,
 )
 
 __all__ = [
@@ -163,96 +158,6 @@ def _as_broken(item: Any) -> Any:
     if isinstance(item, Refused):
         return BrokenLine(item.message, item.text, item.question_id)
     return item
-
-
-_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
-_LINE_END = re.compile("\r\n?|\n")
-_CHUNK_BYTES = 1024 * 1024  # how much of an over-long line is read at a time, and dropped
-_KEPT_OF_LONG_LINE = 64 * 1024  # enough to find its question_id, for the error's item
-
-
-class BrokenLine(ValueError):
-    """A JSONL line (or an item of a responses document) that could not be read; ``text``
-    keeps the line for diagnosis, ``question_id`` is the item's when it is known."""
-
-    def __init__(self, message: str, text: str, question_id: str | None = None) -> None:
-        super().__init__(message)
-        self.text = text
-        self.question_id = question_id
-
-
-def iter_jsonl(
-    path: Path, *, max_depth: int = MAX_DOCUMENT_DEPTH, max_line_bytes: int | None = None
-) -> Iterator[tuple[int, Any]]:
-    """Yield ``(line_number, value)`` for each non-blank line; a broken line (not JSON, not
-    UTF-8, nested deeper than ``max_depth``, or longer than ``max_line_bytes``, by default
-    :data:`~graphrag_eval.files.bounded.MAX_LINE_BYTES`) yields a :class:`BrokenLine` as its value.
-    A broken line never stops the iteration: the caller decides what it costs."""
-    limit = MAX_LINE_BYTES if max_line_bytes is None else max_line_bytes
-    number = 0
-    with path.open("rb") as stream:
-        for raw, too_long in _bounded_lines(stream, limit):
-            if number == 0 and raw.startswith(codecs.BOM_UTF8):
-                raw = raw[len(codecs.BOM_UTF8) :]
-            # Bad bytes are decoded as lone surrogates (which valid UTF-8 never yields), so one
-            # bad line is found, and reported, without losing the lines around it.
-            text = raw.decode("utf-8", errors="surrogateescape")
-            if too_long:
-                number += 1
-                message = f"line longer than {_byte_count(limit)}, the limit for one record"
-                yield number, BrokenLine(message, _ESCAPED_BYTE.sub("\ufffd", text))
-                continue
-            for line in _universal_lines(text):
-                number += 1
-                if line.strip():
-                    yield number, _jsonl_value(number, line, max_depth)
-
-
-def _bounded_lines(stream: IO[bytes], limit: int) -> Iterator[tuple[bytes, bool]]:
-    """Each line of ``stream`` with whether it is longer than ``limit`` bytes (its end not
-    counted); of a longer line only the first bytes are kept, the rest is read and dropped."""
-    while line := stream.readline(limit + 1):
-        if line.endswith(b"\n") or len(line) <= limit:
-            yield line, False
-            continue
-        while (rest := stream.readline(_CHUNK_BYTES)) and not rest.endswith(b"\n"):
-            pass
-        yield line[:_KEPT_OF_LONG_LINE], True
-
-
-def _universal_lines(text: str) -> list[str]:
-    """The lines of ``text`` as a file opened as text reads them (``\\r``, ``\\n`` or both
-    end a line); a line read in binary holds several when it has a lone ``\\r``."""
-    if "\r" not in text:
-        return [text]
-    lines = _LINE_END.split(text)
-    return lines[:-1] if lines[-1] == "" else lines
-
-
-def _jsonl_value(number: int, line: str, max_depth: int) -> Any:
-    """The value of one non-blank JSON Lines line, or its :class:`BrokenLine`."""
-    bad = _ESCAPED_BYTE.search(line)
-    if bad is not None:
-        escaped = ord(bad.group()) - 0xDC00
-        message = f"not UTF-8 text at column {bad.start() + 1} {bad_byte(escaped)}"
-        raw = line.encode("utf-8", "surrogateescape")
-        if number == 1 or not raw.startswith(UTF16_BOMS):  # a UTF-16 mark starts a file only
-            message += encoding_hint(raw)
-        return BrokenLine(message, _ESCAPED_BYTE.sub("\ufffd", line))
-    try:
-        value = decode_json_line(line)
-        if value is REFUSED:
-            value = json.loads(line)
-    except json.JSONDecodeError as exc:
-        return BrokenLine(f"invalid JSON at column {exc.colno}: {exc.msg}", line)
-    except RecursionError:
-        return BrokenLine("JSON nested too deeply to read", line)
-    too_deep = check_json_depth(value, max_depth)
-    return value if too_deep is None else BrokenLine(f"JSON {too_deep}", line)
-
-
-def _byte_count(size: int) -> str:
-    return f"{size // 2**20} MiB" if size >= 2**20 and size % 2**20 == 0 else f"{size:,} bytes"
 
 
 class _BlockStyleDumper(_Dumper):  # type: ignore[misc,valid-type]
