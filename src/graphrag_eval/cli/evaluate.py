@@ -228,7 +228,7 @@ def _evaluate(options: EvaluateOptions) -> None:
     config = load_config(options.config_path)
     check_known(options.gates, numeric_outputs(config))
     diagnostics = Diagnostics()
-    questions = prepare_reference(options.reference, diagnostics, config.steps.rules.keys())
+    questions = prepare_reference(options.reference, diagnostics, config.steps.rules, compact=True)
     response_set = prepare_responses(options.responses)
     check_evaluable(questions, response_set)  # before anything is written
     engine = build_run_engine(

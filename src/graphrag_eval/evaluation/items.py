@@ -15,6 +15,7 @@ from typing import Any
 from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.evaluation.scoring import evaluate_item
 from graphrag_eval.inputs import Diagnostics, Notice, ReferenceQuestion, Response, ResponseSet
+from graphrag_eval.inputs.reference import CompactQuestion
 from graphrag_eval.metrics.base import Metric
 from graphrag_eval.results.model import QuestionResult
 from graphrag_eval.results.to_records import to_record
@@ -69,6 +70,8 @@ class ItemRunner:
             return self.kept[question.id]
         async with self.slots:
             try:
+                if isinstance(question, CompactQuestion):
+                    question = question.load()  # kept compact until now
                 result, notices = await evaluate_item(
                     question,
                     response,

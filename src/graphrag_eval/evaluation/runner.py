@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 
 from graphrag_eval.collector import fewer_collections
 from graphrag_eval.config import ConfigSource, EvaluationConfig, load_config
+from graphrag_eval.errors import InputError
 from graphrag_eval.evaluation.items import (
     ORDER_WINDOW,
     ItemCallback,
@@ -47,6 +48,8 @@ from graphrag_eval.inputs import (
     parse_reference,
     parse_responses,
 )
+from graphrag_eval.inputs.compact import NotCompact, decode_question, load_compact_reference
+from graphrag_eval.inputs.steps import ReferenceCheck
 from graphrag_eval.llm.engine import CallStats, LLMEngine
 from graphrag_eval.metrics.registry import metrics_for
 from graphrag_eval.results.model import QuestionResult, ResultLayout, RunResult
@@ -109,14 +112,21 @@ def prepare_reference(
     reference: ReferenceSource,
     diagnostics: Diagnostics | None = None,
     config_rules: Collection[str] = (),
+    *,
+    compact: bool = False,
 ) -> list[ReferenceQuestion]:
     """Load (if a path) and validate a reference dataset; raises ``InputError``.
     ``config_rules`` are the step names the config's ``steps.rules`` score: the registered
-    rules do not check those reference steps."""
+    rules do not check those reference steps. ``compact``: a JSON file's questions are kept
+    as their encoded JSON and parsed again when scored (``inputs/compact.py``)."""
     if isinstance(reference, list) and reference and isinstance(reference[0], ReferenceQuestion):
         return reference
     check = check_reference_step.skipping(config_rules) if config_rules else check_reference_step
     if isinstance(reference, str | Path):
+        if compact and (kept := _compact_reference(Path(reference), check)) is not None:
+            if diagnostics is not None:
+                diagnostics.extend(kept[1].notices)
+            return kept[0]
         questions = parse_reference(
             load_reference(reference),
             source=str(reference),
@@ -127,6 +137,28 @@ def prepare_reference(
         questions = parse_reference(reference, check_step=check, diagnostics=diagnostics)
     _bound_prepared_outputs(questions)
     return questions
+
+
+def _compact_reference(
+    path: Path, check: ReferenceCheck
+) -> tuple[list[ReferenceQuestion], Diagnostics] | None:
+    """The questions of a JSON reference kept compact, with their notices; ``None`` where it
+    is to be read the ordinary way (which then gives every error as it always has)."""
+    templates = load_compact_reference(path)
+    if templates is None:
+        return None
+    found = Diagnostics()
+    try:
+        questions = parse_reference(
+            templates,
+            source=str(path),
+            check_step=check,
+            diagnostics=found,
+            compact=decode_question,
+        )
+    except (InputError, NotCompact):
+        return None
+    return questions, found
 
 
 def _bound_prepared_outputs(questions: Sequence[ReferenceQuestion]) -> None:

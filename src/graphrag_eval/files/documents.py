@@ -44,6 +44,7 @@ __all__ = [
     "dump_yaml",
     "iter_jsonl",
     "open_for_append",
+    "read_bounded",
     "read_document",
     "remove_stale_temporaries",
     "write_json_lines",
@@ -70,7 +71,7 @@ def read_document(path: Path, *, split_items: bool = False) -> Any:
     (a responses file), each top-level item over a limit becomes a :class:`BrokenLine` and
     the rest is read. A binary file (an image, a spreadsheet) is a ``ValueError`` that
     says so."""
-    raw = _read_bounded(path)
+    raw = read_bounded(path)
     binary = binary_problem(raw, "a YAML or JSON text file")
     if binary is not None:
         raise ValueError(binary)
@@ -90,7 +91,7 @@ def read_document(path: Path, *, split_items: bool = False) -> Any:
     return _broken_refused(data)
 
 
-def _read_bounded(path: Path) -> bytes:
+def read_bounded(path: Path) -> bytes:
     """The bytes of ``path``, refused beyond :data:`~graphrag_eval.files.bounded.MAX_DOCUMENT_BYTES`
     (checked before reading, and while reading: a pipe or a growing file)."""
     with path.open("rb") as stream:
