@@ -1,4 +1,4 @@
-"""``evaluate`` keeps a JSON reference compact (inputs/compact.py): each question is
+"""``evaluate`` keeps a large JSON reference compact (inputs/compact.py): each question is
 validated when the file is read, kept as its encoded JSON, and parsed again when scored;
 what it gives, the notices and the errors are those of reading the file the ordinary way."""
 
@@ -30,7 +30,7 @@ def _fields(item: ReferenceQuestion) -> dict[str, Any]:
 
 def _read(path: Path, compact: bool) -> tuple[list[ReferenceQuestion], list[str]]:
     diagnostics = Diagnostics()
-    questions = prepare_reference(path, diagnostics, (), compact=compact)
+    questions = prepare_reference(path, diagnostics, (), compact_above=0 if compact else None)
     return questions, [str(notice) for notice in diagnostics.notices]
 
 
@@ -101,3 +101,11 @@ def test_a_structural_error_is_the_ordinary_one(tmp_path: Path) -> None:
         errors.append(str(caught.value))
     assert errors[0] == errors[1]
     assert "nested" in errors[0]
+
+
+def test_a_reference_up_to_the_size_is_read_the_ordinary_way(tmp_path: Path) -> None:
+    path = tmp_path / "reference.json"
+    path.write_text(json.dumps(dataset(question("q1"))))
+    size = path.stat().st_size
+    assert not isinstance(prepare_reference(path, None, (), compact_above=size)[0], CompactQuestion)
+    assert isinstance(prepare_reference(path, None, (), compact_above=size - 1)[0], CompactQuestion)

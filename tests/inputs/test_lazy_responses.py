@@ -1,4 +1,4 @@
-"""A JSON Lines responses file is read item by item (inputs/responses.py, LazyResponses):
+"""A large JSON Lines responses file is read item by item (inputs/responses.py, LazyResponses):
 each response is validated when the file is loaded, then parsed again from its line when the
 run asks for it, so the responses are never all held; what it gives is what reading the
 file whole gave."""
@@ -36,8 +36,9 @@ def test_responses_parsed_again_are_those_read_whole(tmp_path: Path) -> None:
     # A byte order mark, a lone carriage return that splits a line, a blank and a broken line.
     text = lines[0] + "\n" + lines[1] + "\r" + lines[2] + "\n\n{broken\n" + "\n".join(lines[3:])
     path.write_bytes(codecs.BOM_UTF8 + text.encode("utf-8"))
-    loaded = load_responses(path)
+    loaded = load_responses(path, lazy_above=0)
     assert isinstance(loaded.responses, LazyResponses)
+    assert not isinstance(load_responses(path).responses, LazyResponses)  # small: held
     whole = parse_responses({item["question_id"]: item for item in items})
     assert list(loaded.responses) == ["q1", "q2", "q3", "q4"]
     for qid in ("q1", "q2", "q3", "q4"):
@@ -62,7 +63,7 @@ def test_a_line_changed_since_it_was_read_gives_an_unusable_response(tmp_path: P
     first = json.dumps({"question_id": "q1", "actual_answer": "a"})
     second = json.dumps({"question_id": "q2", "actual_answer": "b"})
     path.write_text(first + "\n" + second + "\n")
-    loaded = load_responses(path)
+    loaded = load_responses(path, lazy_above=0)
     path.write_text(second + "\n" + first + "\n")  # the same lengths, swapped
     changed = loaded.responses["q1"]
     assert changed.is_error

@@ -1,6 +1,6 @@
 """``graphrag-eval evaluate``: score responses against a reference dataset and write the
-output directory (docs/outputs.md); ``--dry-run`` prices the judge calls instead, and
-``--resume`` continues an interrupted run (docs/llm.md)."""
+output directory (docs/outputs.md); ``--dry-run`` prices the judge calls, ``--resume``
+continues an interrupted run (docs/llm.md)."""
 
 from __future__ import annotations
 
@@ -45,6 +45,7 @@ from graphrag_eval.evaluation.runner import (
 )
 from graphrag_eval.files.locking import lock_out_dir
 from graphrag_eval.inputs import Diagnostics, ReferenceQuestion, ResponseSet, check_evaluable
+from graphrag_eval.inputs.compact import COMPACT_ABOVE_BYTES
 from graphrag_eval.llm.engine import LLMEngine
 from graphrag_eval.report.console import plural, print_dry_run
 from graphrag_eval.report.html import write_report
@@ -228,7 +229,8 @@ def _evaluate(options: EvaluateOptions) -> None:
     config = load_config(options.config_path)
     check_known(options.gates, numeric_outputs(config))
     diagnostics = Diagnostics()
-    questions = prepare_reference(options.reference, diagnostics, config.steps.rules, compact=True)
+    rules, compact = config.steps.rules, COMPACT_ABOVE_BYTES
+    questions = prepare_reference(options.reference, diagnostics, rules, compact_above=compact)
     response_set = prepare_responses(options.responses)
     check_evaluable(questions, response_set)  # before anything is written
     engine = build_run_engine(
@@ -254,9 +256,8 @@ def _evaluate(options: EvaluateOptions) -> None:
             source=response_set.source,
             resume_run=options.resume,
         )
-        fold = AggregateFold(layout_for(config), config)
+        fold, inputs = AggregateFold(layout_for(config), config), (questions, response_set, config)
         streamed, tally = ResultsStream(options.out_dir, options.formats, fold), RunTally()
-        inputs = (questions, response_set, config)
         run = _run_checkpointed(checkpoint, streamed, tally, inputs, engine, options)
         diagnostics.extend(run.diagnostics.notices)
         diagnostics.extend(checkpoint.resumed.notices)  # what the kept items' evaluation found
@@ -287,8 +288,7 @@ def _run_checkpointed(
     options: EvaluateOptions,
 ) -> EvaluationRun:
     """The run, each item written as it finishes, with its progress on standard error; the
-    results go to ``streamed`` (the results files, written in reference order as they come,
-    replace the checkpoint's when the run is over) and ``tally``; the run keeps none."""
+    results go to ``streamed`` (in reference order) and ``tally``, and the run keeps none."""
     questions, response_set, config = inputs
     # A bar on a terminal; in a log (CI) a plain line every few seconds instead.
     progress = options.progress

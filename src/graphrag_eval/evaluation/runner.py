@@ -113,17 +113,19 @@ def prepare_reference(
     diagnostics: Diagnostics | None = None,
     config_rules: Collection[str] = (),
     *,
-    compact: bool = False,
+    compact_above: int | None = None,
 ) -> list[ReferenceQuestion]:
     """Load (if a path) and validate a reference dataset; raises ``InputError``.
     ``config_rules`` are the step names the config's ``steps.rules`` score: the registered
-    rules do not check those reference steps. ``compact``: a JSON file's questions are kept
-    as their encoded JSON and parsed again when scored (``inputs/compact.py``)."""
+    rules do not check those reference steps. ``compact_above``: the questions of a JSON file
+    larger than so many bytes are kept as their encoded JSON and parsed again when scored
+    (``inputs/compact.py``)."""
     if isinstance(reference, list) and reference and isinstance(reference[0], ReferenceQuestion):
         return reference
     check = check_reference_step.skipping(config_rules) if config_rules else check_reference_step
     if isinstance(reference, str | Path):
-        if compact and (kept := _compact_reference(Path(reference), check)) is not None:
+        kept = None if compact_above is None else _compact(Path(reference), compact_above, check)
+        if kept is not None:
             if diagnostics is not None:
                 diagnostics.extend(kept[1].notices)
             return kept[0]
@@ -139,12 +141,12 @@ def prepare_reference(
     return questions
 
 
-def _compact_reference(
-    path: Path, check: ReferenceCheck
+def _compact(
+    path: Path, above: int, check: ReferenceCheck
 ) -> tuple[list[ReferenceQuestion], Diagnostics] | None:
     """The questions of a JSON reference kept compact, with their notices; ``None`` where it
     is to be read the ordinary way (which then gives every error as it always has)."""
-    templates = load_compact_reference(path)
+    templates = load_compact_reference(path, above)
     if templates is None:
         return None
     found = Diagnostics()

@@ -94,17 +94,20 @@ def read_document(path: Path, *, split_items: bool = False) -> Any:
 def read_bounded(path: Path) -> bytes:
     """The bytes of ``path``, refused beyond :data:`~graphrag_eval.files.bounded.MAX_DOCUMENT_BYTES`
     (checked before reading, and while reading: a pipe or a growing file)."""
-    with path.open("rb") as stream:
-        problem = document_too_large(os.fstat(stream.fileno()).st_size)
-        chunks: list[bytes] = []
-        total = 0
+    with path.open("rb", buffering=0) as stream:
+        size = os.fstat(stream.fileno()).st_size
+        problem = document_too_large(size)
+        # A regular file in one piece (one copy of it in memory, never two), then whatever
+        # it grew by, or a pipe, by chunks.
+        chunks: list[bytes] = [stream.read(size)] if problem is None and size else []
+        total = sum(len(chunk) for chunk in chunks)
         while problem is None and (chunk := stream.read(1 << 20)):
             chunks.append(chunk)
             total += len(chunk)
             problem = document_too_large(total)
     if problem is not None:
         raise ValueError(problem)
-    return b"".join(chunks)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _read_json(text: str, split_items: bool) -> Any:

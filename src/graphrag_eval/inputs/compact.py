@@ -18,7 +18,12 @@ from graphrag_eval.files.bounded import MAX_DOCUMENT_DEPTH, check_json_depth, do
 from graphrag_eval.files.documents import read_bounded
 from graphrag_eval.files.textcheck import binary_problem
 
-__all__ = ["NotCompact", "decode_question", "load_compact_reference"]
+__all__ = ["COMPACT_ABOVE_BYTES", "NotCompact", "decode_question", "load_compact_reference"]
+
+COMPACT_ABOVE_BYTES = 64 * 2**20
+"""``evaluate`` keeps a reference compact, and reads a JSON Lines responses file item by
+item, when the file is larger than this: a smaller one is read whole, which is faster (each
+item is then parsed once, not twice), its memory small anyway."""
 
 _templates = msgspec.json.Decoder(list[dict[str, msgspec.Raw]])
 _questions = msgspec.json.Decoder(list[msgspec.Raw])
@@ -30,11 +35,15 @@ class NotCompact(Exception):
     """The document is read the ordinary way."""
 
 
-def load_compact_reference(path: Path) -> list[dict[str, Any]] | None:
-    """The templates of a JSON reference with each ``questions`` a list of encoded questions
-    (for :func:`~graphrag_eval.inputs.reference.parse_reference` with
-    ``compact=decode_question``), or ``None`` when it is to be read the ordinary way."""
-    if path.suffix.lower() != ".json":
+def load_compact_reference(path: Path, above: int = 0) -> list[dict[str, Any]] | None:
+    """The templates of a JSON reference of more than ``above`` bytes with each
+    ``questions`` a list of encoded questions (for
+    :func:`~graphrag_eval.inputs.reference.parse_reference` with ``compact=decode_question``),
+    or ``None`` when it is to be read the ordinary way."""
+    try:
+        if path.suffix.lower() != ".json" or path.stat().st_size <= above:
+            return None
+    except OSError:
         return None
     try:
         raw = read_bounded(path)

@@ -23,6 +23,7 @@ from graphrag_eval.files.bounded import MAX_DEPTH
 from graphrag_eval.files.documents import JSONL_SUFFIXES, BrokenLine, read_document
 from graphrag_eval.files.jsonl import LineAt, iter_jsonl_at, read_jsonl_at
 from graphrag_eval.files.textcheck import binary_problem
+from graphrag_eval.inputs.compact import COMPACT_ABOVE_BYTES
 from graphrag_eval.inputs.notices import Notice, unused_field
 from graphrag_eval.inputs.shapes import (
     RESPONSES_LABEL,
@@ -131,10 +132,11 @@ class ResponseSet:
     value that is no mapping): an error result each, nothing to evaluate."""
 
 
-def load_responses(path: str | Path) -> ResponseSet:
+def load_responses(path: str | Path, *, lazy_above: int = COMPACT_ABOVE_BYTES) -> ResponseSet:
     """Read and validate a responses file: JSON (a dict by question id, or a list), JSONL (one
     response per line) or YAML. A broken JSONL line or malformed response is recorded, not
-    raised; only an unreadable file raises :class:`InputError`."""
+    raised; only an unreadable file raises :class:`InputError`. A JSONL file larger than
+    ``lazy_above`` bytes is read item by item (:class:`LazyResponses`)."""
     path = Path(path)
     label = str(path)
     unsupported = unsupported_format(path, "JSONL, JSON or YAML")
@@ -147,7 +149,7 @@ def load_responses(path: str | Path) -> ResponseSet:
             if binary is not None:
                 raise InputError(binary, file=label)
             # A line that is not UTF-8, or nested too deeply, is a broken line.
-            return _read_jsonl_responses(path, label)
+            return _read_jsonl_responses(path, label, path.stat().st_size > lazy_above)
         except FileNotFoundError:
             raise InputError("file not found", file=label) from None
     try:
@@ -247,18 +249,17 @@ def _parse_response_records(
     return _response_set(reader, position + 1)
 
 
-def _read_jsonl_responses(path: Path, source: str) -> ResponseSet:
-    """The responses of a JSON Lines file, read item by item: each is validated (its notices
-    taken) and then dropped, its place in the file kept to read it again when it is asked
-    for (:class:`LazyResponses`), so the file's responses are never all held."""
+def _read_jsonl_responses(path: Path, source: str, lazy: bool) -> ResponseSet:
+    """The responses of a JSON Lines file; ``lazy``: each is validated (its notices taken),
+    dropped, and read again when asked for (:class:`LazyResponses`), so none is held."""
     responses = LazyResponses(path, source)
-    reader = _RecordReader(source, responses)
+    reader = _RecordReader(source, responses if lazy else {})
     records = 0
     for number, value, at in iter_jsonl_at(path, max_depth=MAX_DEPTH):
         records += 1
         if isinstance(value, BrokenLine):
             reader.read_broken_line(f"line {number}", value)
-        elif (response := reader.read(f"line {number}", value, None)) is not None:
+        elif (response := reader.read(f"line {number}", value, None)) is not None and lazy:
             responses.locate(response.question_id, number, at)  # read from a mapping
     return _response_set(reader, records)
 
