@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import time
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -306,8 +307,12 @@ class ResultsStream:
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
-        if exc_info[0] is None and RESULTS_JSON in self._streams:
-            self._write(RESULTS_JSON, "[]\n" if not self.counts.questions else "\n]\n")
+        try:
+            if exc_info[0] is None and RESULTS_JSON in self._streams:
+                self._write(RESULTS_JSON, "[]\n" if not self.counts.questions else "\n]\n")
+        except BaseException:  # a full disk: every temporary file is removed all the same
+            self._stack.__exit__(*sys.exc_info())
+            raise
         self._stack.__exit__(*exc_info)
 
     def add(self, result: QuestionResult) -> None:
