@@ -25,9 +25,19 @@ process max RSS (``resource.getrusage``) before and after the timed run, and the
 peak of a second, separate evaluation + aggregation run (tracemalloc slows it down, so its
 time is not the one reported as the run time).
 
+With ``--cli``, the data is written to files instead (the reference as JSON, the responses as
+JSON Lines, one a line) and timed through the command line, ``graphrag-eval evaluate REFERENCE
+RESPONSES -o DIR`` in a child process (report included): its wall time, CPU time and peak RSS
+(the operating system's accounting of the finished child), every result checked as above.
+Writing the files is not timed. A reference over the 256 MiB a JSON document may have
+(docs/security.md) is refused by the command line: 50,000 questions fit, 100,000 do not
+(``--raise-document-limit`` raises it in the measured process only).
+
 Run from the repository root::
 
     .venv/bin/python benchmarks/bench_run.py [--questions 10000] [--seed 7] [--json [PATH]]
+    .venv/bin/python benchmarks/bench_run.py --cli --questions 50000 --repeat 3
+    .venv/bin/python benchmarks/bench_run.py --cli --questions 100000 --raise-document-limit
 """
 
 from __future__ import annotations
@@ -36,10 +46,12 @@ import argparse
 import gc
 import json
 import logging
+import os
 import platform
 import random
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -464,6 +476,114 @@ def traced_run(dataset: Dataset, config: dict[str, Any]) -> dict[str, float]:
     }
 
 
+RAISED_LIMIT = (
+    "import sys; import graphrag_eval.files.bounded as bounded; "
+    "bounded.MAX_DOCUMENT_BYTES = 2**30; from graphrag_eval.cli import main; "
+    "sys.exit(main(sys.argv[1:]))"
+)
+"""``graphrag-eval evaluate`` with the 256 MiB limit on a JSON document raised to 1 GiB, in
+the measured process only (``--raise-document-limit``): a 100,000-question reference is
+489 MiB."""
+
+
+def cli_runs(dataset: Dataset, args: argparse.Namespace) -> dict[str, Any]:
+    """``graphrag-eval evaluate`` on the data written to files, ``args.repeat`` times, each in
+    a child process: its wall, CPU and peak RSS; the last run's results checked."""
+    runs: list[dict[str, float]] = []
+    with tempfile.TemporaryDirectory() as directory:
+        folder = Path(directory)
+        reference, responses = folder / "reference.json", folder / "responses.jsonl"
+        reference.write_text(json.dumps(dataset.reference), encoding="utf-8")
+        with responses.open("w", encoding="utf-8") as stream:
+            for item in dataset.responses.values():
+                stream.write(json.dumps(item) + "\n")
+        config = folder / "config.json"
+        config.write_text(json.dumps({"steps": {"score_mode": args.score_mode}}))
+        command = [sys.executable, "-m", "graphrag_eval.cli", "evaluate", str(reference)]
+        if args.raise_document_limit:  # this measurement only: 100,000 questions need it
+            command[1:3] = ["-c", RAISED_LIMIT]
+        command += [str(responses), "-c", str(config), "-q", "--no-progress"]
+        for attempt in range(args.repeat):
+            out, log = folder / f"out{attempt}", folder / f"stderr{attempt}.txt"
+            start = time.perf_counter()
+            with log.open("wb") as err:
+                child = subprocess.Popen([*command, "-o", str(out)], stderr=err)
+                _, status, usage = os.wait4(child.pid, 0)  # this child's own accounting
+            wall = time.perf_counter() - start
+            child.returncode = os.waitstatus_to_exitcode(status)
+            if child.returncode != 0:
+                raise SystemExit(f"evaluate failed: {log.read_text(errors='replace')}")
+            runs.append(
+                {
+                    "wall_s": wall,
+                    "cpu_s": usage.ru_utime + usage.ru_stime,
+                    "max_rss_mib": usage.ru_maxrss / 1024,  # KiB on Linux
+                }
+            )
+        results = [
+            json.loads(line)
+            for line in (folder / f"out{args.repeat - 1}" / "results.jsonl").open(encoding="utf-8")
+        ]
+        input_mib = {
+            "reference_json": reference.stat().st_size / 2**20,
+            "responses_jsonl": responses.stat().st_size / 2**20,
+        }
+    problems = check(results, dataset, args.score_mode)
+    return {"runs": runs, "problems": problems, "input_mib": input_mib}
+
+
+def cli_main(dataset: Dataset, args: argparse.Namespace) -> int:
+    measured = cli_runs(dataset, args)
+    runs = measured["runs"]
+
+    def stat(key: str) -> dict[str, float]:
+        values = [run[key] for run in runs]
+        return {"min": min(values), "median": statistics.median(values), "max": max(values)}
+
+    report = {
+        "benchmark": "run_cli",
+        "python": platform.python_version(),
+        "questions": args.questions,
+        "seed": args.seed,
+        "score_mode": args.score_mode,
+        "repeat": args.repeat,
+        "input_mib": measured["input_mib"],
+        "wall_s": stat("wall_s"),
+        "cpu_s": stat("cpu_s"),
+        "max_rss_mib": stat("max_rss_mib"),
+        "mismatches": len(measured["problems"]),
+        "first_mismatches": measured["problems"][:10],
+    }
+    if args.json == "-":
+        json.dump(report, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        rows = [
+            ("questions", f"{args.questions:,}"),
+            (
+                "input files",
+                f"reference {report['input_mib']['reference_json']:.1f} MiB (JSON), responses "
+                f"{report['input_mib']['responses_jsonl']:.1f} MiB (JSON Lines)",
+            ),
+        ]
+        for key, label, unit in (
+            ("wall_s", "evaluate, wall", "s"),
+            ("cpu_s", "evaluate, CPU", "s"),
+            ("max_rss_mib", "evaluate, peak RSS", "MiB"),
+        ):
+            value = report[key]
+            spread = f"min {value['min']:.2f}, max {value['max']:.2f}"
+            rows.append((label, f"{value['median']:.2f} {unit} ({spread})"))
+        rows.append(("scores differing from expected", str(report["mismatches"])))
+        width = max(len(label) for label, _ in rows)
+        print("\n".join(f"{label.ljust(width)}  {value}" for label, value in rows))
+        for problem in report["first_mismatches"]:
+            print(f"  MISMATCH {problem}")
+        if args.json:
+            Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return 1 if measured["problems"] else 0
+
+
 def size_mib(value: Any) -> float:
     return len(json.dumps(value)) / 2**20
 
@@ -476,6 +596,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--score-mode", choices=("last_group", "all_groups"), default="last_group")
     parser.add_argument(
         "--no-tracemalloc", action="store_true", help="skip the tracemalloc peak-memory run"
+    )
+    parser.add_argument(
+        "--cli",
+        action="store_true",
+        help="write the data to files and time graphrag-eval evaluate on them (wall, CPU, RSS)",
+    )
+    parser.add_argument(
+        "--raise-document-limit",
+        action="store_true",
+        help="with --cli: raise the 256 MiB limit on a JSON document to 1 GiB in the measured "
+        "process (100,000 questions make a 489 MiB reference)",
     )
     parser.add_argument(
         "--clock",
@@ -502,6 +633,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     start = time.perf_counter()
     dataset = generate(args.questions, args.seed)
     generation_s = time.perf_counter() - start
+    if args.cli:
+        return cli_main(dataset, args)
     outcomes = Counter(e.outcome.split(":")[0] for e in dataset.expected.values())
     config = {"steps": {"score_mode": args.score_mode}}
     rss_before = max_rss_mib()

@@ -16,7 +16,7 @@ from rich.console import Console
 from graphrag_eval.cli import main
 from graphrag_eval.comparison.compare import compare_results
 from graphrag_eval.comparison.console import print_comparison
-from graphrag_eval.files import documents as files
+from graphrag_eval.files import jsonl as files
 from graphrag_eval.files.documents import BrokenLine, iter_jsonl
 from graphrag_eval.formatting import visible_text
 from graphrag_eval.report.injection import (

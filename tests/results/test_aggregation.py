@@ -412,3 +412,42 @@ def test_macro_ignores_templates_without_data_for_a_key() -> None:
     assert aggregates["macro"]["input_tokens"] == {"mean": 100}  # ... but not averaged in
     assert aggregates["macro"]["elapsed_sec"] == pytest.approx({"mean": 10.0})
     assert aggregates["macro"]["steps_score"] == pytest.approx({"mean": 1.0})
+
+
+# ---------------------------------------------------------------- folded one result at a time
+
+
+def test_folded_sums_add_in_reference_order_with_error_zeros_in_place() -> None:
+    """The aggregates are folded in as results come (results/fold.py): a float sum depends
+    on the order of its terms, so the values are kept in order, and an error sample's zero
+    under ``error_samples: zero`` goes where that sample was."""
+    results = [
+        ok("t", "q1", steps_score=1e16),
+        err("t", "q2"),
+        ok("t", "q3", steps_score=1.0),
+        ok("t", "q4", steps_score=-1e16),
+        err("t", "q5"),
+        ok("t", "q6", steps_score=0.5),
+    ]
+    for result in results:  # what an error sample needs to count as 0 on steps_score
+        result["reference_steps"] = [[{"name": "a"}]]
+    config = {"aggregation": {"error_samples": "zero"}}
+    stats = compute_aggregates(results, config)["micro"]["steps_score"]
+    values = [1e16, 0.0, 1.0, -1e16, 0.0, 0.5]
+    assert stats["sum"] == sum(values) == 0.5  # 1e16 + 1.0 is 1e16: the 1.0 is lost in order
+    assert stats["median"] == 0.25
+    assert (stats["min"], stats["max"]) == (-1e16, 1e16)
+    coverage = compute_aggregates(results, config)["micro"]["coverage"]["steps_score"]
+    assert (coverage["scored"], coverage["skipped"]) == (6, 0)
+    excluded = compute_aggregates(results)["micro"]
+    assert excluded["steps_score"]["sum"] == sum([1e16, 1.0, -1e16, 0.5]) == 0.5
+    assert excluded["coverage"]["steps_score"]["skipped"] == 2
+
+
+def test_folded_integer_values_stay_integers() -> None:
+    """Floats are kept in an ``array('d')``; integers (token counts) are not made floats."""
+    results = [ok("t", f"q{i}", input_tokens=tokens) for i, tokens in enumerate([3, 10**20, 4])]
+    stats = compute_aggregates(results)["micro"]["input_tokens"]
+    assert stats["sum"] == 10**20 + 7
+    assert isinstance(stats["sum"], int)
+    assert (stats["min"], stats["median"], stats["max"]) == (3, 4, 10**20)

@@ -1,10 +1,9 @@
 """``graphrag-eval evaluate``: score responses against a reference dataset and write the
-output directory (docs/outputs.md); ``--dry-run`` prices the judge calls instead, and
-``--resume`` continues an interrupted run (docs/llm.md)."""
+output directory (docs/outputs.md); ``--dry-run`` prices the judge calls, ``--resume``
+continues an interrupted run (docs/llm.md)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
 from collections.abc import Sequence
@@ -14,9 +13,15 @@ from typing import Any
 
 import click
 
-from graphrag_eval.cli.console import stderr, stdout
+from graphrag_eval.cli.console import stderr
 from graphrag_eval.cli.errors import command_line, exit_on_failures
-from graphrag_eval.cli.evaluate_summary import RunOutcome, incomplete_line, print_run_outcome
+from graphrag_eval.cli.evaluate_summary import (
+    RunOutcome,
+    RunTally,
+    dry_run,
+    incomplete_line,
+    print_run_outcome,
+)
 from graphrag_eval.cli.options import (
     config_option,
     debug_option,
@@ -33,16 +38,15 @@ from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.evaluation.planning import build_run_engine
 from graphrag_eval.evaluation.runner import (
     EvaluationRun,
-    evaluate,
     prepare_reference,
     prepare_responses,
     run_sync,
 )
 from graphrag_eval.files.locking import lock_out_dir
 from graphrag_eval.inputs import Diagnostics, ReferenceQuestion, ResponseSet, check_evaluable
+from graphrag_eval.inputs.compact import COMPACT_ABOVE_BYTES
 from graphrag_eval.llm.engine import LLMEngine
 from graphrag_eval.metrics.loading import load_config
-from graphrag_eval.report.console import plural, print_dry_run
 from graphrag_eval.report.html import write_report
 from graphrag_eval.report.progress import start_progress
 from graphrag_eval.results.checkpoint import (
@@ -51,11 +55,16 @@ from graphrag_eval.results.checkpoint import (
     open_run,
     start_checkpoint,
 )
+from graphrag_eval.results.fold import AggregateFold
+from graphrag_eval.results.from_records import TypedRecords
+from graphrag_eval.results.model import QuestionResult, RunResult
 from graphrag_eval.results.read_run import SavedRun
+from graphrag_eval.results.to_records import layout_for
 from graphrag_eval.results.write_run import (
     REPORT_HTML,
     RESULTS_JSONL,
     ResultsFormat,
+    ResultsStream,
     RunSummary,
     WrittenRun,
     claim_out_dir,
@@ -220,7 +229,8 @@ def _evaluate(options: EvaluateOptions) -> None:
     config = load_config(options.config_path)
     check_known(options.gates, numeric_outputs(config))
     diagnostics = Diagnostics()
-    questions = prepare_reference(options.reference, diagnostics, config.steps.rules.keys())
+    rules, compact = config.steps.rules, COMPACT_ABOVE_BYTES
+    questions = prepare_reference(options.reference, diagnostics, rules, compact_above=compact)
     response_set = prepare_responses(options.responses)
     check_evaluable(questions, response_set)  # before anything is written
     engine = build_run_engine(
@@ -231,7 +241,7 @@ def _evaluate(options: EvaluateOptions) -> None:
     )
     _warn_unpriced(engine)
     if options.dry_run:
-        _dry_run(questions, response_set, config, engine)
+        dry_run(questions, response_set, config, engine)
         return
     # One run at a time writes a directory: a second fails at once, naming the first.
     with lock_out_dir(options.out_dir):
@@ -246,16 +256,26 @@ def _evaluate(options: EvaluateOptions) -> None:
             source=response_set.source,
             resume_run=options.resume,
         )
-        run = _run_checkpointed(checkpoint, questions, response_set, config, engine, options)
+        fold, inputs = AggregateFold(layout_for(config), config), (questions, response_set, config)
+        streamed, tally = ResultsStream(options.out_dir, options.formats, fold), RunTally()
+        run = _run_checkpointed(checkpoint, streamed, tally, inputs, engine, options)
         diagnostics.extend(run.diagnostics.notices)
         diagnostics.extend(checkpoint.resumed.notices)  # what the kept items' evaluation found
-        written = _write_outputs(options, run, diagnostics, engine, checkpoint, started)
+        written = _write_outputs(options, run, streamed, diagnostics, engine, checkpoint, started)
     failures = check_thresholds(written.aggregates.micro, options.gates)
     if not options.quiet:
         resumed = checkpoint.resumed if options.resume else None
-        outcome = RunOutcome(options.out_dir, run, written, engine, resumed, options.html_report)
+        outcome = RunOutcome(
+            options.out_dir,
+            tally,
+            layout_for(config),
+            written,
+            engine,
+            resumed,
+            options.html_report,
+        )
         print_run_outcome(outcome, options.gates, failures)
-    exit_on_failures(failures, incomplete_line(run, engine, command_line("--resume")))
+    exit_on_failures(failures, incomplete_line(tally, config, engine, command_line("--resume")))
 
 
 def _warn_unpriced(engine: LLMEngine | None) -> None:
@@ -269,13 +289,15 @@ def _warn_unpriced(engine: LLMEngine | None) -> None:
 
 def _run_checkpointed(
     checkpoint: RunCheckpoint,
-    questions: Sequence[ReferenceQuestion],
-    response_set: ResponseSet,
-    config: EvaluationConfig,
+    streamed: ResultsStream,
+    tally: RunTally,
+    inputs: tuple[Sequence[ReferenceQuestion], ResponseSet, EvaluationConfig],
     engine: LLMEngine | None,
     options: EvaluateOptions,
 ) -> EvaluationRun:
-    """The run, each item written as it finishes, with its progress on standard error."""
+    """The run, each item written as it finishes, with its progress on standard error; the
+    results go to ``streamed`` (in reference order) and ``tally``, and the run keeps none."""
+    questions, response_set, config = inputs
     # A bar on a terminal; in a log (CI) a plain line every few seconds instead.
     progress = options.progress
     show = len(questions) >= _PROGRESS_MIN_ITEMS or engine is not None
@@ -284,11 +306,17 @@ def _run_checkpointed(
         # Not cut in half: results.jsonl without its checkpoint.json is no run to resume.
         with deferred_interrupts():
             log = stack.enter_context(start_checkpoint(checkpoint))
+        streamed.line_of = log.line
+        stack.enter_context(streamed)  # removed if the run stops: the checkpoint stays
         bar = stack.enter_context(
             start_progress(
                 stderr(), left, show if progress is None else progress, forced=bool(progress)
             )
         )
+
+        def on_result(result: QuestionResult) -> None:
+            streamed.add(result)
+            tally.add(result)
 
         async def run_all() -> EvaluationRun:
             try:
@@ -299,6 +327,8 @@ def _run_checkpointed(
                     config,
                     engine=engine,
                     on_item=lambda _: bar.advance(),
+                    on_result=on_result,
+                    keep=False,
                 )
             finally:
                 if engine is not None:
@@ -319,12 +349,14 @@ def _run_checkpointed(
 def _write_outputs(
     options: EvaluateOptions,
     run: EvaluationRun,
+    streamed: ResultsStream,
     diagnostics: Diagnostics,
     engine: LLMEngine | None,
     checkpoint: RunCheckpoint,
     started: float,
 ) -> WrittenRun:
-    """The output directory: results in reference order, aggregates, run.yaml, the report."""
+    """The output directory: the results (written in reference order as they came),
+    aggregates, run.yaml, the report."""
     resumed = checkpoint.resumed
     summary = RunSummary.of(
         run,
@@ -334,40 +366,20 @@ def _write_outputs(
         notices=diagnostics.notices,
         engine=engine,
         resumed=(len(resumed.kept), resumed.redo),
+        counts=streamed.counts,
     )
-    written = write_run(options.out_dir, run, summary, options.formats, started_s=started)
+    written = write_run(
+        options.out_dir, run, summary, options.formats, started_s=started, streamed=streamed
+    )
     if options.html_report:
+        layout = layout_for(run.config)
         saved = SavedRun(
             label=str(options.out_dir),
             results_path=options.out_dir / RESULTS_JSONL,
-            results=run.run_result,
+            results=RunResult(TypedRecords(streamed.records(), layout), layout),
             aggregates=written.aggregates,
             config=run.config,
             info=written.summary.as_dict(),
         )
         write_report(saved, options.out_dir / REPORT_HTML)
     return written
-
-
-def _dry_run(
-    questions: Sequence[ReferenceQuestion],
-    response_set: ResponseSet,
-    config: EvaluationConfig,
-    engine: LLMEngine | None,
-) -> None:
-    console = stdout()
-    if engine is None:
-        console.print(
-            f"dry run: {plural(len(questions), 'question')}; the config names no LLM, so the "
-            "run makes no judge calls"
-        )
-        return
-
-    async def plan() -> None:
-        try:
-            await evaluate(questions, response_set, config, engine=engine)
-        finally:
-            await engine.aclose()
-
-    asyncio.run(plan())
-    print_dry_run(console, engine.stats.plan_dict(), len(questions))

@@ -3,27 +3,69 @@ problems, the judge's calls and cost, where the files are, and the gates that pa
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from graphrag_eval.cli.console import stdout
-from graphrag_eval.cli.incomplete import incomplete_failures, unexplained_failures
+from graphrag_eval.cli.incomplete import Failures, unexplained_failures
 from graphrag_eval.comparison.gates import Threshold
-from graphrag_eval.evaluation.runner import EvaluationRun
+from graphrag_eval.config import EvaluationConfig
+from graphrag_eval.evaluation.runner import EvaluationRun, evaluate
 from graphrag_eval.formatting import plain_number
+from graphrag_eval.inputs import ReferenceQuestion, ResponseSet
 from graphrag_eval.llm.engine import LLMEngine
 from graphrag_eval.metrics.registry import metrics_for
 from graphrag_eval.report.console import (
     plural,
+    print_dry_run,
     print_llm_summary,
     print_notices,
     print_summary,
 )
 from graphrag_eval.results.checkpoint import REDO_CAUSES, Resumed
+from graphrag_eval.results.model import QuestionResult, ResultLayout
 from graphrag_eval.results.write_run import REPORT_HTML, RUN_YAML, WrittenRun
 
-__all__ = ["RunOutcome", "failed_values", "incomplete_line", "print_run_outcome", "resumed_line"]
+__all__ = [
+    "RunOutcome",
+    "RunTally",
+    "dry_run",
+    "failed_values",
+    "incomplete_line",
+    "print_run_outcome",
+    "resumed_line",
+]
+
+
+class RunTally:
+    """What the summary and the exit code need of a run's results, taken one at a time (the
+    command line keeps none): how many questions, whether any had an answer, the metric
+    values that failed and on how many questions, the metrics that failed everywhere."""
+
+    def __init__(self) -> None:
+        self.questions = 0
+        self.answered = False
+        self.failed_values = 0
+        self.failed_questions = 0
+        self.failures = Failures()
+
+    @classmethod
+    def of(cls, run: EvaluationRun) -> RunTally:
+        """The tally of a run that kept its results."""
+        tally = cls()
+        for item in run.items:
+            tally.add(item)
+        return tally
+
+    def add(self, item: QuestionResult) -> None:
+        self.questions += 1
+        self.answered = self.answered or item.fields.get("actual_answer") is not None
+        failed = len(item.failed_metrics())
+        self.failed_values += failed
+        self.failed_questions += failed > 0
+        self.failures.add(item)
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +73,9 @@ class RunOutcome:
     """A written run, as the summary shows it."""
 
     out_dir: Path
-    run: EvaluationRun
+    tally: RunTally
+    layout: ResultLayout
+    """The metrics of the run's results (what their keys are)."""
     written: WrittenRun
     engine: LLMEngine | None
     resumed: Resumed | None
@@ -45,17 +89,17 @@ def print_run_outcome(
     """Print the summary of a written run; the failed gates are left to the caller."""
     console = stdout()
     summary = outcome.written.summary
-    print_summary(console, outcome.written.aggregates, outcome.run.layout)
+    print_summary(console, outcome.written.aggregates, outcome.layout)
     print_notices(console, summary.notices, str(outcome.out_dir / RUN_YAML))
-    engine, results = outcome.engine, outcome.run.results
+    engine, tally = outcome.engine, outcome.tally
     if engine is not None:
         print_llm_summary(console, engine.stats, engine.max_cost_usd)
-    elif any(result.get("actual_answer") is not None for result in results):
+    elif tally.answered:
         console.print(
             "LLM-judged answer metrics not run: the config names no judge "
             "(llm.generation); see docs/llm.md"
         )
-    failed = failed_values(outcome.run)
+    failed = tally.failed_values
     if failed:
         console.print(
             f"{plural(failed, 'metric value')} failed (each failed metric has its _error key "
@@ -63,10 +107,10 @@ def print_run_outcome(
             markup=False,
         )
     if outcome.resumed is not None:
-        console.print(resumed_line(outcome.resumed, len(results)), markup=False)
+        console.print(resumed_line(outcome.resumed, tally.questions), markup=False)
     report_path = outcome.out_dir / REPORT_HTML
     console.print(
-        f"{plural(len(results), 'question')} evaluated in {summary.elapsed_s:.2f} s; results "
+        f"{plural(tally.questions, 'question')} evaluated in {summary.elapsed_s:.2f} s; results "
         f"in {outcome.out_dir}/" + (f", report in {report_path}" if outcome.html_report else ""),
     )
     for threshold in gates:
@@ -94,25 +138,26 @@ def resumed_line(resumed: Resumed, questions: int) -> str:
 def failed_values(run: EvaluationRun) -> int:
     """The metric values that were attempted and failed: one per metric and question (a
     metric that failed on several steps of a question counts once)."""
-    return sum(len(item.failed_metrics()) for item in run.items)
+    return RunTally.of(run).failed_values
 
 
-def incomplete_line(run: EvaluationRun, engine: LLMEngine | None, resume: str) -> str | None:
+def incomplete_line(
+    tally: RunTally, config: EvaluationConfig, engine: LLMEngine | None, resume: str
+) -> str | None:
     """The one line that says a run could not do all it was asked, what is missing and how
     to finish it (``resume``: the command with ``--resume``); ``None`` for a complete run.
     Incomplete: a judge or embedding endpoint was unusable, the cost limit stopped calls, a
     judged metric failed on every question it applied to (a judge whose every reply was
     unusable), or a metric did for an internal error."""
     reasons = engine.incomplete_reasons() if engine is not None else []
-    judged = {metric.name for metric in metrics_for(run.config) if metric.uses_llm}
+    judged = {metric.name for metric in metrics_for(config) if metric.uses_llm}
     # A metric that is not judged fails on bad input too (the input notices say so): only
     # an internal error of one makes the run incomplete.
-    failing = incomplete_failures(run, judged)
+    failing = tally.failures.incomplete(judged)
     unexplained = unexplained_failures(failing, reasons)
     if not reasons and not unexplained:
         return None
-    failed = failed_values(run)
-    questions = sum(1 for item in run.items if item.failed_metrics())
+    failed, questions = tally.failed_values, tally.failed_questions
     if reasons or any(set(metrics) & judged for metrics, _ in unexplained):
         finish = f"when that is fixed, finish the run with: {resume}"
     else:  # --resume keeps the questions whose failed metrics are not judged ones
@@ -124,3 +169,29 @@ def incomplete_line(run: EvaluationRun, engine: LLMEngine | None, resume: str) -
         f"evaluation incomplete: {plural(failed, 'metric value')} on "
         f"{plural(questions, 'question')} not computed ({'; '.join(causes)}); {finish}"
     )
+
+
+def dry_run(
+    questions: Sequence[ReferenceQuestion],
+    response_set: ResponseSet,
+    config: EvaluationConfig,
+    engine: LLMEngine | None,
+) -> None:
+    """``evaluate --dry-run``: the judge calls the run would make, and their price, without
+    making one."""
+    console = stdout()
+    if engine is None:
+        console.print(
+            f"dry run: {plural(len(questions), 'question')}; the config names no LLM, so the "
+            "run makes no judge calls"
+        )
+        return
+
+    async def plan() -> None:
+        try:
+            await evaluate(questions, response_set, config, engine=engine)
+        finally:
+            await engine.aclose()
+
+    asyncio.run(plan())
+    print_dry_run(console, engine.stats.plan_dict(), len(questions))

@@ -12,9 +12,11 @@ from graphrag_eval.metrics.base import Failed, FailureKind, Scored
 
 if TYPE_CHECKING:
     from graphrag_eval.evaluation.runner import EvaluationRun
+    from graphrag_eval.results.model import QuestionResult
 
 __all__ = [
     "INTERNAL_ERROR",
+    "Failures",
     "failed_everywhere",
     "failures_everywhere",
     "incomplete_failures",
@@ -26,23 +28,53 @@ INTERNAL_ERROR = "internal error"
 :attr:`~graphrag_eval.metrics.base.FailureKind.INTERNAL`."""
 
 
-def failures_everywhere(run: EvaluationRun) -> dict[str, Failed]:
-    """Each metric that was attempted and failed on every question (and step) it applied
-    to, with its commonest failure (message and kind); a metric that scored anything is not
-    one."""
-    scored: set[str] = set()
-    failures: dict[str, Counter[Failed]] = {}
-    for item in run.items:
+class Failures:
+    """The metrics that failed on every question (and step) they applied to, taken one
+    result at a time (a run that keeps no result counts them as its results come); a metric
+    that scored anything is not one."""
+
+    def __init__(self) -> None:
+        self.scored: set[str] = set()
+        self.failures: dict[str, Counter[Failed]] = {}
+
+    def add(self, item: QuestionResult) -> None:
         for key, outcome in item.outcomes.items():
             if isinstance(outcome, Scored):
-                scored.add(key.metric)
-            elif isinstance(outcome, Failed):
-                failures.setdefault(key.metric, Counter())[outcome] += 1
-    return {
-        metric: counts.most_common(1)[0][0]
-        for metric, counts in failures.items()
-        if metric not in scored
-    }
+                self.scored.add(key.metric)
+            elif isinstance(outcome, Failed) and key.metric not in self.scored:
+                self.failures.setdefault(key.metric, Counter())[outcome] += 1
+
+    def everywhere(self) -> dict[str, Failed]:
+        """Each metric that failed everywhere, with its commonest failure (message and
+        kind)."""
+        return {
+            metric: counts.most_common(1)[0][0]
+            for metric, counts in self.failures.items()
+            if metric not in self.scored
+        }
+
+    def incomplete(self, judged: Iterable[str]) -> dict[str, str]:
+        """The metrics of :meth:`everywhere` that make a run incomplete, with their message:
+        a judged one (of ``judged``), or any whose failure is an internal error (a metric
+        that is not judged fails on bad input too, which the input notices report)."""
+        names = set(judged)
+        return {
+            metric: failure.error
+            for metric, failure in self.everywhere().items()
+            if metric in names or failure.kind is FailureKind.INTERNAL
+        }
+
+
+def _taken(run: EvaluationRun) -> Failures:
+    failures = Failures()
+    for item in run.items:
+        failures.add(item)
+    return failures
+
+
+def failures_everywhere(run: EvaluationRun) -> dict[str, Failed]:
+    """:meth:`Failures.everywhere` of a whole run."""
+    return _taken(run).everywhere()
 
 
 def failed_everywhere(run: EvaluationRun) -> dict[str, str]:
@@ -51,15 +83,8 @@ def failed_everywhere(run: EvaluationRun) -> dict[str, str]:
 
 
 def incomplete_failures(run: EvaluationRun, judged: Iterable[str]) -> dict[str, str]:
-    """The metrics of :func:`failed_everywhere` that make a run incomplete, with their
-    message: a judged one (of ``judged``), or any whose failure is an internal error (a
-    metric that is not judged fails on bad input too, which the input notices report)."""
-    names = set(judged)
-    return {
-        metric: failure.error
-        for metric, failure in failures_everywhere(run).items()
-        if metric in names or failure.kind is FailureKind.INTERNAL
-    }
+    """:meth:`Failures.incomplete` of a whole run."""
+    return _taken(run).incomplete(judged)
 
 
 def unexplained_failures(

@@ -27,14 +27,21 @@ from typing import Any, TypeVar
 
 from graphrag_eval.collector import fewer_collections
 from graphrag_eval.config import ConfigSource, EvaluationConfig
+from graphrag_eval.errors import InputError
+from graphrag_eval.evaluation.items import (
+    ORDER_WINDOW,
+    ItemCallback,
+    ItemRunner,
+    ResultCallback,
+    Sinks,
+    in_order,
+)
 from graphrag_eval.evaluation.planning import build_run_engine, check_services
-from graphrag_eval.evaluation.scoring import evaluate_item
 from graphrag_eval.evaluation.services import services_of
 from graphrag_eval.inputs import (
     Diagnostics,
     Notice,
     ReferenceQuestion,
-    Response,
     ResponseSet,
     check_evaluable,
     load_reference,
@@ -42,17 +49,19 @@ from graphrag_eval.inputs import (
     parse_reference,
     parse_responses,
 )
+from graphrag_eval.inputs.compact import NotCompact, decode_question, load_compact_reference
+from graphrag_eval.inputs.steps import ReferenceCheck
 from graphrag_eval.llm.engine import CallStats, LLMEngine
-from graphrag_eval.metrics.base import Metric
 from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.metrics.registry import metrics_for
-from graphrag_eval.metrics.services import Services
 from graphrag_eval.results.model import QuestionResult, ResultLayout, RunResult
-from graphrag_eval.results.to_records import layout_for, read_records, to_record, to_records
+from graphrag_eval.results.to_records import layout_for, read_records, to_records
 from graphrag_eval.steps.rules import check_reference_step
 
 __all__ = [
     "EvaluationRun",
+    "ItemCallback",
+    "ResultCallback",
     "arun_evaluation",
     "evaluate",
     "prepare_reference",
@@ -64,7 +73,6 @@ logger = logging.getLogger("graphrag_eval")
 
 ReferenceSource = str | Path | Sequence[Any]
 ResponsesSource = str | Path | Mapping[str, Any] | Sequence[Any] | ResponseSet
-ItemCallback = Callable[[dict[str, Any]], None]
 
 _T = TypeVar("_T")
 
@@ -106,14 +114,23 @@ def prepare_reference(
     reference: ReferenceSource,
     diagnostics: Diagnostics | None = None,
     config_rules: Collection[str] = (),
+    *,
+    compact_above: int | None = None,
 ) -> list[ReferenceQuestion]:
     """Load (if a path) and validate a reference dataset; raises ``InputError``.
     ``config_rules`` are the step names the config's ``steps.rules`` score: the registered
-    rules do not check those reference steps."""
+    rules do not check those reference steps. ``compact_above``: the questions of a JSON file
+    larger than so many bytes are kept as their encoded JSON and parsed again when scored
+    (``inputs/compact.py``)."""
     if isinstance(reference, list) and reference and isinstance(reference[0], ReferenceQuestion):
         return reference
     check = check_reference_step.skipping(config_rules) if config_rules else check_reference_step
     if isinstance(reference, str | Path):
+        kept = None if compact_above is None else _compact(Path(reference), compact_above, check)
+        if kept is not None:
+            if diagnostics is not None:
+                diagnostics.extend(kept[1].notices)
+            return kept[0]
         questions = parse_reference(
             load_reference(reference),
             source=str(reference),
@@ -124,6 +141,28 @@ def prepare_reference(
         questions = parse_reference(reference, check_step=check, diagnostics=diagnostics)
     _bound_prepared_outputs(questions)
     return questions
+
+
+def _compact(
+    path: Path, above: int, check: ReferenceCheck
+) -> tuple[list[ReferenceQuestion], Diagnostics] | None:
+    """The questions of a JSON reference kept compact, with their notices; ``None`` where it
+    is to be read the ordinary way (which then gives every error as it always has)."""
+    templates = load_compact_reference(path, above)
+    if templates is None:
+        return None
+    found = Diagnostics()
+    try:
+        questions = parse_reference(
+            templates,
+            source=str(path),
+            check_step=check,
+            diagnostics=found,
+            compact=decode_question,
+        )
+    except (InputError, NotCompact):
+        return None
+    return questions, found
 
 
 def _bound_prepared_outputs(questions: Sequence[ReferenceQuestion]) -> None:
@@ -183,6 +222,8 @@ async def evaluate(
     max_concurrent_items: int | None = None,
     engine: LLMEngine | None = None,
     done: Mapping[str, dict[str, Any]] | None = None,
+    on_result: ResultCallback | None = None,
+    keep: bool = True,
 ) -> EvaluationRun:
     """Evaluate every reference question; one bad item never stops the others.
 
@@ -190,11 +231,23 @@ async def evaluate(
     checkpointing and progress); the returned results are in reference order. ``engine``
     makes the judge and embedding calls (by default one is built from the config, and closed
     at the end); ``done`` holds results of a previous run to keep instead of evaluating again
-    (by question id; ``on_item`` is not called for them)."""
+    (by question id; ``on_item`` is not called for them).
+
+    ``on_result`` is called with every typed result (kept ones too) in reference order, as
+    soon as it and those before it are final; at most :data:`ORDER_WINDOW` times the items in
+    flight wait for an earlier one. With ``keep=False`` the run holds no result (its
+    ``items`` are empty) and drops each response once scored: ``on_result`` is where the
+    results go (the command line writes and aggregates them as they come)."""
     settings = load_config(config)
     with fewer_collections():
         return await _evaluate(
-            settings, reference, responses, on_item, max_concurrent_items, engine, done
+            settings,
+            reference,
+            responses,
+            Sinks(on_item, on_result, keep),
+            max_concurrent_items,
+            engine,
+            done,
         )
 
 
@@ -202,7 +255,7 @@ async def _evaluate(
     settings: EvaluationConfig,
     reference: ReferenceSource,
     responses: ResponsesSource,
-    on_item: ItemCallback | None,
+    sinks: Sinks,
     max_concurrent_items: int | None,
     engine: LLMEngine | None,
     done: Mapping[str, dict[str, Any]] | None,
@@ -222,7 +275,7 @@ async def _evaluate(
         # Enough items in flight to keep every judge slot busy.
         max_concurrent_items = max(64, 4 * settings.llm.max_concurrency)
     layout = layout_for(settings)
-    run = _ItemRunner(
+    run = ItemRunner(
         settings,
         metrics_for(settings),
         response_set,
@@ -230,61 +283,30 @@ async def _evaluate(
         services=services_of(engine),
         slots=asyncio.Semaphore(max(1, max_concurrent_items)),
         kept=_read_kept(done or {}, layout),
-        on_item=on_item,
+        on_item=sinks.on_item,
+        drop_responses=not sinks.keep,
     )
+    results: list[QuestionResult] = []
+
+    def emit(result: QuestionResult) -> None:
+        if sinks.keep:
+            results.append(result)
+        if sinks.on_result is not None:
+            sinks.on_result(result)
+
+    window = ORDER_WINDOW * max(1, max_concurrent_items)
     try:
-        results = await asyncio.gather(*(run.one(question) for question in questions))
+        await in_order(questions, run.one, window, emit)
     finally:
         if own_engine and engine is not None:
             await engine.aclose()
     return EvaluationRun(
-        items=list(results),
+        items=results,
         diagnostics=diagnostics,
         config=settings,
         layout=layout,
         llm=engine.stats if engine is not None else None,
     )
-
-
-@dataclass(slots=True)
-class _ItemRunner:
-    """Evaluates the items of one run, at most ``slots`` at a time."""
-
-    config: EvaluationConfig
-    metrics: Sequence[Metric]
-    response_set: ResponseSet
-    diagnostics: Diagnostics
-    services: Services
-    slots: asyncio.Semaphore
-    kept: Mapping[str, QuestionResult]
-    on_item: ItemCallback | None
-
-    async def one(self, question: ReferenceQuestion) -> QuestionResult:
-        """The result of ``question`` (kept from a previous run, or evaluated now)."""
-        response = self.response_set.responses.get(question.id)
-        if question.id in self.kept:
-            _release(question, response)
-            return self.kept[question.id]
-        async with self.slots:
-            try:
-                result, notices = await evaluate_item(
-                    question,
-                    response,
-                    self.metrics,
-                    self.config,
-                    source=self.response_set.source,
-                    services=self.services,
-                )
-            except Exception as exc:  # a bug or an extreme input costs this item only
-                logger.exception("could not evaluate question %r", question.id)
-                result = _unevaluated_result(question, exc)
-                notices = [_unevaluated_notice(self.response_set.source, question, exc)]
-            finally:
-                _release(question, response)
-        self.diagnostics.extend(notices)
-        if self.on_item is not None:
-            self.on_item(to_record(result))
-        return result
 
 
 def _read_kept(
@@ -296,41 +318,6 @@ def _read_kept(
     for a saved run), by question id."""
     kept = read_records(list(done.values()), layout).results
     return dict(zip(done, kept, strict=True))
-
-
-def _unevaluated_result(question: ReferenceQuestion, exc: Exception) -> QuestionResult:
-    """The result of an item graphrag-eval could not evaluate: counted with the error
-    samples, flagged with ``evaluation_error``, and without copies of its inputs (copying
-    them may be what failed)."""
-    return QuestionResult(
-        {
-            "template_id": question.template_id,
-            "question_id": question.id,
-            "question_text": question.question_text,
-            "status": "error",
-            "error": f"graphrag-eval could not evaluate this item: {exc!r}",
-            "evaluation_error": True,
-        }
-    )
-
-
-def _unevaluated_notice(source: str, question: ReferenceQuestion, exc: Exception) -> Notice:
-    return Notice(
-        "evaluation_error",
-        f"could not be evaluated: {exc!r}",
-        file=source,
-        item=f"question '{question.id}'",
-    )
-
-
-def _release(question: ReferenceQuestion, response: Response | None) -> None:
-    """Drop what match rules derived from the item's steps (parsed outputs): the item is
-    done, and a large dataset should not keep every parsed result alive."""
-    for group in question.reference_steps or ():
-        for reference_step in group:
-            reference_step.memo.clear()
-    for actual_step in (response.actual_steps if response is not None else None) or ():
-        actual_step.memo.clear()
 
 
 async def arun_evaluation(

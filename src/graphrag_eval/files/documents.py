@@ -6,9 +6,9 @@ number; callers add the file name and raise their own error kind.
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import errno
+import io
 import json
 import os
 import re
@@ -22,30 +22,29 @@ import yaml
 
 from graphrag_eval.files.bounded import (
     MAX_DEPTH,
-    MAX_DOCUMENT_DEPTH,
-    MAX_LINE_BYTES,
     Refused,
     check_json_depth,
     document_too_large,
     split_json_items,
 )
 from graphrag_eval.files.bounded_yaml import load_yaml_bounded
+from graphrag_eval.files.fast_json import REFUSED, read_json_bytes
+from graphrag_eval.files.jsonl import BrokenLine, iter_jsonl
 from graphrag_eval.files.textcheck import (
-    UTF16_BOMS,
-    bad_byte,
     binary_problem,
     decode_utf8,
-    encoding_hint,
 )
 
 __all__ = [
     "JSONL_SUFFIXES",
     "JSON_TEXT_ERRORS",
     "BrokenLine",
+    "atomic_stream",
     "decode_utf8",
     "dump_yaml",
     "iter_jsonl",
     "open_for_append",
+    "read_bounded",
     "read_document",
     "remove_stale_temporaries",
     "write_json_lines",
@@ -72,13 +71,14 @@ def read_document(path: Path, *, split_items: bool = False) -> Any:
     (a responses file), each top-level item over a limit becomes a :class:`BrokenLine` and
     the rest is read. A binary file (an image, a spreadsheet) is a ``ValueError`` that
     says so."""
-    raw = _read_bounded(path)
+    raw = read_bounded(path)
     binary = binary_problem(raw, "a YAML or JSON text file")
     if binary is not None:
         raise ValueError(binary)
-    text = decode_utf8(raw)
     if path.suffix.lower() == ".json":
-        return _read_json(text, split_items)
+        data = read_json_bytes(raw, split_items)
+        return _read_json(decode_utf8(raw), split_items) if data is REFUSED else data
+    text = decode_utf8(raw)
     try:
         data = load_yaml_bounded(text, _Loader, split_items=split_items, document_bytes=len(raw))
     except RecursionError:
@@ -91,20 +91,23 @@ def read_document(path: Path, *, split_items: bool = False) -> Any:
     return _broken_refused(data)
 
 
-def _read_bounded(path: Path) -> bytes:
+def read_bounded(path: Path) -> bytes:
     """The bytes of ``path``, refused beyond :data:`~graphrag_eval.files.bounded.MAX_DOCUMENT_BYTES`
     (checked before reading, and while reading: a pipe or a growing file)."""
-    with path.open("rb") as stream:
-        problem = document_too_large(os.fstat(stream.fileno()).st_size)
-        chunks: list[bytes] = []
-        total = 0
+    with path.open("rb", buffering=0) as stream:
+        size = os.fstat(stream.fileno()).st_size
+        problem = document_too_large(size)
+        # A regular file in one piece (one copy of it in memory, never two), then whatever
+        # it grew by, or a pipe, by chunks.
+        chunks: list[bytes] = [stream.read(size)] if problem is None and size else []
+        total = sum(len(chunk) for chunk in chunks)
         while problem is None and (chunk := stream.read(1 << 20)):
             chunks.append(chunk)
             total += len(chunk)
             problem = document_too_large(total)
     if problem is not None:
         raise ValueError(problem)
-    return b"".join(chunks)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _read_json(text: str, split_items: bool) -> Any:
@@ -159,94 +162,6 @@ def _as_broken(item: Any) -> Any:
     if isinstance(item, Refused):
         return BrokenLine(item.message, item.text, item.question_id)
     return item
-
-
-_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
-_LINE_END = re.compile("\r\n?|\n")
-_CHUNK_BYTES = 1024 * 1024  # how much of an over-long line is read at a time, and dropped
-_KEPT_OF_LONG_LINE = 64 * 1024  # enough to find its question_id, for the error's item
-
-
-class BrokenLine(ValueError):
-    """A JSONL line (or an item of a responses document) that could not be read; ``text``
-    keeps the line for diagnosis, ``question_id`` is the item's when it is known."""
-
-    def __init__(self, message: str, text: str, question_id: str | None = None) -> None:
-        super().__init__(message)
-        self.text = text
-        self.question_id = question_id
-
-
-def iter_jsonl(
-    path: Path, *, max_depth: int = MAX_DOCUMENT_DEPTH, max_line_bytes: int | None = None
-) -> Iterator[tuple[int, Any]]:
-    """Yield ``(line_number, value)`` for each non-blank line; a broken line (not JSON, not
-    UTF-8, nested deeper than ``max_depth``, or longer than ``max_line_bytes``, by default
-    :data:`~graphrag_eval.files.bounded.MAX_LINE_BYTES`) yields a :class:`BrokenLine` as its value.
-    A broken line never stops the iteration: the caller decides what it costs."""
-    limit = MAX_LINE_BYTES if max_line_bytes is None else max_line_bytes
-    number = 0
-    with path.open("rb") as stream:
-        for raw, too_long in _bounded_lines(stream, limit):
-            if number == 0 and raw.startswith(codecs.BOM_UTF8):
-                raw = raw[len(codecs.BOM_UTF8) :]
-            # Bad bytes are decoded as lone surrogates (which valid UTF-8 never yields), so one
-            # bad line is found, and reported, without losing the lines around it.
-            text = raw.decode("utf-8", errors="surrogateescape")
-            if too_long:
-                number += 1
-                message = f"line longer than {_byte_count(limit)}, the limit for one record"
-                yield number, BrokenLine(message, _ESCAPED_BYTE.sub("\ufffd", text))
-                continue
-            for line in _universal_lines(text):
-                number += 1
-                if line.strip():
-                    yield number, _jsonl_value(number, line, max_depth)
-
-
-def _bounded_lines(stream: IO[bytes], limit: int) -> Iterator[tuple[bytes, bool]]:
-    """Each line of ``stream`` with whether it is longer than ``limit`` bytes (its end not
-    counted); of a longer line only the first bytes are kept, the rest is read and dropped."""
-    while line := stream.readline(limit + 1):
-        if line.endswith(b"\n") or len(line) <= limit:
-            yield line, False
-            continue
-        while (rest := stream.readline(_CHUNK_BYTES)) and not rest.endswith(b"\n"):
-            pass
-        yield line[:_KEPT_OF_LONG_LINE], True
-
-
-def _universal_lines(text: str) -> list[str]:
-    """The lines of ``text`` as a file opened as text reads them (``\\r``, ``\\n`` or both
-    end a line); a line read in binary holds several when it has a lone ``\\r``."""
-    if "\r" not in text:
-        return [text]
-    lines = _LINE_END.split(text)
-    return lines[:-1] if lines[-1] == "" else lines
-
-
-def _jsonl_value(number: int, line: str, max_depth: int) -> Any:
-    """The value of one non-blank JSON Lines line, or its :class:`BrokenLine`."""
-    bad = _ESCAPED_BYTE.search(line)
-    if bad is not None:
-        escaped = ord(bad.group()) - 0xDC00
-        message = f"not UTF-8 text at column {bad.start() + 1} {bad_byte(escaped)}"
-        raw = line.encode("utf-8", "surrogateescape")
-        if number == 1 or not raw.startswith(UTF16_BOMS):  # a UTF-16 mark starts a file only
-            message += encoding_hint(raw)
-        return BrokenLine(message, _ESCAPED_BYTE.sub("\ufffd", line))
-    try:
-        value = json.loads(line)
-    except json.JSONDecodeError as exc:
-        return BrokenLine(f"invalid JSON at column {exc.colno}: {exc.msg}", line)
-    except RecursionError:
-        return BrokenLine("JSON nested too deeply to read", line)
-    too_deep = check_json_depth(value, max_depth)
-    return value if too_deep is None else BrokenLine(f"JSON {too_deep}", line)
-
-
-def _byte_count(size: int) -> str:
-    return f"{size // 2**20} MiB" if size >= 2**20 and size % 2**20 == 0 else f"{size:,} bytes"
 
 
 class _BlockStyleDumper(_Dumper):  # type: ignore[misc,valid-type]
@@ -355,7 +270,33 @@ def write_text_atomic(path: Path, text: str) -> None:
         raise
 
 
-def open_for_append(path: Path) -> IO[bytes]:
+def open_for_append(path: Path, *, readable: bool = False) -> IO[bytes]:
     """``path``, an existing regular file, open for appending bytes, unbuffered (each write
-    is one system call); a symbolic link there is refused (``OSError``), never followed."""
-    return os.fdopen(os.open(path, _APPEND_FLAGS), "ab", buffering=0)
+    is one system call); a symbolic link there is refused (``OSError``), never followed.
+    ``readable``: what was written can be read back through the same file (``os.pread``)."""
+    flags = (_APPEND_FLAGS & ~os.O_WRONLY) | os.O_RDWR if readable else _APPEND_FLAGS
+    return os.fdopen(os.open(path, flags), "ab", buffering=0)
+
+
+@contextlib.contextmanager
+def atomic_stream(path: Path) -> Iterator[IO[bytes]]:
+    """Write ``path`` as a stream of bytes that replaces it at the end, as
+    :func:`write_text_atomic` does with a whole text: a new temporary file (exclusive
+    creation, a unique name) replaces ``path`` when the block ends, and is removed when it
+    raises (Ctrl-C included)."""
+    path = Path(path)
+    fd, tmp = _new_temporary(path)
+    stream = io.BufferedWriter(io.FileIO(fd, "wb"), buffer_size=1 << 20)
+    try:
+        yield stream
+        stream.flush()
+        os.fsync(stream.fileno())
+        stream.close()
+        tmp.replace(path)
+    except BaseException as exc:
+        stream.raw.close()  # what is still buffered is dropped, not written (the disk is full)
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        if isinstance(exc, OSError) and exc.filename is None:
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
+        raise

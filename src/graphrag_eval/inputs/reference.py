@@ -8,7 +8,7 @@ anything is evaluated; a data bug inside a step output is only a notice.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ from graphrag_eval.inputs.shapes import (
 )
 from graphrag_eval.inputs.steps import ReferenceCheck, ReferenceStep, parse_reference_steps
 
-__all__ = ["ReferenceQuestion", "load_reference", "parse_reference"]
+__all__ = ["CompactQuestion", "ReferenceQuestion", "load_reference", "parse_reference"]
 
 _QUESTION_KEYS = frozenset(
     {"id", "question_text", "reference_answer", "reference_steps", "reference_contexts"}
@@ -113,6 +113,9 @@ class _DatasetReader:
     """The template of each question id seen."""
     templates: set[str] = field(default_factory=set)
     unknown_keys: Counter[str] = field(default_factory=Counter)
+    compact: Callable[[Any], Any] | None = None
+    """Given, the questions are encoded JSON (``msgspec.Raw``): each is decoded with it,
+    validated, and kept as a :class:`CompactQuestion` (docs/architecture.md)."""
 
     def read_template(self, template: Any, index: int) -> None:
         template_id = self._template_id(template, f"templates[{index}]")
@@ -127,7 +130,13 @@ class _DatasetReader:
                 field="questions",
             )
         for q_index, raw in enumerate(raw_questions):
-            self._add_question(_parse_question(raw, template_id, q_index, self), raw)
+            if self.compact is None:
+                self._add_question(_parse_question(raw, template_id, q_index, self), raw)
+                continue
+            value = self.compact(raw)
+            question = _parse_question(value, template_id, q_index, self)
+            self._add_question(question, value)
+            self.questions[-1] = CompactQuestion.of(question, q_index, raw, self)
 
     def _template_id(self, template: Any, where: str) -> str:
         if not isinstance(template, Mapping):
@@ -165,18 +174,58 @@ class _DatasetReader:
         self.questions.append(question)
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class CompactQuestion(ReferenceQuestion):
+    """A question validated and then kept as its JSON (``encoded``, a view of the file's
+    bytes) with only what identifies it: :meth:`load` parses it again, the same way, when it
+    is scored, so a large reference costs its file's size, not its parsed objects."""
+
+    index: int = 0
+    encoded: Any = None
+    source: str = REFERENCE_LABEL
+    check_step: ReferenceCheck | None = None
+    decode: Callable[[Any], Any] | None = None
+
+    @classmethod
+    def of(
+        cls, question: ReferenceQuestion, index: int, encoded: Any, reader: _DatasetReader
+    ) -> CompactQuestion:
+        return cls(
+            question.template_id,
+            question.id,
+            question.question_text,
+            None,
+            None,
+            None,
+            {},
+            index,
+            encoded,
+            reader.source,
+            reader.check_step,
+            reader.compact,
+        )
+
+    def load(self) -> ReferenceQuestion:
+        """The question parsed again (its notices were taken when it was first read)."""
+        assert self.decode is not None
+        reader = _DatasetReader(self.source, self.check_step, Diagnostics())
+        return _parse_question(self.decode(self.encoded), self.template_id, self.index, reader)
+
+
 def parse_reference(
     data: Any,
     *,
     source: str = REFERENCE_LABEL,
     check_step: ReferenceCheck | None = None,
     diagnostics: Diagnostics | None = None,
+    compact: Callable[[Any], Any] | None = None,
 ) -> list[ReferenceQuestion]:
     """Validate a reference dataset (a list of templates) into questions, in dataset order.
 
     ``check_step`` inspects each step's data (for example that a SPARQL output parses) and
     returns a problem or ``None``; problems become ``reference_data`` notices and the step
-    scores as unmatched. Structural errors raise :class:`InputError`.
+    scores as unmatched. Structural errors raise :class:`InputError`. ``compact``: the
+    questions are encoded (``inputs/compact.py``) and decoded by it, each kept compact.
     """
     diagnostics = diagnostics if diagnostics is not None else Diagnostics()
     if _looks_like_responses(data):
@@ -187,7 +236,7 @@ def parse_reference(
         raise InputError(
             "the reference dataset is empty (no templates): nothing to evaluate", file=source
         )
-    reader = _DatasetReader(source, check_step, diagnostics)
+    reader = _DatasetReader(source, check_step, diagnostics, compact=compact)
     for index, template in enumerate(data):
         reader.read_template(template, index)
     if not reader.questions:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,8 +20,10 @@ from pydantic import ValidationError
 
 from graphrag_eval.errors import InputError, locate
 from graphrag_eval.files.bounded import MAX_DEPTH
-from graphrag_eval.files.documents import JSONL_SUFFIXES, BrokenLine, iter_jsonl, read_document
+from graphrag_eval.files.documents import JSONL_SUFFIXES, BrokenLine, read_document
+from graphrag_eval.files.jsonl import LineAt, iter_jsonl_at, read_jsonl_at
 from graphrag_eval.files.textcheck import binary_problem
+from graphrag_eval.inputs.compact import COMPACT_ABOVE_BYTES
 from graphrag_eval.inputs.notices import Notice, unused_field
 from graphrag_eval.inputs.shapes import (
     RESPONSES_LABEL,
@@ -36,7 +38,14 @@ from graphrag_eval.inputs.shapes import (
 )
 from graphrag_eval.inputs.steps import ActualStep, parse_actual_step
 
-__all__ = ["Response", "ResponseSet", "load_responses", "parse_responses", "question_id_in_text"]
+__all__ = [
+    "LazyResponses",
+    "Response",
+    "ResponseSet",
+    "load_responses",
+    "parse_responses",
+    "question_id_in_text",
+]
 
 _RESPONSE_KEYS = frozenset(ResponseShape.model_fields)
 _QUESTION_ID_IN_TEXT = re.compile(r'"question_id"\s*:\s*"([^"\\]+)"')
@@ -61,11 +70,59 @@ class Response:
     problems: tuple[str, ...] = ()
 
 
+class LazyResponses(MutableMapping[str, "Response"]):
+    """Responses by question id, each of a JSON Lines file kept as its line's place and parsed
+    again when asked for (an unusable one is kept as it is); a line that changed since it was
+    read gives an unusable response, never an error."""
+
+    def __init__(self, path: Path, source: str) -> None:
+        self.path = path
+        self.source = source
+        self._entries: dict[str, Response | tuple[int, LineAt]] = {}
+
+    def locate(self, question_id: str, number: int, at: LineAt) -> None:
+        """Keep the response of ``question_id`` as the record of line ``number`` at ``at``."""
+        self._entries[question_id] = (number, at)
+
+    def __getitem__(self, question_id: str) -> Response:
+        entry = self._entries[question_id]
+        if isinstance(entry, Response):
+            return entry
+        number, at = entry
+        where = f"line {number}"
+        try:
+            value = read_jsonl_at(self.path, number, at, max_depth=MAX_DEPTH)
+        except OSError as exc:
+            value = BrokenLine(f"could not be read again: {exc.strerror or exc}", "")
+        response = None
+        if not isinstance(value, BrokenLine):
+            response = _parse_response(value, where, self.source, None, [])
+        if response is None or response.question_id != question_id:
+            message = f"{locate(self.source, where, None)}: the file changed while it was read"
+            return _unusable(question_id, None, message)
+        return response
+
+    def __setitem__(self, question_id: str, response: Response) -> None:
+        self._entries[question_id] = response
+
+    def __delitem__(self, question_id: str) -> None:
+        del self._entries[question_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, question_id: object) -> bool:
+        return question_id in self._entries
+
+
 @dataclass(slots=True)
 class ResponseSet:
     """Responses by question id, with the notices produced while reading them."""
 
-    responses: dict[str, Response]
+    responses: MutableMapping[str, Response]
     notices: list[Notice]
     source: str
     records: int = 0
@@ -75,10 +132,11 @@ class ResponseSet:
     value that is no mapping): an error result each, nothing to evaluate."""
 
 
-def load_responses(path: str | Path) -> ResponseSet:
+def load_responses(path: str | Path, *, lazy_above: int = COMPACT_ABOVE_BYTES) -> ResponseSet:
     """Read and validate a responses file: JSON (a dict by question id, or a list), JSONL (one
     response per line) or YAML. A broken JSONL line or malformed response is recorded, not
-    raised; only an unreadable file raises :class:`InputError`."""
+    raised; only an unreadable file raises :class:`InputError`. A JSONL file larger than
+    ``lazy_above`` bytes is read item by item (:class:`LazyResponses`)."""
     path = Path(path)
     label = str(path)
     unsupported = unsupported_format(path, "JSONL, JSON or YAML")
@@ -91,12 +149,9 @@ def load_responses(path: str | Path) -> ResponseSet:
             if binary is not None:
                 raise InputError(binary, file=label)
             # A line that is not UTF-8, or nested too deeply, is a broken line.
-            lines = list(iter_jsonl(path, max_depth=MAX_DEPTH))
+            return _read_jsonl_responses(path, label, path.stat().st_size > lazy_above)
         except FileNotFoundError:
             raise InputError("file not found", file=label) from None
-        return _parse_response_records(
-            ((f"line {number}", value) for number, value in lines), label
-        )
     try:
         data = read_document(path, split_items=True)  # a bomb costs its item only
     except FileNotFoundError:
@@ -141,7 +196,7 @@ class _RecordReader:
     """The state of reading the records of one responses input."""
 
     source: str
-    responses: dict[str, Response] = field(default_factory=dict)
+    responses: MutableMapping[str, Response] = field(default_factory=dict)
     notices: list[Notice] = field(default_factory=list)
     unused: Counter[str] = field(default_factory=Counter)
     unreadable: set[str] = field(default_factory=set)
@@ -157,10 +212,10 @@ class _RecordReader:
             self.responses[qid] = _unusable(qid, None, message)
             self.unreadable.add(qid)
 
-    def read(self, where: str, value: Any, key: str | None) -> None:
+    def read(self, where: str, value: Any, key: str | None) -> Response | None:
         response = _parse_response(value, where, self.source, key, self.notices)
         if response is None:
-            return
+            return None
         if isinstance(value, Mapping):
             self.unused.update(k for k in value if k not in _RESPONSE_KEYS)
             self.unreadable.discard(response.question_id)
@@ -176,6 +231,7 @@ class _RecordReader:
                 )
             )
         self.responses[response.question_id] = response
+        return response
 
 
 def _parse_response_records(
@@ -190,13 +246,33 @@ def _parse_response_records(
             reader.read_broken_line(where, value, keys[position] if keys is not None else None)
         else:
             reader.read(where, value, keys[position] if keys is not None else None)
+    return _response_set(reader, position + 1)
+
+
+def _read_jsonl_responses(path: Path, source: str, lazy: bool) -> ResponseSet:
+    """The responses of a JSON Lines file; ``lazy``: each is validated (its notices taken),
+    dropped, and read again when asked for (:class:`LazyResponses`), so none is held."""
+    responses = LazyResponses(path, source)
+    reader = _RecordReader(source, responses if lazy else {})
+    records = 0
+    for number, value, at in iter_jsonl_at(path, max_depth=MAX_DEPTH):
+        records += 1
+        if isinstance(value, BrokenLine):
+            reader.read_broken_line(f"line {number}", value)
+        elif (response := reader.read(f"line {number}", value, None)) is not None and lazy:
+            responses.locate(response.question_id, number, at)  # read from a mapping
+    return _response_set(reader, records)
+
+
+def _response_set(reader: _RecordReader, records: int) -> ResponseSet:
+    source = reader.source
     for name, count in reader.unused.items():
         reader.notices.append(unused_field(source, name, count_noun(count, "response")))
     return ResponseSet(
         responses=reader.responses,
         notices=reader.notices,
         source=source,
-        records=position + 1,
+        records=records,
         unreadable=reader.unreadable,
     )
 

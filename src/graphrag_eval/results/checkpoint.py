@@ -22,7 +22,6 @@ and :func:`evaluate_checkpointed`.
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import os
@@ -30,13 +29,17 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.errors import InputError
-from graphrag_eval.evaluation.runner import EvaluationRun, ItemCallback, evaluate
+from graphrag_eval.evaluation.runner import (
+    EvaluationRun,
+    ItemCallback,
+    ResultCallback,
+    evaluate,
+)
 from graphrag_eval.files.documents import (
-    JSON_TEXT_ERRORS,
     BrokenLine,
     iter_jsonl,
     open_for_append,
@@ -53,6 +56,7 @@ from graphrag_eval.metrics.base import Failed, Metric, Scored
 from graphrag_eval.metrics.failure_kinds import kind_of_message
 from graphrag_eval.metrics.registry import metrics_for
 from graphrag_eval.results.model import QuestionResult, ResultLayout
+from graphrag_eval.results.results_log import ResultsLog
 from graphrag_eval.results.to_records import read_record
 from graphrag_eval.results.write_run import CHECKPOINT_JSON, RESULTS_JSONL, results_jsonl_text
 from graphrag_eval.version import __version__
@@ -296,32 +300,6 @@ def open_run(
     return RunCheckpoint(out_dir, run_fingerprint, resumed)
 
 
-@dataclass(slots=True)
-class ResultsLog:
-    """``results.jsonl`` of a run in progress, open for appending."""
-
-    path: Path
-    stream: IO[bytes]
-    """Unbuffered: nothing is left to flush when the disk is full."""
-    kept: dict[str, dict[str, Any]]
-    """The items of the earlier run it started with, by question id."""
-
-    def append(self, result: Mapping[str, Any]) -> None:
-        """Write one finished item at once (one unbuffered write): a crash after this loses
-        nothing. An ``OSError`` (a full disk) names the file; a line cut short by it is
-        dropped on ``--resume``."""
-        line = results_jsonl_text([result]).encode("utf-8", JSON_TEXT_ERRORS)
-        view = memoryview(line)
-        try:
-            while view:  # a write cut short by a full disk raises on the next
-                written = self.stream.write(view)
-                if not written:
-                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-                view = view[written:]
-        except OSError as exc:
-            raise OSError(exc.errno, exc.strerror, str(self.path)) from None
-
-
 @contextmanager
 def start_checkpoint(checkpoint: RunCheckpoint) -> Iterator[ResultsLog]:
     """Start writing the checkpoint: ``results.jsonl`` holds only the items kept from an
@@ -332,8 +310,8 @@ def start_checkpoint(checkpoint: RunCheckpoint) -> Iterator[ResultsLog]:
     write_text_atomic(path, results_jsonl_text(kept.values()))
     write_checkpoint(checkpoint.out_dir, checkpoint.fingerprint)
     # Appended through the file just written: a link planted there since is refused.
-    with open_for_append(path) as stream:
-        yield ResultsLog(path, stream, kept)
+    with open_for_append(path, readable=True) as stream:
+        yield ResultsLog(path, stream, kept, os.fstat(stream.fileno()).st_size)
 
 
 async def evaluate_checkpointed(
@@ -344,13 +322,14 @@ async def evaluate_checkpointed(
     *,
     engine: LLMEngine | None = None,
     on_item: ItemCallback | None = None,
+    on_result: ResultCallback | None = None,
+    keep: bool = True,
 ) -> EvaluationRun:
     """Evaluate ``questions`` against ``response_set``, appending each finished item to
     ``log`` so that an interrupted run loses nothing; the items the log kept from an earlier
-    run are not evaluated again. ``on_item`` is called after each item is written. The
-    results file is left in finishing order: :func:`graphrag_eval.results.write_run.write_run` puts
-    it
-    in reference order::
+    run are not evaluated again. ``on_item`` is called after each item is written;
+    ``on_result`` and ``keep`` are :func:`~graphrag_eval.evaluation.runner.evaluate`'s. The
+    results file is left in finishing order: ``write_run`` puts it in reference order::
 
         checkpoint = open_run(out_dir, reference, responses, config, questions)
         with start_checkpoint(checkpoint) as log:
@@ -363,5 +342,12 @@ async def evaluate_checkpointed(
             on_item(result)
 
     return await evaluate(
-        questions, response_set, config, on_item=record, engine=engine, done=log.kept
+        questions,
+        response_set,
+        config,
+        on_item=record,
+        engine=engine,
+        done=log.kept,
+        on_result=on_result,
+        keep=keep,
     )

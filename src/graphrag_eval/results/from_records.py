@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 from graphrag_eval.collector import collection_paused
 from graphrag_eval.config import ConfigSource
@@ -31,6 +31,7 @@ __all__ = [
     "RecordScores",
     "RecordShape",
     "ScoreReader",
+    "TypedRecords",
     "iter_records",
     "iter_scores",
     "layout_for",
@@ -84,6 +85,34 @@ def iter_records(
 def read_record(record: Mapping[str, Any], layout: ResultLayout | None = None) -> QuestionResult:
     """The typed result of one saved flat record (see :func:`read_records`)."""
     return read_records([record], layout).results[0]
+
+
+class TypedRecords(Sequence[QuestionResult]):
+    """The typed results of records read one at a time when asked for (``records``: a
+    :class:`~graphrag_eval.results.records_file.RecordsFile`, say), so that a reader of a
+    large run (the HTML report ``evaluate`` writes) holds only the results it keeps."""
+
+    def __init__(self, records: Sequence[Mapping[str, Any]], layout: ResultLayout) -> None:
+        self.records = records
+        self.layout = layout
+        self._owners = _Owners(layout)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    @overload
+    def __getitem__(self, index: int) -> QuestionResult: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[QuestionResult]: ...
+
+    def __getitem__(self, index: int | slice) -> QuestionResult | list[QuestionResult]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        return _read(self.records[index], self.layout, self._owners)
+
+    def __iter__(self) -> Iterator[QuestionResult]:
+        return (_read(record, self.layout, self._owners) for record in self.records)
 
 
 class RecordScores(NamedTuple):

@@ -270,7 +270,9 @@ class QuestionResult:
 class RunResult:
     """The per-question results of a run, in reference order."""
 
-    results: list[QuestionResult]
+    results: Sequence[QuestionResult]
+    """In reference order; read one at a time from a file where a run is too large to hold
+    (:class:`~graphrag_eval.results.from_records.TypedRecords`)."""
     layout: ResultLayout
 
     @classmethod

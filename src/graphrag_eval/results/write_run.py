@@ -15,19 +15,31 @@ Checkpoints (``results.jsonl`` appended item by item, ``checkpoint.json``) are w
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.errors import InputError
-from graphrag_eval.files.documents import dump_yaml, write_text_atomic
+from graphrag_eval.files.documents import (
+    JSON_TEXT_ERRORS,
+    atomic_stream,
+    dump_yaml,
+    write_text_atomic,
+)
 from graphrag_eval.inputs import Notice, count_kinds
 from graphrag_eval.results.aggregates import Aggregates
 from graphrag_eval.results.aggregation import aggregate
+from graphrag_eval.results.fold import AggregateFold
+from graphrag_eval.results.model import QuestionResult
+from graphrag_eval.results.records_file import RecordsFile
+from graphrag_eval.results.to_records import to_record
 from graphrag_eval.version import __version__
 
 if TYPE_CHECKING:
@@ -44,8 +56,10 @@ __all__ = [
     "RESULT_FILE_NAMES",
     "RUN_FILE_NAMES",
     "RUN_YAML",
+    "Counts",
     "LLMSummary",
     "ResultsFormat",
+    "ResultsStream",
     "RunSummary",
     "WrittenRun",
     "claim_out_dir",
@@ -138,18 +152,23 @@ class RunSummary:
         notices: Sequence[Notice] | None = None,
         engine: LLMEngine | None = None,
         resumed: tuple[int, int] | None = None,
+        counts: Counts | None = None,
     ) -> RunSummary:
         """The summary of ``run``; ``notices`` default to the run's own diagnostics (pass them
-        when the reference's were collected apart), ``resumed`` is (kept, evaluated again)."""
-        results = run.items
+        when the reference's were collected apart), ``resumed`` is (kept, evaluated again),
+        ``counts`` the questions counted as they came (a run that kept no result)."""
+        if counts is None:
+            counts = Counts()
+            for result in run.items:
+                counts.add(result)
         return cls(
             reference=str(reference),
             responses=str(responses),
             config=run.config,
-            questions=len(results),
-            success_samples=sum(1 for r in results if r.status == "success"),
-            error_samples=sum(1 for r in results if r.status == "error"),
-            missing_responses=sum(1 for r in results if r.missing_response),
+            questions=counts.questions,
+            success_samples=counts.success,
+            error_samples=counts.error,
+            missing_responses=counts.missing,
             config_file=str(config_file) if config_file else None,
             elapsed_s=elapsed_s,
             resumed=resumed if resumed is not None and any(resumed) else None,
@@ -233,6 +252,98 @@ def write_results(
         write_text_atomic(out_dir / RESULTS_JSON, text)
 
 
+def _json_item(record: Mapping[str, Any]) -> str:
+    """One result as ``results.json`` shows it: an item of a list indented by one."""
+    return " " + json.dumps(record, ensure_ascii=False, indent=1).replace("\n", "\n ")
+
+
+@dataclass(slots=True)
+class Counts:
+    """The questions of a run, as ``run.yaml`` counts them."""
+
+    questions: int = 0
+    success: int = 0
+    error: int = 0
+    missing: int = 0
+
+    def add(self, result: QuestionResult) -> None:
+        self.questions += 1
+        self.success += result.status == "success"
+        self.error += result.status == "error"
+        self.missing += result.missing_response
+
+
+class ResultsStream:
+    """The results files of a run written as its results come, in reference order, without
+    holding them: ``results.jsonl`` (each line as the checkpoint wrote it, read back by
+    ``line_of``, else written here), ``results.yaml`` and ``results.json`` for ``formats``;
+    the aggregates folded in (``fold``) and the questions counted. Each file is a temporary
+    one that replaces its name when the ``with`` block ends, and is removed when it raises
+    (an interrupted run leaves its checkpoint as it was): the same files, byte for byte, as
+    :func:`write_results` writes from the whole list."""
+
+    def __init__(
+        self,
+        out_dir: str | Path,
+        formats: Iterable[ResultsFormat],
+        fold: AggregateFold,
+        line_of: Callable[[str], bytes | None] = lambda _: None,
+    ) -> None:
+        self.out_dir = Path(out_dir)
+        self.formats = frozenset(formats)
+        self.fold = fold
+        self.counts = Counts()
+        self.line_of = line_of
+        self._stack = contextlib.ExitStack()
+        self._streams: dict[str, IO[bytes]] = {}
+        self._offsets = array("q")
+        self._end = 0
+
+    def __enter__(self) -> ResultsStream:
+        names = [RESULTS_JSONL]
+        names += [RESULTS_YAML] if "yaml" in self.formats else []
+        names += [RESULTS_JSON] if "json" in self.formats else []
+        for name in names:
+            self._streams[name] = self._stack.enter_context(atomic_stream(self.out_dir / name))
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        try:
+            if exc_info[0] is None and RESULTS_JSON in self._streams:
+                self._write(RESULTS_JSON, "[]\n" if not self.counts.questions else "\n]\n")
+        except BaseException:  # a full disk: every temporary file is removed all the same
+            self._stack.__exit__(*sys.exc_info())
+            raise
+        self._stack.__exit__(*exc_info)
+
+    def add(self, result: QuestionResult) -> None:
+        """Write and fold in the next result (in reference order)."""
+        question_id = result.question_id
+        line = self.line_of(question_id) if isinstance(question_id, str) else None
+        record = to_record(result) if line is None or len(self._streams) > 1 else None
+        if line is None:
+            line = results_jsonl_text([record or {}]).encode("utf-8", JSON_TEXT_ERRORS)
+        self._streams[RESULTS_JSONL].write(line)
+        self._offsets.append(self._end)
+        self._end += len(line)
+        if record is not None and RESULTS_YAML in self._streams:
+            self._write(RESULTS_YAML, dump_yaml([record]))
+        if record is not None and RESULTS_JSON in self._streams:
+            self._write(
+                RESULTS_JSON, (",\n" if self.counts.questions else "[\n") + _json_item(record)
+            )
+        self.fold.add(result)
+        self.counts.add(result)
+
+    def records(self) -> RecordsFile:
+        """The records written, read back from ``results.jsonl`` one at a time (once the
+        ``with`` block has ended)."""
+        return RecordsFile(self.out_dir / RESULTS_JSONL, self._offsets, self._end)
+
+    def _write(self, name: str, text: str) -> None:
+        self._streams[name].write(text.encode("utf-8", JSON_TEXT_ERRORS))
+
+
 @dataclass(frozen=True, slots=True)
 class WrittenRun:
     """What :func:`write_run` wrote besides the results."""
@@ -248,17 +359,22 @@ def write_run(
     formats: Iterable[ResultsFormat] = (),
     *,
     started_s: float | None = None,
+    streamed: ResultsStream | None = None,
 ) -> WrittenRun:
     """Write a finished run into ``out_dir`` (created when missing): its results (see
     :func:`write_results`), ``aggregates.yaml`` and ``run.yaml``.
 
     ``started_s`` is the :func:`time.perf_counter` reading at the start of the run: given,
-    the summary's elapsed time is measured up to the writing of ``run.yaml``."""
+    the summary's elapsed time is measured up to the writing of ``run.yaml``. ``streamed``:
+    the results were written as they came (a run that kept none), with their aggregates."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_results(out_dir, run.results, formats)
-    # From the typed run: it is flattened for writing only, never read back.
-    aggregates = aggregate(run.run_result, run.config)
+    if streamed is not None:
+        aggregates = streamed.fold.finish()
+    else:
+        write_results(out_dir, run.results, formats)
+        # From the typed run: it is flattened for writing only, never read back.
+        aggregates = aggregate(run.run_result, run.config)
     write_text_atomic(out_dir / AGGREGATES_YAML, dump_yaml(aggregates.to_dict()))
     if started_s is not None:
         summary = replace(summary, elapsed_s=time.perf_counter() - started_s)

@@ -1,0 +1,111 @@
+"""``evaluate`` keeps a large JSON reference compact (inputs/compact.py): each question is
+validated when the file is read, kept as its encoded JSON, and parsed again when scored;
+what it gives, the notices and the errors are those of reading the file the ordinary way."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphrag_eval.errors import InputError
+from graphrag_eval.evaluation.runner import prepare_reference
+from graphrag_eval.inputs import Diagnostics, ReferenceQuestion
+from graphrag_eval.inputs.reference import CompactQuestion
+
+from builders import dataset, question, ref_step, sparql, sparql_ref
+
+
+def _fields(item: ReferenceQuestion) -> dict[str, Any]:
+    fields = {f.name: getattr(item, f.name) for f in dataclasses.fields(ReferenceQuestion)}
+    fields["reference_steps"] = [
+        [(step.name, step.output, dict(step.raw)) for step in group]
+        for group in item.reference_steps or ()
+    ]
+    return fields
+
+
+def _read(path: Path, compact: bool) -> tuple[list[ReferenceQuestion], list[str]]:
+    diagnostics = Diagnostics()
+    questions = prepare_reference(path, diagnostics, (), compact_above=0 if compact else None)
+    return questions, [str(notice) for notice in diagnostics.notices]
+
+
+def test_compact_questions_load_as_read_the_ordinary_way(tmp_path: Path) -> None:
+    reference = dataset(
+        question("q1", [[sparql_ref(sparql(["a"], [["é"]]))]], answer="T1"),
+        question("q2", [[sparql_ref("not SPARQL JSON")]], text="second?"),  # a notice
+        question("q3", [[ref_step("retrieval", "[]")], [ref_step("x", extra=1)]]),
+        template_id="t1",
+    ) + dataset(question("q4", answer="4", text="  spaced  "), template_id="t2")
+    reference[0]["unknown"] = {"nested": [1, 2.5]}  # an unused field: a notice
+    path = tmp_path / "reference.json"
+    path.write_text(json.dumps(reference, ensure_ascii=False), encoding="utf-8")
+    ordinary, ordinary_notices = _read(path, compact=False)
+    compact, compact_notices = _read(path, compact=True)
+    assert all(isinstance(item, CompactQuestion) for item in compact)
+    assert [(q.id, q.template_id, q.question_text) for q in compact] == [
+        (q.id, q.template_id, q.question_text) for q in ordinary
+    ]
+    assert compact_notices == ordinary_notices
+    assert len(compact_notices) == 3  # the SPARQL output, the step field, the template field
+    for kept, whole in zip(compact, ordinary, strict=True):
+        assert isinstance(kept, CompactQuestion)
+        assert _fields(kept.load()) == _fields(whole)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[{"template_id": "t", "questions": [{"id": "q1", "question_text": "?", "x": NaN}]}]',
+        '{"template_id": "t", "questions": []}',
+        '[{"template_id": "t", "questions": {"id": "q1"}}]',
+        '[{"template_id": "t", "questions": [{"id": "q1", "question_text": "?", "x": '
+        + "[" * 250
+        + "]" * 250
+        + "}]}]",
+    ],
+    ids=["nan", "not_a_list", "questions_not_a_list", "too_deep"],
+)
+def test_what_the_compact_path_does_not_read_is_read_the_ordinary_way(
+    tmp_path: Path, text: str
+) -> None:
+    path = tmp_path / "reference.json"
+    path.write_text(text)
+    outcomes = []
+    for compact in (False, True):
+        try:
+            questions, notices = _read(path, compact)
+        except InputError as exc:
+            outcomes.append(("error", str(exc)))
+        else:
+            outcomes.append(("read", [q.id for q in questions], notices))
+            assert not any(isinstance(q, CompactQuestion) for q in questions)
+    assert outcomes[0] == outcomes[1]
+
+
+def test_a_structural_error_is_the_ordinary_one(tmp_path: Path) -> None:
+    """The compact path stops at the first bad question; the ordinary path reports the
+    error it always did (here the nesting, found before any question is read)."""
+    deep = {"id": "q9", "question_text": "?", "x": json.loads("[" * 250 + "]" * 250)}
+    reference = dataset(question("q1"), {"id": "", "question_text": "?"}, deep)
+    path = tmp_path / "reference.json"
+    path.write_text(json.dumps(reference))
+    errors = []
+    for compact in (False, True):
+        with pytest.raises(InputError) as caught:
+            _read(path, compact)
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1]
+    assert "nested" in errors[0]
+
+
+def test_a_reference_up_to_the_size_is_read_the_ordinary_way(tmp_path: Path) -> None:
+    path = tmp_path / "reference.json"
+    path.write_text(json.dumps(dataset(question("q1"))))
+    size = path.stat().st_size
+    assert not isinstance(prepare_reference(path, None, (), compact_above=size)[0], CompactQuestion)
+    assert isinstance(prepare_reference(path, None, (), compact_above=size - 1)[0], CompactQuestion)
