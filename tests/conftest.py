@@ -18,10 +18,11 @@ from typing import Any
 
 import pytest
 
-from graphrag_eval.evaluation.runner import EvaluationRun, evaluate
+from graphrag_eval.evaluation.runner import evaluate
 from graphrag_eval.evaluation.services import build_engine
 from graphrag_eval.llm.engine import LLMEngine
 from graphrag_eval.metrics.loading import load_config
+from graphrag_eval.results.run import EvaluationRun
 
 from judge_server import JudgeServer
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import ast
 
-import pytest
-
 from layout_graph import (
     ROOT,
     cycle_imports,
@@ -191,44 +189,11 @@ def test_a_package_level_cycle_is_found() -> None:
     assert find_cycle(package_graph(modules)) is None
 
 
-# The package-level cycles the tree still has, each by the import of one package by another
-# that should go. Each is a strict xfail: once the cycle is gone its test fails, and its
-# entry goes from this table.
-KNOWN_PACKAGE_CYCLES = {
-    ("results", "evaluation"): (
-        "results <-> evaluation: results/checkpoint.py imports evaluation.runner (evaluate), "
-        "results/write_run.py imports evaluation.runner.EvaluationRun under TYPE_CHECKING; "
-        "evaluation/runner.py and scoring.py import results.model and results.to_records"
-    ),
-}
-
-
-@pytest.mark.parametrize(
-    "known",
-    [
-        *(
-            pytest.param(
-                edge,
-                id=f"{edge[0]}<->{edge[1]}",
-                marks=pytest.mark.xfail(strict=True, reason=reason),
-            )
-            for edge, reason in KNOWN_PACKAGE_CYCLES.items()
-        ),
-        pytest.param(None, id="any other"),
-    ],
-)
-def test_no_package_level_import_cycle(known: tuple[str, str] | None) -> None:
+def test_no_package_level_import_cycle() -> None:
     """The top-level subpackages, each collapsed into one node, import one way too: two of
     them that import each other are one layer in two places (docs/architecture.md)."""
     modules = import_graph()
-    packages = package_graph(modules)
-    if known is None:
-        for importer, importee in KNOWN_PACKAGE_CYCLES:
-            packages.get(importer, set()).discard(importee)
-        cycle = find_cycle(packages)
-    else:
-        pair = {name: packages.get(name, set()) & set(known) for name in known}
-        cycle = find_cycle(pair)
+    cycle = find_cycle(package_graph(modules))
 
     assert cycle is None, (cycle, cycle_imports(modules, cycle or []))
 

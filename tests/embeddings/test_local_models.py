@@ -30,9 +30,10 @@ from graphrag_eval.embeddings.batching import Batcher
 from graphrag_eval.embeddings.local import LocalEmbedder
 from graphrag_eval.embeddings.models import local_model, resolve_model
 from graphrag_eval.evaluation.planning import build_run_engine
-from graphrag_eval.evaluation.runner import EvaluationRun, evaluate
+from graphrag_eval.evaluation.runner import evaluate
 from graphrag_eval.evaluation.services import build_engine
 from graphrag_eval.llm.engine import CallStats, LLMEngine
+from graphrag_eval.results.run import EvaluationRun
 
 from builders import dataset, question, response, through_proxy
 

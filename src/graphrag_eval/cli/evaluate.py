@@ -35,9 +35,9 @@ from graphrag_eval.cli.options import (
 from graphrag_eval.cli.signals import deferred_interrupts, interrupt_exit_code
 from graphrag_eval.comparison.gates import Threshold, check_known, check_thresholds
 from graphrag_eval.config import EvaluationConfig
+from graphrag_eval.evaluation.checkpointed import evaluate_checkpointed
 from graphrag_eval.evaluation.planning import build_run_engine
 from graphrag_eval.evaluation.runner import (
-    EvaluationRun,
     prepare_reference,
     prepare_responses,
     run_sync,
@@ -51,7 +51,6 @@ from graphrag_eval.report.html import write_report
 from graphrag_eval.report.progress import start_progress
 from graphrag_eval.results.checkpoint import (
     RunCheckpoint,
-    evaluate_checkpointed,
     open_run,
     start_checkpoint,
 )
@@ -59,6 +58,7 @@ from graphrag_eval.results.fold import AggregateFold
 from graphrag_eval.results.from_records import TypedRecords
 from graphrag_eval.results.model import QuestionResult, RunResult
 from graphrag_eval.results.read_run import SavedRun
+from graphrag_eval.results.run import EvaluationRun
 from graphrag_eval.results.to_records import layout_for
 from graphrag_eval.results.write_run import (
     REPORT_HTML,

@@ -12,7 +12,7 @@ from graphrag_eval.cli.console import stdout
 from graphrag_eval.cli.incomplete import Failures, unexplained_failures
 from graphrag_eval.comparison.gates import Threshold
 from graphrag_eval.config import EvaluationConfig
-from graphrag_eval.evaluation.runner import EvaluationRun, evaluate
+from graphrag_eval.evaluation.runner import evaluate
 from graphrag_eval.formatting import plain_number
 from graphrag_eval.inputs import ReferenceQuestion, ResponseSet
 from graphrag_eval.llm.engine import LLMEngine
@@ -26,6 +26,7 @@ from graphrag_eval.report.console import (
 )
 from graphrag_eval.results.checkpoint import REDO_CAUSES, Resumed
 from graphrag_eval.results.model import QuestionResult, ResultLayout
+from graphrag_eval.results.run import EvaluationRun
 from graphrag_eval.results.write_run import REPORT_HTML, RUN_YAML, WrittenRun
 
 __all__ = [

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from graphrag_eval.metrics.base import Failed, FailureKind, Scored
 
 if TYPE_CHECKING:
-    from graphrag_eval.evaluation.runner import EvaluationRun
     from graphrag_eval.results.model import QuestionResult
+    from graphrag_eval.results.run import EvaluationRun
 
 __all__ = [
     "INTERNAL_ERROR",

@@ -20,7 +20,6 @@ from graphrag_eval.cli.options import (
 from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.evaluation.planning import check_selection
 from graphrag_eval.evaluation.runner import (
-    EvaluationRun,
     evaluate,
     prepare_reference,
     prepare_responses,
@@ -37,6 +36,7 @@ from graphrag_eval.inputs import (
 from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.metrics.registry import metrics_for
 from graphrag_eval.report.console import plural, print_notices
+from graphrag_eval.results.run import EvaluationRun
 from graphrag_eval.steps.config_rules import config_rules
 from graphrag_eval.steps.rule_table import rules_in_use
 

@@ -21,7 +21,6 @@ import asyncio
 import concurrent.futures
 import logging
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -51,15 +50,15 @@ from graphrag_eval.inputs import (
 )
 from graphrag_eval.inputs.compact import NotCompact, decode_question, load_compact_reference
 from graphrag_eval.inputs.steps import ReferenceCheck
-from graphrag_eval.llm.engine import CallStats, LLMEngine
+from graphrag_eval.llm.engine import LLMEngine
 from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.metrics.registry import metrics_for
-from graphrag_eval.results.model import QuestionResult, ResultLayout, RunResult
+from graphrag_eval.results.model import QuestionResult, ResultLayout
+from graphrag_eval.results.run import EvaluationRun
 from graphrag_eval.results.to_records import layout_for, read_records, to_records
 from graphrag_eval.steps.rules import check_reference_step
 
 __all__ = [
-    "EvaluationRun",
     "ItemCallback",
     "ResultCallback",
     "arun_evaluation",
@@ -75,33 +74,6 @@ ReferenceSource = str | Path | Sequence[Any]
 ResponsesSource = str | Path | Mapping[str, Any] | Sequence[Any] | ResponseSet
 
 _T = TypeVar("_T")
-
-
-@dataclass(slots=True)
-class EvaluationRun:
-    """Typed results in reference order, plus everything that was reported along the way;
-    flattened to the seed's dictionaries once, at the edge (:attr:`results`)."""
-
-    items: list[QuestionResult]
-    diagnostics: Diagnostics
-    config: EvaluationConfig
-    layout: ResultLayout = field(default_factory=ResultLayout)
-    """The layout of the config's metrics (:func:`~graphrag_eval.results.to_records.layout_for`)."""
-    llm: CallStats | None = None
-    """What the run's judge and embedding calls amounted to (``None`` without an LLM)."""
-    _records: list[dict[str, Any]] | None = field(default=None, init=False, repr=False)
-
-    @property
-    def run_result(self) -> RunResult:
-        """The typed run: its results and the layout of every metric they hold."""
-        return RunResult.of(self.items, self.layout)
-
-    @property
-    def results(self) -> list[dict[str, Any]]:
-        """The flat per-question dictionaries (docs/outputs.md), made once."""
-        if self._records is None:
-            self._records = to_records(self.run_result)
-        return self._records
 
 
 PREPARED_OUTPUTS_BUDGET_BYTES = 64 * 2**20

@@ -33,12 +33,6 @@ from typing import TYPE_CHECKING, Any
 
 from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.errors import InputError
-from graphrag_eval.evaluation.runner import (
-    EvaluationRun,
-    ItemCallback,
-    ResultCallback,
-    evaluate,
-)
 from graphrag_eval.files.documents import (
     BrokenLine,
     iter_jsonl,
@@ -49,7 +43,6 @@ from graphrag_eval.inputs import (
     RESPONSES_LABEL,
     Notice,
     ReferenceQuestion,
-    ResponseSet,
     unreadable_output_notice,
 )
 from graphrag_eval.metrics.base import Failed, Metric, Scored
@@ -62,7 +55,7 @@ from graphrag_eval.results.write_run import CHECKPOINT_JSON, RESULTS_JSONL, resu
 from graphrag_eval.version import __version__
 
 if TYPE_CHECKING:
-    from graphrag_eval.llm.engine import LLMEngine
+    pass
 
 __all__ = [
     "CHECKPOINT_JSON",
@@ -71,7 +64,6 @@ __all__ = [
     "Resumed",
     "RunCheckpoint",
     "endpoint_cause",
-    "evaluate_checkpointed",
     "fingerprint",
     "item_notices",
     "open_run",
@@ -312,42 +304,3 @@ def start_checkpoint(checkpoint: RunCheckpoint) -> Iterator[ResultsLog]:
     # Appended through the file just written: a link planted there since is refused.
     with open_for_append(path, readable=True) as stream:
         yield ResultsLog(path, stream, kept, os.fstat(stream.fileno()).st_size)
-
-
-async def evaluate_checkpointed(
-    log: ResultsLog,
-    questions: Sequence[ReferenceQuestion],
-    response_set: ResponseSet,
-    config: EvaluationConfig,
-    *,
-    engine: LLMEngine | None = None,
-    on_item: ItemCallback | None = None,
-    on_result: ResultCallback | None = None,
-    keep: bool = True,
-) -> EvaluationRun:
-    """Evaluate ``questions`` against ``response_set``, appending each finished item to
-    ``log`` so that an interrupted run loses nothing; the items the log kept from an earlier
-    run are not evaluated again. ``on_item`` is called after each item is written;
-    ``on_result`` and ``keep`` are :func:`~graphrag_eval.evaluation.runner.evaluate`'s. The
-    results file is left in finishing order: ``write_run`` puts it in reference order::
-
-        checkpoint = open_run(out_dir, reference, responses, config, questions)
-        with start_checkpoint(checkpoint) as log:
-            run = await evaluate_checkpointed(log, questions, response_set, config)
-    """
-
-    def record(result: dict[str, Any]) -> None:
-        log.append(result)
-        if on_item is not None:
-            on_item(result)
-
-    return await evaluate(
-        questions,
-        response_set,
-        config,
-        on_item=record,
-        engine=engine,
-        done=log.kept,
-        on_result=on_result,
-        keep=keep,
-    )

@@ -43,8 +43,8 @@ from graphrag_eval.results.to_records import to_record
 from graphrag_eval.version import __version__
 
 if TYPE_CHECKING:
-    from graphrag_eval.evaluation.runner import EvaluationRun
     from graphrag_eval.llm.engine import LLMEngine
+    from graphrag_eval.results.run import EvaluationRun
 
 __all__ = [
     "AGGREGATES_YAML",
