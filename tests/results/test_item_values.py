@@ -10,9 +10,15 @@ from typing import Any
 
 import pytest
 
-from graphrag_eval.results.from_records import NOT_SKIPPED, ScoreReader, iter_scores
+from graphrag_eval.results.from_records import (
+    NOT_SKIPPED,
+    ScoreReader,
+    iter_scores,
+    layout_for,
+    read_records,
+    records_layout,
+)
 from graphrag_eval.results.item_values import item_values
-from graphrag_eval.results.to_records import layout_for, read_records, records_layout
 
 ZERO = {"aggregation": {"error_samples": "zero"}}
 

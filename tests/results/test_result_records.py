@@ -12,8 +12,9 @@ import pytest
 
 from graphrag_eval import compute_aggregates, run_evaluation
 from graphrag_eval.metrics.base import Failed, Scored
+from graphrag_eval.results.from_records import layout_for, read_records
 from graphrag_eval.results.model import OutcomeKey
-from graphrag_eval.results.to_records import layout_for, read_records, to_records
+from graphrag_eval.results.to_records import to_records
 
 from builders import contexts, dataset, question, response, step
 from judge_server import JudgeServer

@@ -16,17 +16,17 @@ from graphrag_eval.metrics.registry import IDENTITY_KEYS
 from graphrag_eval.report.html import render_report
 from graphrag_eval.results.aggregates import Coverage
 from graphrag_eval.results.aggregation import aggregate, compute_aggregates
-from graphrag_eval.results.item_values import item_values
-from graphrag_eval.results.model import OutcomeKey, QuestionResult, RunResult
-from graphrag_eval.results.read_run import load_run
-from graphrag_eval.results.to_records import (
+from graphrag_eval.results.from_records import (
     iter_scores,
     layout_for,
     read_record,
     read_records,
     records_layout,
-    to_records,
 )
+from graphrag_eval.results.item_values import item_values
+from graphrag_eval.results.model import OutcomeKey, QuestionResult, RunResult
+from graphrag_eval.results.read_run import load_run
+from graphrag_eval.results.to_records import to_records
 
 from builders import contexts, dataset, question, ref_step, response, sparql, sparql_ref, step
 

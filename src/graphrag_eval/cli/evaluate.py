@@ -55,11 +55,10 @@ from graphrag_eval.results.checkpoint import (
     start_checkpoint,
 )
 from graphrag_eval.results.fold import AggregateFold
-from graphrag_eval.results.from_records import TypedRecords
+from graphrag_eval.results.from_records import TypedRecords, layout_for
 from graphrag_eval.results.model import QuestionResult, RunResult
 from graphrag_eval.results.read_run import SavedRun
 from graphrag_eval.results.run import EvaluationRun
-from graphrag_eval.results.to_records import layout_for
 from graphrag_eval.results.write_run import (
     REPORT_HTML,
     RESULTS_JSONL,

@@ -53,9 +53,10 @@ from graphrag_eval.inputs.steps import ReferenceCheck
 from graphrag_eval.llm.engine import LLMEngine
 from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.metrics.registry import metrics_for
+from graphrag_eval.results.from_records import layout_for, read_records
 from graphrag_eval.results.model import QuestionResult, ResultLayout
 from graphrag_eval.results.run import EvaluationRun
-from graphrag_eval.results.to_records import layout_for, read_records, to_records
+from graphrag_eval.results.to_records import to_records
 from graphrag_eval.steps.rules import check_reference_step
 
 __all__ = [
@@ -285,7 +286,7 @@ def _read_kept(
     done: Mapping[str, Mapping[str, Any]], layout: ResultLayout
 ) -> dict[str, QuestionResult]:
     """The results kept from an earlier run, read back together (a key no metric declares is
-    read the same way in every record, as :func:`~graphrag_eval.results.to_records.read_records`
+    read the same way in every record, as :func:`~graphrag_eval.results.from_records.read_records`
     does
     for a saved run), by question id."""
     kept = read_records(list(done.values()), layout).results

@@ -24,8 +24,8 @@ from graphrag_eval.errors import GraphragEvalError
 from graphrag_eval.metrics.base import Aggregation
 from graphrag_eval.results.aggregates import Aggregates
 from graphrag_eval.results.aggregation import item_values
+from graphrag_eval.results.from_records import layout_for, read_records
 from graphrag_eval.results.model import RunResult
-from graphrag_eval.results.to_records import layout_for, read_records
 
 if TYPE_CHECKING:
     import pandas as pd

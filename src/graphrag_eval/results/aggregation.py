@@ -19,8 +19,9 @@ Which keys are aggregated, and how, comes from the metrics' declarations
 here. A numeric key no metric declares (a custom output in results read from a file, say) is
 aggregated numerically too, rather than dropped.
 
-The results are read as typed results (:func:`~graphrag_eval.results.to_records.read_records`), so a
-key's owner and its failures come from the outcomes, never from key names.
+The results are read as typed results
+(:func:`~graphrag_eval.results.from_records.read_records`), so a key's owner and its failures
+come from the outcomes, never from key names.
 ``coverage`` counts questions: for each key, how many were scored, failed (its metric's
 outcome failed, on the question or a step) or skipped (the metric did not apply, or the
 response was an error), so a mean is never read without its denominator. For keys written
@@ -40,10 +41,10 @@ from graphrag_eval.config import ConfigSource
 from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.results.aggregates import Aggregates
 from graphrag_eval.results.fold import AggregateFold, is_empty_output
+from graphrag_eval.results.from_records import layout_for, read_records
 from graphrag_eval.results.item_values import ItemValues, item_values
 from graphrag_eval.results.model import RunResult
 from graphrag_eval.results.read_files import load_results
-from graphrag_eval.results.to_records import layout_for, read_records
 
 __all__ = [
     "AggregateFold",

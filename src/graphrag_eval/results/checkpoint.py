@@ -48,9 +48,9 @@ from graphrag_eval.inputs import (
 from graphrag_eval.metrics.base import Failed, Metric, Scored
 from graphrag_eval.metrics.failure_kinds import kind_of_message
 from graphrag_eval.metrics.registry import metrics_for
+from graphrag_eval.results.from_records import read_record
 from graphrag_eval.results.model import QuestionResult, ResultLayout
 from graphrag_eval.results.results_log import ResultsLog
-from graphrag_eval.results.to_records import read_record
 from graphrag_eval.results.write_run import CHECKPOINT_JSON, RESULTS_JSONL, results_jsonl_text
 from graphrag_eval.version import __version__
 

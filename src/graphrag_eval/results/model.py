@@ -280,7 +280,7 @@ class RunResult:
         """A run of results made in this process: ``layout`` with every metric the results
         hold (an undeclared key read back from a kept record, or a numeric value a metric
         wrote without declaring it: a metric of its own, as
-        :func:`~graphrag_eval.results.to_records.read_records` makes it), so the run aggregates
+        :func:`~graphrag_eval.results.from_records.read_records` makes it), so the run aggregates
         exactly
         as its flat records read back would (docs/architecture.md, "Results")."""
         layout = ResultLayout(dict(layout.metrics))

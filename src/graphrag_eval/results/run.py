@@ -26,7 +26,8 @@ class EvaluationRun:
     diagnostics: Diagnostics
     config: EvaluationConfig
     layout: ResultLayout = field(default_factory=ResultLayout)
-    """The layout of the config's metrics (:func:`~graphrag_eval.results.to_records.layout_for`)."""
+    """The layout of the config's metrics
+    (:func:`~graphrag_eval.results.from_records.layout_for`)."""
     llm: CallStats | None = None
     """What the run's judge and embedding calls amounted to (``None`` without an LLM)."""
     _records: list[dict[str, Any]] | None = field(default=None, init=False, repr=False)

@@ -1,13 +1,12 @@
-"""The output edge: typed results (:mod:`graphrag_eval.results.model`) to the seed's flat
-per-question dictionaries and back (docs/outputs.md).
+"""The writing half of the output edge: typed results (:mod:`graphrag_eval.results.model`) to
+the seed's flat per-question dictionaries (docs/outputs.md); the reading half is
+:mod:`graphrag_eval.results.from_records`.
 
-This is the one place that knows the flat keys, in both directions: where a
+Together they are the one place that knows the flat keys: here is where a
 :class:`~graphrag_eval.metrics.base.Failed` outcome turns into ``<metric>_error`` keys, a
 :class:`~graphrag_eval.metrics.base.Skipped` one into an entry of ``skipped``, and where
 ``matches`` and step metric keys are written onto copies of the user's steps (the user's
-objects are never mutated); and, in :mod:`graphrag_eval.results.from_records` (re-exported here),
-where a
-saved record is read back into a typed result, each key given to the metric that declares it.
+objects are never mutated).
 
 Keys added by graphrag-eval beyond the seed (never renamed, only added):
 
@@ -39,15 +38,6 @@ from graphrag_eval.metrics.base import (
     Skipped,
     StepMetric,
 )
-from graphrag_eval.results.from_records import (
-    RecordScores,
-    iter_records,
-    iter_scores,
-    layout_for,
-    read_record,
-    read_records,
-    records_layout,
-)
 from graphrag_eval.results.model import (
     FAILURE_KINDS_KEY,
     SKIPPED_KEY,
@@ -56,21 +46,11 @@ from graphrag_eval.results.model import (
     QuestionResult,
     ResultLayout,
     RunResult,
-    is_number,
 )
 from graphrag_eval.steps.matching import StepsOutcome
 
 __all__ = [
     "MISSING_RESPONSE_ERROR",
-    "SKIPPED_KEY",
-    "RecordScores",
-    "is_number",
-    "iter_records",
-    "iter_scores",
-    "layout_for",
-    "read_record",
-    "read_records",
-    "records_layout",
     "to_record",
     "to_records",
     "typed_error_result",
