@@ -23,21 +23,20 @@ from graphrag_eval.cli.options import (
     output_file_option,
 )
 from graphrag_eval.cli.report import load_saved_run
-from graphrag_eval.comparison.compare import (
-    DEFAULT_CONFIDENCE,
-    DEFAULT_ERROR_SAMPLES,
-    DEFAULT_SEED,
-    DEFAULT_TOP,
-    Comparison,
-    ErrorSamples,
-    compare_results,
-)
 from graphrag_eval.comparison.console import print_comparison
 from graphrag_eval.comparison.gates import (
     Threshold,
     check_comparison_thresholds,
     check_known,
     check_regressions,
+)
+from graphrag_eval.comparison.model import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_ERROR_SAMPLES,
+    DEFAULT_SEED,
+    DEFAULT_TOP,
+    Comparison,
+    ErrorSamples,
 )
 from graphrag_eval.comparison.page import write_comparison
 from graphrag_eval.errors import GraphragEvalError
@@ -228,6 +227,9 @@ def _write_text(comparison: Comparison, output: Path | None) -> None:
 
 
 def _comparison(options: CompareOptions, first: SavedRun, second: SavedRun) -> Comparison:
+    # Imported here: it brings numpy, which no other command needs (their start is faster).
+    from graphrag_eval.comparison.compare import compare_results
+
     return compare_results(
         first.results,
         second.results,

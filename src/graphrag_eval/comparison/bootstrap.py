@@ -11,6 +11,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from graphrag_eval.comparison.model import DEFAULT_CONFIDENCE
+
 __all__ = [
     "DEFAULT_CONFIDENCE",
     "DEFAULT_RESAMPLES",
@@ -21,7 +23,6 @@ __all__ = [
 ]
 
 DEFAULT_RESAMPLES = 10_000
-DEFAULT_CONFIDENCE = 0.95
 _CELLS_PER_CHUNK = 2_000_000  # resamples x items drawn at once: about 55 MB at the peak
 _AUTO_BUDGET = 200_000_000  # pairs x resamples drawn per interval by default
 

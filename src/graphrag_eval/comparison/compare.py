@@ -30,7 +30,6 @@ import numpy as np
 
 from graphrag_eval.collector import fewer_collections
 from graphrag_eval.comparison.bootstrap import (
-    DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
     auto_resamples,
     bootstrap_interval,
@@ -38,6 +37,10 @@ from graphrag_eval.comparison.bootstrap import (
 )
 from graphrag_eval.comparison.changes import MIN_PAIRS, Resampling, scope_changes
 from graphrag_eval.comparison.model import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_ERROR_SAMPLES,
+    DEFAULT_SEED,
+    DEFAULT_TOP,
     Comparison,
     ErrorSamples,
     Failures,
@@ -71,12 +74,6 @@ __all__ = [
     "format_interval",
     "format_signed",
 ]
-
-# The defaults of compare_results, which `graphrag-eval compare` takes too: a notebook and a
-# CI job comparing the same runs reach the same verdicts.
-DEFAULT_SEED = 0
-DEFAULT_TOP = 10
-DEFAULT_ERROR_SAMPLES: ErrorSamples = "zero"
 
 
 def compare_results(

@@ -11,10 +11,30 @@ from typing import Literal
 from graphrag_eval.comparison.units import Unit
 from graphrag_eval.metrics.base import JsonValue, OutputKey
 
-__all__ = ["Comparison", "ErrorSamples", "Failures", "ItemChange", "MetricChange", "Verdict"]
+__all__ = [
+    "DEFAULT_CONFIDENCE",
+    "DEFAULT_ERROR_SAMPLES",
+    "DEFAULT_SEED",
+    "DEFAULT_TOP",
+    "Comparison",
+    "ErrorSamples",
+    "Failures",
+    "ItemChange",
+    "MetricChange",
+    "Verdict",
+]
 
 Verdict = Literal["better", "worse", "unchanged", "too few pairs", "no pairs"]
 ErrorSamples = Literal["zero", "exclude"]
+
+# The defaults of compare_results, which `graphrag-eval compare` takes too: a notebook and a
+# CI job comparing the same runs reach the same verdicts. Here, not in comparison/compare.py,
+# so that the command line's options have them without importing numpy (every command
+# starts faster).
+DEFAULT_SEED = 0
+DEFAULT_TOP = 10
+DEFAULT_ERROR_SAMPLES: ErrorSamples = "zero"
+DEFAULT_CONFIDENCE = 0.95
 
 # The keys of ``as_dict()`` that are attributes of the same name, in output order.
 _ITEM_KEYS = ("question_id", "template_id", "a", "b", "difference")
