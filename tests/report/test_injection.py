@@ -12,6 +12,7 @@ import pytest
 
 from graphrag_eval.report.injection import (
     _INSTRUCTION,
+    _KEYWORD_WORDS,
     _KEYWORDS,
     _PATTERNS,
     _SCANNED_CHARS,
@@ -143,3 +144,14 @@ def test_every_phrase_of_a_pattern_has_one_of_the_words(pattern: str) -> None:
     for phrase in phrases:
         if phrase.isascii():
             assert _KEYWORDS.search(phrase.lower()), phrase
+
+
+def test_the_factored_words_find_what_the_plain_alternation_finds() -> None:
+    """The quick check's pattern, factored by first letter, says yes exactly where one of its
+    words is in the text."""
+    plain = re.compile("|".join(map(re.escape, _KEYWORD_WORDS)))
+    texts = [*_texts(11, 5_000), *_KEYWORD_WORDS, "rat", "ratin", "yo", "you", "mar k", ""]
+    texts += [word[:-1] for word in _KEYWORD_WORDS] + [word[1:] for word in _KEYWORD_WORDS]
+    for text in texts:
+        lowered = text.lower()
+        assert (_KEYWORDS.search(lowered) is None) is (plain.search(lowered) is None), text

@@ -39,10 +39,40 @@ _PATTERNS = (
 _INSTRUCTION = re.compile("|".join(f"(?:{pattern})" for pattern in _PATTERNS), re.IGNORECASE)
 # Every phrase a pattern matches contains one of these words, in some case (keep them in
 # step with the patterns: tests/report/test_injection.py checks that they agree).
-_KEYWORDS = re.compile(
-    "ignore|disregard|forget|override|you|note|message|instruction|give|assign|award|mark"
-    "|grade|rate|rating|score|classify|system|verdict"
-)
+_KEYWORD_WORDS = [
+    "ignore",
+    "disregard",
+    "forget",
+    "override",
+    "you",
+    "note",
+    "message",
+    "instruction",
+    "give",
+    "assign",
+    "award",
+    "mark",
+    "grade",
+    "rate",
+    "rating",
+    "score",
+    "classify",
+    "system",
+    "verdict",
+]
+
+
+def _by_first_letter(words: list[str]) -> str:
+    """An alternation of ``words`` factored by their first letter (``m(?:essage|ark)|...``):
+    the same matches, found faster than with one branch per word (fewer branches tried at
+    each position of a long text)."""
+    tails: dict[str, list[str]] = {}
+    for word in words:
+        tails.setdefault(word[0], []).append(re.escape(word[1:]))
+    return "|".join(f"{re.escape(first)}(?:{'|'.join(rest)})" for first, rest in tails.items())
+
+
+_KEYWORDS = re.compile(_by_first_letter(_KEYWORD_WORDS))
 _SCANNED_CHARS = 200_000  # of one text: enough for any answer, cheap on a 10 MB one
 _QUOTE_CHARS = 80  # of the matched phrase shown in the report
 
