@@ -13,9 +13,9 @@ and :mod:`~graphrag_eval.report.item_views` (the questions listed); see docs/rep
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import jinja2
 from markupsafe import Markup, escape
@@ -55,7 +55,7 @@ from graphrag_eval.report.run_views import (
 )
 from graphrag_eval.results.aggregates import GroupAggregates
 from graphrag_eval.results.item_values import ItemValues, item_values
-from graphrag_eval.results.model import QuestionResult, ResultLayout
+from graphrag_eval.results.model import QuestionResult, ResultLayout, RunResult
 from graphrag_eval.results.read_run import SavedRun
 from graphrag_eval.version import __version__
 
@@ -104,7 +104,8 @@ def _render(run: SavedRun, worst: int) -> str:
     layout = run.layout
     aggregates = run.aggregates
     micro = aggregates.micro
-    values = item_values(run.results, run.config)
+    noting = _NotingInjected(run.results.results)
+    values = item_values(RunResult(noting, run.results.layout), run.config)
     overall = metric_rows(
         micro, keys, aggregates.macro, skip_reasons(values, layout, coverage=micro.coverage)
     )
@@ -114,7 +115,7 @@ def _render(run: SavedRun, worst: int) -> str:
     def view(index: int, score: float | None = None) -> ItemView:
         return item_view(results[index], values.values[index], keys, score)
 
-    injected = _injected(results)
+    injected = noting.injected if noting.injected is not None else _injected(results)
     info = run.info
     notices = info.get("notices")
     notices = notices if isinstance(notices, list) else []
@@ -169,6 +170,37 @@ def _template_views(
         )
         for template_id, group in per_template.items()
     ]
+
+
+class _NotingInjected(Sequence[QuestionResult]):
+    """``results`` whose pass (item_values') also notes the questions that address the
+    grader, as :func:`_injected` does: the report reads a run's results, from the file
+    ``evaluate`` wrote, once and not twice."""
+
+    def __init__(self, results: Sequence[QuestionResult]) -> None:
+        self.results = results
+        self.injected: list[tuple[str, list[str]]] | None = None
+        """Once a pass is done."""
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    @overload
+    def __getitem__(self, index: int) -> QuestionResult: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[QuestionResult]: ...
+
+    def __getitem__(self, index: int | slice) -> QuestionResult | Sequence[QuestionResult]:
+        return self.results[index]
+
+    def __iter__(self) -> Iterator[QuestionResult]:
+        injected: list[tuple[str, list[str]]] = []
+        for result in self.results:
+            if addresses_the_grader(result.fields):
+                injected.append((str(result.question_id), injection_notes(result.fields)))
+            yield result
+        self.injected = injected
 
 
 def _injected(results: Sequence[QuestionResult]) -> list[tuple[str, list[str]]]:
