@@ -120,7 +120,9 @@ def _universal_lines(text: str) -> list[str]:
 
 def _jsonl_value(number: int, line: str, max_depth: int) -> Any:
     """The value of one non-blank JSON Lines line, or its :class:`BrokenLine`."""
-    bad = _ESCAPED_BYTE.search(line)
+    # An ASCII line (checked in constant time) has no escaped byte: most lines are searched
+    # for none.
+    bad = None if line.isascii() else _ESCAPED_BYTE.search(line)
     if bad is not None:
         escaped = ord(bad.group()) - 0xDC00
         message = f"not UTF-8 text at column {bad.start() + 1} {bad_byte(escaped)}"
