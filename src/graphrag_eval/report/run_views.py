@@ -5,7 +5,7 @@ overall and per template, label counts, coverage, step counts and the mean per t
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -181,23 +181,23 @@ def skip_reasons(
     keys gets it), or :data:`ERROR_RESPONSE` on an error sample that has no value for it.
     With the group's ``coverage``, skips those leave unexplained (a metric on steps records
     none) count as :data:`NO_STEP`, so a minority reason is not shown for all of them."""
-    reasons: dict[str, Counter[str]] = {}
+    reasons: defaultdict[str, Counter[str]] = defaultdict(Counter)  # (no Counter made per look-up)
     skipped = values.skipped
     for index in range(len(values.questions)) if indices is None else indices:
         if values.questions[index].status == "error":
             row = values.values[index]
             for name in values.keys:
                 if name not in row:
-                    reasons.setdefault(name, Counter())[ERROR_RESPONSE] += 1
+                    reasons[name][ERROR_RESPONSE] += 1
             continue
         for metric, reason in skipped[index].items():  # (most skip nothing)
             known = layout.metrics.get(metric)
             for output in known.outputs if known is not None else ():
-                reasons.setdefault(output.name, Counter())[reason] += 1
+                reasons[output.name][reason] += 1
     for name, counts in (coverage or {}).items():
         unexplained = counts.skipped - sum(reasons.get(name, Counter()).values())
         if unexplained > 0:
-            reasons.setdefault(name, Counter())[NO_STEP] += unexplained
+            reasons[name][NO_STEP] += unexplained
     return {name: counted.most_common(1)[0][0] for name, counted in reasons.items()}
 
 
