@@ -446,7 +446,8 @@ def cached(workspace: Workspace, server: JudgeProcess, config: Path, out: Path) 
     scenario = Scenario("cached")
     first = read_results(out)
     before = server.stats()["requests"]
-    run = evaluate(workspace, config, out)
+    # The same output directory: evaluate refuses to write over a run's results without it.
+    run = evaluate(workspace, config, out, "--overwrite")
     if not ran(scenario, run, "evaluate"):
         return scenario
     server_requests = server.stats()["requests"] - before

@@ -169,7 +169,8 @@ def _metric_failures(run: EvaluationRun, source: str, reported: Sequence[Notice]
         item = f"question '{result.get('question_id')}'"
         steps = result.get("actual_steps")
         places: list[tuple[str | None, Any]] = [(None, result)]
-        places += [(f"actual_steps[{i}]", s) for i, s in enumerate(steps or [])]
+        if isinstance(steps, list):
+            places += [(f"actual_steps[{i}]", s) for i, s in enumerate(steps)]
         for field, place in places:
             if not isinstance(place, dict) or (item, field) in seen:
                 continue

@@ -107,6 +107,11 @@ def compare_results(
     with fewer_collections():
         values_a, values_b = item_values(results_a, settings_a), item_values(results_b, settings_b)
         paired = pair_runs(values_a, values_b)
+        failed = {
+            name: Failures(values_a.failed.get(name, 0), values_b.failed.get(name, 0))
+            for name in {**values_a.failed, **values_b.failed}
+        }
+        del values_a, values_b  # the pairs hold what the resampling needs: not these too
     if resamples is None:
         resamples = auto_resamples(len(paired.question_ids))
     resampling = Resampling(seed, resamples, confidence)
@@ -129,10 +134,7 @@ def compare_results(
             for template, rows in paired.scopes.items()
         },
         error_samples=error_samples,
-        failed={
-            name: Failures(values_a.failed.get(name, 0), values_b.failed.get(name, 0))
-            for name in {**values_a.failed, **values_b.failed}
-        },
+        failed=failed,
     )
 
 

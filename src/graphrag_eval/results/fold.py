@@ -128,13 +128,13 @@ def _facts(
     scored = {level: item.values(level) for level in (None, *positions)}
     failed = {level: item.failed_keys(level) for level in (None, *positions)}
     reasons: dict[str, str] = {}
-    # A key neither scored at any level nor failed contributes nothing: most keys of most
-    # questions, skipped by one set look-up.
+    # Most of the keys the metrics declare are not on a given question (another metric's, a
+    # step metric's on a question without such steps): only those it has are looked into.
     present = {name for level_values in scored.values() for name in level_values}
     any_failed = any(failed.values())
     for name, (spec, on_steps) in keys.items():
         if not any_failed and name not in present:
-            continue
+            continue  # neither scored nor failed: skipped, as a key left out is
         found = [
             scored[level][name] for level in levels[on_steps] if scored[level].get(name) is not None
         ]

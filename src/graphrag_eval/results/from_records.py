@@ -11,7 +11,7 @@ from typing import Any, NamedTuple, overload
 
 from graphrag_eval.collector import collection_paused
 from graphrag_eval.config import ConfigSource
-from graphrag_eval.metrics.base import Failed, FailureKind, Outcome, Scored, Skipped
+from graphrag_eval.metrics.base import Failed, FailureKind, JsonValue, Outcome, Scored, Skipped
 from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.metrics.registry import IDENTITY_KEYS, configured_metrics
 from graphrag_eval.results.model import (
@@ -122,11 +122,11 @@ class RecordScores(NamedTuple):
     :meth:`~graphrag_eval.results.model.QuestionResult.step_scores` give, since a value is only
     ever kept by a :class:`Scored` outcome."""
 
-    question_id: Any
-    template_id: Any
-    status: Any
-    values: dict[str, Any]
-    step_scores: list[dict[str, Any]]
+    question_id: JsonValue
+    template_id: JsonValue
+    status: JsonValue
+    values: dict[str, JsonValue]
+    step_scores: list[dict[str, JsonValue]]
     record: Mapping[str, Any]
     skipped: Mapping[str, str]
     """Metric -> why it was skipped, as the typed result's

@@ -6,11 +6,11 @@ flow")."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.inputs import Diagnostics
 from graphrag_eval.llm.stats import CallStats
+from graphrag_eval.metrics.base import JsonValue
 from graphrag_eval.results.model import QuestionResult, ResultLayout, RunResult
 from graphrag_eval.results.to_records import to_records
 
@@ -30,7 +30,7 @@ class EvaluationRun:
     (:func:`~graphrag_eval.results.from_records.layout_for`)."""
     llm: CallStats | None = None
     """What the run's judge and embedding calls amounted to (``None`` without an LLM)."""
-    _records: list[dict[str, Any]] | None = field(default=None, init=False, repr=False)
+    _records: list[dict[str, JsonValue]] | None = field(default=None, init=False, repr=False)
 
     @property
     def run_result(self) -> RunResult:
@@ -38,7 +38,7 @@ class EvaluationRun:
         return RunResult.of(self.items, self.layout)
 
     @property
-    def results(self) -> list[dict[str, Any]]:
+    def results(self) -> list[dict[str, JsonValue]]:
         """The flat per-question dictionaries (docs/outputs.md), made once."""
         if self._records is None:
             self._records = to_records(self.run_result)
