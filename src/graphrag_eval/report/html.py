@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
 import jinja2
 from markupsafe import Markup, escape
@@ -185,13 +185,7 @@ class _NotingInjected(Sequence[QuestionResult]):
     def __len__(self) -> int:
         return len(self.results)
 
-    @overload
-    def __getitem__(self, index: int) -> QuestionResult: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[QuestionResult]: ...
-
-    def __getitem__(self, index: int | slice) -> QuestionResult | Sequence[QuestionResult]:
+    def __getitem__(self, index: Any) -> Any:  # an item, or a slice: as ``results`` gives it
         return self.results[index]
 
     def __iter__(self) -> Iterator[QuestionResult]:
