@@ -13,8 +13,11 @@ from typing import Any
 
 import yaml
 
+from graphrag_eval.inputs import parse_reference
 from graphrag_eval.metrics.base import ItemContext, ItemMetric, Outcome, OutputKey
-from graphrag_eval.metrics.registry import register_metric, unregister_metric
+from graphrag_eval.metrics.registry import register_metric, registered_metrics, unregister_metric
+from graphrag_eval.results.checkpoint import resume
+from graphrag_eval.results.write_run import CHECKPOINT_JSON, RESULTS_JSONL, results_jsonl_text
 
 SPARQL_JSON = "application/sparql-results+json"
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -224,3 +227,17 @@ def failing_metric(metric_name: str, message: str) -> Iterator[None]:
         yield
     finally:
         unregister_metric(metric_name)
+
+
+def resume_saved(out_dir: Path, records: list[dict[str, Any]]) -> Any:
+    """What ``--resume`` takes from ``records`` saved in ``out_dir`` as a checkpoint (of a
+    dataset of their question ids) would keep and redo: :func:`resume`'s ``Resumed``."""
+    questions = parse_reference(dataset(*(question(r["question_id"]) for r in records)))
+    (out_dir / RESULTS_JSONL).write_text(results_jsonl_text(records), encoding="utf-8")
+    (out_dir / CHECKPOINT_JSON).write_text(json.dumps({"fingerprint": "fp"}), encoding="utf-8")
+    return resume(out_dir, RESULTS_JSONL, "fp", questions, registered_metrics())
+
+
+def saved_record(question_id: str, **keys: Any) -> dict[str, Any]:
+    """A saved record of a success of template ``t1`` with ``keys``."""
+    return {"template_id": "t1", "question_id": question_id, "status": "success", **keys}

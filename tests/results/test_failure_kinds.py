@@ -4,24 +4,19 @@ under ``failure_kinds`` beside the error keys (which stay as they were), read ba
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from graphrag_eval.errors import BudgetExhausted, CallFailed, MalformedReply
-from graphrag_eval.inputs import parse_reference
 from graphrag_eval.metrics.base import Failed, FailureKind, Scored
 from graphrag_eval.metrics.failure_kinds import kind_of
-from graphrag_eval.metrics.registry import registered_metrics
-from graphrag_eval.results.checkpoint import resume
 from graphrag_eval.results.from_records import layout_for, read_record
 from graphrag_eval.results.model import FAILURE_KINDS_KEY, OutcomeKey, QuestionResult
 from graphrag_eval.results.to_records import to_record
-from graphrag_eval.results.write_run import CHECKPOINT_JSON, RESULTS_JSONL, results_jsonl_text
 
-from builders import dataset, question
+from builders import resume_saved, saved_record
 
 
 def _result(**outcomes: Any) -> QuestionResult:
@@ -88,43 +83,32 @@ def test_a_partial_failure_has_the_kind_calling_again_may_mend_first() -> None:
     assert Scored.kind_of(1.0, 2.0) is None
 
 
-def _resume(tmp_path: Path, records: list[dict[str, Any]]) -> Any:
-    questions = parse_reference(dataset(*(question(r["question_id"]) for r in records)))
-    (tmp_path / RESULTS_JSONL).write_text(results_jsonl_text(records), encoding="utf-8")
-    (tmp_path / CHECKPOINT_JSON).write_text(json.dumps({"fingerprint": "fp"}), encoding="utf-8")
-    return resume(tmp_path, RESULTS_JSONL, "fp", questions, registered_metrics())
-
-
-def _record(question_id: str, **keys: Any) -> dict[str, Any]:
-    return {"template_id": "t1", "question_id": question_id, "status": "success", **keys}
-
-
 def test_resume_redoes_by_the_kind_and_reads_the_message_of_older_records(
     tmp_path: Path,
 ) -> None:
     kinds = FAILURE_KINDS_KEY
     records = [
         # The kind decides, whatever the message says.
-        _record(
+        saved_record(
             "unreachable",
             answer_eval_error="no reply",
             **{kinds: {"answer_correctness": "unreachable"}},
         ),
-        _record(
+        saved_record(
             "unusable_reply",
             answer_eval_error="generation call failed: 500 (3 attempts)",
             **{kinds: {"answer_correctness": "reply"}},
         ),
-        _record(
+        saved_record(
             "budget_on_a_step",
             actual_steps=[{"retrieval_answer_recall_error": "stopped"}],
             **{kinds: {"retrieval_answer": "budget"}},
         ),
         # Saved before kinds were: its message is read.
-        _record("older", answer_eval_error="generation call failed: 500 (3 attempts)"),
+        saved_record("older", answer_eval_error="generation call failed: 500 (3 attempts)"),
     ]
 
-    resumed = _resume(tmp_path, records)
+    resumed = resume_saved(tmp_path, records)
 
     assert sorted(resumed.kept) == ["unusable_reply"]
     assert resumed.redo_causes == {"unreachable": 1, "failed": 1, "budget": 1}
