@@ -31,6 +31,8 @@ __all__ = [
     "numeric_outputs",
     "output_file_option",
     "saved_run_arguments",
+    "store_options",
+    "with_store",
 ]
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
@@ -128,6 +130,47 @@ def input_file_arguments(*names: str) -> Decorator:
         return function
 
     return decorate
+
+
+def store_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``--endpoint URL`` and ``--data FILE`` (repeatable): the knowledge graph to execute
+    SPARQL queries against, instead of the config's ``sparql.endpoint`` / ``sparql.data``
+    (docs/knowledge-graph.md)."""
+    function = click.option(
+        "--data",
+        "data_files",
+        multiple=True,
+        type=FilePath(),
+        metavar="FILE",
+        help="RDF file to load into an embedded Oxigraph store and execute SPARQL queries "
+        "against (repeatable; overrides sparql.data and sparql.endpoint).",
+    )(function)
+    return click.option(
+        "--endpoint",
+        metavar="URL",
+        help="SPARQL 1.1 query endpoint to execute SPARQL queries against (overrides "
+        "sparql.endpoint and sparql.data; credentials via sparql.auth).",
+    )(function)
+
+
+def with_store(
+    config: EvaluationConfig, endpoint: str | None, data_files: Sequence[Path | str]
+) -> EvaluationConfig:
+    """``config`` with the store ``--endpoint``/``--data`` name, when either is given.
+
+    Raises :class:`click.BadParameter` when both are given or the URL is not one."""
+    if endpoint is None and not data_files:
+        return config
+    if endpoint is not None and data_files:
+        raise click.BadParameter("give either --endpoint or --data, not both")
+    update: dict[str, Any] = {"endpoint": endpoint, "data": [str(path) for path in data_files]}
+    if not data_files:
+        update["store_directory"] = None
+    try:
+        sparql = type(config.sparql).model_validate({**config.sparql.model_dump(), **update})
+    except ValueError as exc:
+        raise click.BadParameter(str(exc).splitlines()[-1].strip()) from None
+    return config.model_copy(update={"sparql": sparql})
 
 
 def saved_run_arguments(function: Callable[..., Any]) -> Callable[..., Any]:

@@ -22,6 +22,7 @@ from graphrag_eval.config.sections import (
     CustomEvaluationConfig,
     StepsConfig,
 )
+from graphrag_eval.config.sparql import SparqlConfig
 from graphrag_eval.errors import ConfigError
 from graphrag_eval.files.documents import read_document
 
@@ -63,6 +64,9 @@ class EvaluationConfig(Section):
 
     bert_score: BertScoreConfig = BertScoreConfig()
     """BERTScore (a local model)."""
+
+    sparql: SparqlConfig = SparqlConfig()
+    """The knowledge graph SPARQL steps are executed against (docs/knowledge-graph.md)."""
 
     metrics: Literal["all"] | list[str] | None = None
     """The metrics to run, by name (``answer_correctness``, ``answer_relevance``,
@@ -213,7 +217,23 @@ def parse_config(source: ConfigSource = None) -> EvaluationConfig:
                 sections[name] = model.model_validate(data[name])
             except ValidationError as exc:
                 raise _config_error(exc, label, within=name) from None
+    if isinstance(source, str | Path):
+        config = _data_beside(config, Path(source).parent)
     return config.with_sections(sections) if sections else config
+
+
+def _data_beside(config: EvaluationConfig, directory: Path) -> EvaluationConfig:
+    """``config`` with the relative paths of ``sparql.data`` and ``sparql.store_directory``
+    read from ``directory`` (the config file's)."""
+    sparql = config.sparql
+    if not sparql.data:
+        return config
+    data = [str(directory / path) for path in sparql.data]
+    store = sparql.store_directory
+    if store is not None:
+        store = str(directory / store)
+    moved = sparql.model_copy(update={"data": data, "store_directory": store})
+    return config.model_copy(update={"sparql": moved})
 
 
 def _config_error(exc: ValidationError, label: str, within: str | None = None) -> ConfigError:

@@ -8,9 +8,11 @@ the run has none; the plan runs a metric only with the services it ``needs``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+from graphrag_eval.graph.execution import GraphStore
 
 if TYPE_CHECKING:
     from graphrag_eval.llm.engine import LLMEngine
@@ -21,23 +23,9 @@ __all__ = ["Services", "SparqlStore", "need"]
 S = TypeVar("S")
 
 
-class SparqlStore(Protocol):
-    """A SPARQL store a metric may query (execution against the knowledge graph): what it
-    offers metrics. A store is read-only to them: it runs queries that read (``SELECT``,
-    ``ASK``), never updates."""
-
-    @property
-    def identity(self) -> str:
-        """What identifies the store (its endpoint, without credentials): in cache keys and
-        messages."""
-        ...
-
-    async def query(self, sparql: str, *, metric: str) -> Mapping[str, Any]:
-        """The results of a read-only query, as the SPARQL 1.1 Query Results JSON Format
-        has them (``head`` and ``results``, or ``boolean``); a
-        :class:`~graphrag_eval.errors.LLMError` when the store gives none (a failure
-        :func:`~graphrag_eval.metrics.judging.or_failed` makes a value)."""
-        ...
+SparqlStore = GraphStore
+"""The SPARQL store a metric may query: a :class:`~graphrag_eval.graph.GraphStore`, read-only
+(``await store.execute(query)`` gives an :class:`~graphrag_eval.graph.Execution`)."""
 
 
 def _unchanged(text: str) -> str:
@@ -56,7 +44,7 @@ class Services:
     ``embedder.embed(texts, metric=...)``."""
     bert_scorer: PairScorer | None = None
     """BERTScore's local model: ``bert_scorer.scores(pairs, metric=...)``."""
-    store: SparqlStore | None = None
+    store: GraphStore | None = None
     """The SPARQL store the run queries."""
     redact: Callable[[str], str] = _unchanged
     """Scrubs every secret the run's clients hold from a text (docs/security.md)."""
