@@ -184,7 +184,8 @@ def step_drift(step: ReferenceStep, where: str, execution: Execution | None) -> 
         return StepDrift(where, Drift.NO_QUERY, reason="the step has no args.query")
     if not execution.ok:
         kind = execution.error_kind.value if execution.error_kind is not None else None
-        return StepDrift(where, Drift.NOW_FAILING, error=execution.error, error_kind=kind)
+        error = " ".join(str(execution.error).split())  # one line, whatever the store said
+        return StepDrift(where, Drift.NOW_FAILING, error=error, error_kind=kind)
     if execution.truncated:
         return StepDrift(
             where,

@@ -156,7 +156,8 @@ async def check_reference_queries(
         execution = executions[query]
         if not execution.ok:
             kind = f" ({execution.error_kind.value})" if execution.error_kind is not None else ""
-            message = f"the query fails against {label}: {execution.error}{kind}"
+            error = " ".join(str(execution.error).split())
+            message = f"the query fails against {label}: {error}{kind}"
         elif execution.rows == 0:
             message = f"the query gives no rows against {label}"
         else:
