@@ -211,3 +211,23 @@ def test_an_unknown_step_is_refused(tmp_path: Path) -> None:
 
     with pytest.raises(RewriteError, match="not found"):
         rewrite_outputs(YAML_TEXT, False, data, {(0, 9, 0, 0): NEW})
+
+
+def test_the_bundled_example_changes_only_in_its_outputs() -> None:
+    """examples/reference.yaml mixes indentations, block and wrapped quoted scalars."""
+    source = (Path(__file__).parents[2] / "examples" / "reference.yaml").read_text()
+    data = yaml.safe_load(source)
+    outputs = {
+        (t, q, g, s): NEW
+        for t, template in enumerate(data)
+        for q, question in enumerate(template["questions"])
+        for g, group in enumerate(question.get("reference_steps") or ())
+        for s, step in enumerate(group)
+        if step["name"] == "sparql_query"
+    }
+
+    text = rewrite_outputs(source, False, data, outputs)
+
+    assert len(outputs) == 5
+    _assert_only_outputs_differ(source, text)
+    assert text.count(NEW.replace("'", "''")[:20]) == 5
