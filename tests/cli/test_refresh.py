@@ -157,7 +157,7 @@ def test_no_drift_passes_the_gate_and_a_yaml_report(
     assert run(capsys, "refresh", str(reference), "--data", str(graph), "-o", str(fresh))[0] == 0
     report = tmp_path / "drift.yaml"
 
-    code, out, _ = run(
+    code, _out, _ = run(
         capsys,
         "refresh",
         str(fresh),
@@ -185,7 +185,7 @@ def test_overwriting_the_input_needs_in_place(
     assert_one_line_error(err, "--output: is REFERENCE itself: give --in-place to overwrite it")
     assert reference.read_text() == REFERENCE
 
-    code, out, err = run(capsys, "refresh", str(reference), "--data", str(graph), "--in-place")
+    code, _out, err = run(capsys, "refresh", str(reference), "--data", str(graph), "--in-place")
 
     assert (code, err) == (0, "")
     assert reference.read_text() != REFERENCE
@@ -239,7 +239,7 @@ def test_bad_input_is_one_line(
         (("refresh", str(reference), "--data", str(tmp_path / "graph.xyz")), "graph.xyz"),
     ]
     for args, message in cases:
-        code, out, err = run(capsys, *args)
+        code, _out, err = run(capsys, *args)
         assert code == 2, args
         assert_one_line_error(err, message)
 
@@ -247,7 +247,7 @@ def test_bad_input_is_one_line(
 def test_a_json_reference_keeps_its_layout(
     capsys: pytest.CaptureFixture[str], files: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    reference, graph = files
+    _reference, graph = files
     data = yaml.safe_load(REFERENCE)
     source = tmp_path / "reference.json"
     source.write_text(json.dumps(data, indent=4) + "\n")
