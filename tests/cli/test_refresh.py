@@ -237,6 +237,17 @@ def test_bad_input_is_one_line(
         (("refresh", str(broken_reference), "--data", str(graph)), "broken.yaml: line"),
         (("refresh", str(reference), "--data", str(broken_graph)), "broken.ttl"),
         (("refresh", str(reference), "--data", str(tmp_path / "graph.xyz")), "graph.xyz"),
+        (
+            (
+                "refresh",
+                str(reference),
+                "--data",
+                str(graph),
+                "-o",
+                str(tmp_path / "no" / "x.yaml"),
+            ),
+            "--output: the directory",
+        ),
     ]
     for args, message in cases:
         code, _out, err = run(capsys, *args)

@@ -77,6 +77,7 @@ def reference() -> list[dict[str, Any]]:
         question("update", [[step(UPDATE, BOTH_REVERSED)]]),
         question("no_query", [[step(None, BOTH_REVERSED)]]),
         question("no_output", [[step(OSLO, None)]]),
+        question("turtle", [[step(OSLO, "@prefix ex: <http://example.com/> .")]]),
         question("no_steps"),
     )
 
@@ -129,6 +130,7 @@ def test_each_kind_of_drift(tmp_path: Path, graph: Path) -> None:
         "update": Drift.NOW_FAILING,
         "no_query": Drift.NO_QUERY,
         "no_output": Drift.CHANGED,
+        "turtle": Drift.CHANGED,
         "no_steps": Drift.NO_QUERY,
     }
     steps = {q.question_id: q.steps[0] for q in refreshed.report.questions if q.steps}
@@ -140,7 +142,9 @@ def test_each_kind_of_drift(tmp_path: Path, graph: Path) -> None:
     assert (steps["empty"].rows_before, steps["empty"].rows_after) == (1, 0)
     assert steps["broken"].error_kind == "syntax_error"
     assert steps["update"].error_kind == "update_refused"
-    assert refreshed.refreshed == 6  # added, swapped, order, empty, ask, no_output
+    assert steps["turtle"].reason == "the output was not SPARQL results"
+    assert steps["turtle"].added_count == 2
+    assert refreshed.refreshed == 7  # added, swapped, order, empty, ask, no_output, turtle
 
 
 def test_fresh_outputs_are_written_and_the_others_kept(tmp_path: Path, graph: Path) -> None:
@@ -152,7 +156,7 @@ def test_fresh_outputs_are_written_and_the_others_kept(tmp_path: Path, graph: Pa
 
     for kept in ("unchanged", "numbers", "broken", "update", "no_query"):
         assert after[kept] == before[kept], kept
-    for fresh in ("added", "swapped", "no_output"):
+    for fresh in ("added", "swapped", "no_output", "turtle"):
         rows = json.loads(after[fresh])["results"]["bindings"]
         names = sorted(row["name"]["value"] for row in rows)
         assert names == ["OSLO T1", "OSLO T2"], fresh
@@ -209,7 +213,7 @@ def test_the_same_query_is_executed_once(tmp_path: Path, graph: Path) -> None:
 
     refreshed = refresh(path, graph)
 
-    assert refreshed.queries == 7  # 7 distinct queries among the 10 steps with one
+    assert refreshed.queries == 7  # 7 distinct queries among the 11 steps with one
 
 
 def test_the_report_counts_per_template(tmp_path: Path, graph: Path) -> None:
@@ -222,7 +226,7 @@ def test_the_report_counts_per_template(tmp_path: Path, graph: Path) -> None:
     assert record["store"]["kind"] == "oxigraph"
     assert record["steps"] == {
         "unchanged": 2,
-        "changed": 5,
+        "changed": 6,
         "now_empty": 1,
         "now_failing": 3,
         "no_query": 1,
@@ -252,3 +256,19 @@ def test_validate_check_names_failing_and_empty_queries(tmp_path: Path, graph: P
     }
     assert all(notice.kind == "reference_query" for notice in notices)
     assert all(notice.field == "reference_steps[0][0].args.query" for notice in notices)
+
+
+@pytest.mark.parametrize("stale", [True, False])
+def test_a_byte_order_mark_and_windows_line_endings_are_kept(
+    tmp_path: Path, graph: Path, stale: bool
+) -> None:
+    output = sparql(["t", "name"], [T1] if stale else [T1, T2])
+    text = yaml.safe_dump(dataset(question("q", [[step(OSLO, output)]])), width=1000)
+    path = tmp_path / "reference.yaml"
+    path.write_bytes(b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode())
+
+    refreshed = refresh(path, graph)
+
+    assert refreshed.text.startswith("\ufeff")
+    assert "\n" not in refreshed.text.replace("\r\n", "")
+    assert (refreshed.text == "\ufeff" + text.replace("\n", "\r\n")) is not stale

@@ -94,6 +94,11 @@ def refresh(
         path is not None and _same_file(drift_report, path) for path in (reference, target)
     ):
         raise click.BadParameter("is REFERENCE or the output itself", param_hint="--drift-report")
+    for path, option in ((target, "--output"), (drift_report, "--drift-report")):
+        if path is not None and not path.parent.is_dir():
+            raise click.BadParameter(
+                f"the directory {str(path.parent)!r} does not exist", param_hint=option
+            )
     config = with_store(load_config(config_path), endpoint, data_files)
     store = _store(config)
     refreshed = run_sync(lambda: _refresh(reference, store))

@@ -124,7 +124,7 @@ async def refresh_reference(path: Path, store: GraphStore) -> Refreshed:
         rewritten = rewrite_outputs(text, path.suffix.lower() == ".json", data, outputs)
     except RewriteError as exc:
         raise InputError(f"cannot write the new outputs into it: {exc}", file=str(path)) from None
-    if bom and outputs:
+    if bom:
         rewritten = "\ufeff" + rewritten
     return Refreshed(report, rewritten, len(outputs), len(executions), store.unusable)
 
