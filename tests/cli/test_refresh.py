@@ -270,3 +270,44 @@ def test_a_json_reference_keeps_its_layout(
     new = json.loads(output.read_text())
     assert output.read_text() == json.dumps(new, indent=4) + "\n"
     assert new[0]["questions"][1] == data[0]["questions"][1]
+
+
+def test_an_endpoint_that_becomes_unusable_exits_3(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Nothing listens at the endpoint: after the breaker opens the store is unusable; the
+    new reference is written all the same, every output kept."""
+    pytest.importorskip("graphrag_eval.graph.endpoint")
+    from graphrag_eval.llm.client import BREAKER_FAILURES
+
+    from judge_server import closed_port_url
+
+    steps = [
+        {"name": "sparql_query", "args": {"query": f"ASK {{ ?s ?p {n} }}"}, "output": "{}"}
+        for n in range(BREAKER_FAILURES + 2)
+    ]
+    data = [{"template_id": "t", "questions": [{"id": "q", "question_text": "?"}]}]
+    data[0]["questions"][0]["reference_steps"] = [steps]
+    reference = tmp_path / "reference.yaml"
+    reference.write_text(yaml.safe_dump(data))
+    config = tmp_path / "config.yaml"
+    config.write_text("sparql:\n  retries: 0\n  concurrency: 1\n")
+    output = tmp_path / "new.yaml"
+
+    code, out, err = run(
+        capsys,
+        "refresh",
+        str(reference),
+        "--endpoint",
+        closed_port_url(),
+        "-c",
+        str(config),
+        "-o",
+        str(output),
+        "--fail-on-drift",
+    )
+
+    assert code == 3
+    assert "refresh incomplete: the SPARQL store" in err and "became unusable" in err
+    assert f"{BREAKER_FAILURES + 2} now failing" in out
+    assert output.read_text() == reference.read_text()

@@ -114,3 +114,39 @@ def test_a_store_file_that_does_not_parse_is_one_line(
     assert code == 2
     assert err.count("\n") == 1 and err.startswith("graphrag-eval: error: ")
     assert "broken.ttl" in err and "Traceback" not in err
+
+
+def test_an_endpoint_that_becomes_unusable_exits_3(
+    capsys: pytest.CaptureFixture[str], inputs: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    pytest.importorskip("graphrag_eval.graph.endpoint")
+    from graphrag_eval.llm.client import BREAKER_FAILURES
+
+    from judge_server import closed_port_url
+
+    reference, responses, _ = inputs
+    queries = [PREFIX + f"ASK {{ ?s ?p {n} }}" for n in range(BREAKER_FAILURES + 2)]
+    questions = [
+        question(f"q{n}", [[sparql_ref(OUTPUT, args={"query": query})]])
+        for n, query in enumerate(queries)
+    ]
+    reference.write_text(json.dumps(dataset(*questions)))
+    answers = [response(f"q{n}", [step("sparql_query", OUTPUT, "s")]) for n in range(len(queries))]
+    responses.write_text("".join(json.dumps(answer) + "\n" for answer in answers))
+    config = tmp_path / "config.yaml"
+    config.write_text("sparql:\n  retries: 0\n  concurrency: 1\n")
+
+    code, out, err = run(
+        capsys,
+        "validate",
+        str(reference),
+        str(responses),
+        "--endpoint",
+        closed_port_url(),
+        "-c",
+        str(config),
+    )
+
+    assert code == 3
+    assert "validate incomplete: the SPARQL store" in err
+    assert f"reference query: {BREAKER_FAILURES + 2}" in out

@@ -113,7 +113,13 @@ def refresh(
         stdout().print(f"wrote {drift_report}")
     drifted = refreshed.report.drifted
     failures = [f"drift: {plural(drifted, 'reference output')} drifted"] if drifted else []
-    incomplete = f"the store became unusable: {refreshed.unusable}" if refreshed.unusable else None
+    incomplete = None
+    if refreshed.unusable is not None:
+        incomplete = (
+            f"refresh incomplete: the SPARQL store {store.identity.label} became unusable "
+            f"({refreshed.unusable}); the queries executed after that are reported as now "
+            "failing and kept their old outputs: run refresh again when the store is usable"
+        )
     exit_on_failures(failures if fail_on_drift else [], incomplete)
 
 

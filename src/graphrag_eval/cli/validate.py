@@ -116,7 +116,7 @@ def validate(
     if not diagnostics.notices:
         console.print("no problems found")
     if unusable is not None:
-        exit_on_failures([], f"the store became unusable: {unusable}")
+        exit_on_failures([], unusable)
 
 
 def check_store(
@@ -146,7 +146,13 @@ def check_store(
         f"against {store.identity.label}: {plural(len(notices), 'problem')}",
         markup=False,
     )
-    return notices, store.unusable
+    unusable = store.unusable
+    if unusable is not None:
+        unusable = (
+            f"validate incomplete: the SPARQL store {store.identity.label} became unusable "
+            f"({unusable}); the reference queries executed after that are reported as failing"
+        )
+    return notices, unusable
 
 
 def _print_counts(
