@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from graphrag_eval.cli import main
+from graphrag_eval.config.sparql import SparqlConfig
+from graphrag_eval.graph.stores import open_store
 
 from builders import ask, dataset, question, ref_step, response, sparql, sparql_ref, step
 
@@ -58,20 +60,22 @@ def test_failing_and_empty_reference_queries_are_reported(
 ) -> None:
     reference, responses, graph = inputs
 
+    store = open_store(SparqlConfig(data=[str(graph)]))
+    assert store is not None
+    label = store.identity.label
+
     code, out, err = run(capsys, "validate", str(reference), str(responses), "--data", str(graph))
 
     assert (code, err) == (0, "")
-    assert (
-        f"{reference}: 5 reference queries executed against oxigraph:graph.ttl: 3 problems" in out
-    )
+    assert f"{reference}: 5 reference queries executed against {label}: 3 problems" in out
     assert "(reference query: 3)" in out
     lines = [line.strip() for line in out.splitlines() if ".args.query: " in line]
     assert lines == [
         f"{reference}: question 'empty': reference_steps[0][0].args.query: the query gives no "
-        "rows against oxigraph:graph.ttl",
+        f"rows against {label}",
         lines[1],
         f"{reference}: question 'update': reference_steps[0][0].args.query: the query fails "
-        "against oxigraph:graph.ttl: a SPARQL Update (DROP) is never executed: stores are "
+        f"against {label}: a SPARQL Update (DROP) is never executed: stores are "
         "read-only here (update_refused)",
     ]
     assert "question 'broken'" in lines[1]
