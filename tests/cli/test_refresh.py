@@ -201,7 +201,9 @@ def test_overwriting_the_input_needs_in_place(
     refreshed = reference.read_text()
     assert reference.read_text().startswith("# Transformers of the demo grid (curated by hand)\n")
 
-    run(capsys, "refresh", str(reference), "--data", str(graph), "--in-place")
+    code, out, _ = run(capsys, "refresh", str(reference), "--data", str(graph), "--in-place")
+    assert code == 0
+    assert f"{reference}: no output drifted, left as it is" in out
     assert reference.read_text() == refreshed
 
 
@@ -245,6 +247,8 @@ def test_bad_input_is_one_line(
         (("refresh", str(tmp_path / "missing.yaml"), "--data", str(graph)), "file not found"),
         (("refresh", str(broken_reference), "--data", str(graph)), "broken.yaml: line"),
         (("refresh", str(reference), "--data", str(broken_graph)), "broken.ttl"),
+        # The reference is read first: a bad one stops before the store is loaded.
+        (("refresh", str(broken_reference), "--data", str(broken_graph)), "broken.yaml: line"),
         (("refresh", str(reference), "--data", str(tmp_path / "graph.xyz")), "graph.xyz"),
         (
             (

@@ -30,7 +30,12 @@ from graphrag_eval.files.documents import remove_stale_temporaries, write_text_a
 from graphrag_eval.formatting import plural, visible_text
 from graphrag_eval.graph.drift import DRIFTED, Drift, DriftReport
 from graphrag_eval.graph.execution import GraphStore
-from graphrag_eval.graph.refresh import Refreshed, refresh_reference
+from graphrag_eval.graph.refresh import (
+    ReferenceFile,
+    Refreshed,
+    read_reference_file,
+    refresh_reference,
+)
 from graphrag_eval.graph.stores import open_store
 from graphrag_eval.metrics.loading import load_config
 
@@ -100,13 +105,16 @@ def refresh(
                 f"the directory {str(path.parent)!r} does not exist", param_hint=option
             )
     config = with_store(load_config(config_path), endpoint, data_files)
+    file = read_reference_file(reference)  # a bad reference stops before the store is loaded
     store = _store(config)
-    refreshed = run_sync(lambda: _refresh(reference, store))
+    refreshed = run_sync(lambda: _refresh(file, store))
     _print_summary(reference, refreshed, store)
     if target is not None and (refreshed.refreshed or target != reference):
         remove_stale_temporaries(target.parent, target.name)
         write_text_atomic(target, refreshed.text)
         stdout().print(f"wrote {target} ({plural(refreshed.refreshed, 'output')} refreshed)")
+    elif target is not None:
+        stdout().print(f"{target}: no output drifted, left as it is")
     if drift_report is not None:
         report_format = "json" if drift_report.suffix.lower() == ".json" else "yaml"
         emit(as_text(refreshed.report.as_record(), report_format), drift_report)
@@ -154,9 +162,9 @@ def _store(config: EvaluationConfig) -> GraphStore:
     return store
 
 
-async def _refresh(reference: Path, store: GraphStore) -> Refreshed:
+async def _refresh(file: ReferenceFile, store: GraphStore) -> Refreshed:
     try:
-        return await refresh_reference(reference, store)
+        return await refresh_reference(file, store)
     finally:
         await store.aclose()
 

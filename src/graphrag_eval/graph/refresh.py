@@ -32,9 +32,11 @@ from graphrag_eval.inputs.reference import load_reference, parse_reference
 
 __all__ = [
     "SPARQL_STEP",
+    "ReferenceFile",
     "Refreshed",
     "check_reference_queries",
     "execute_queries",
+    "read_reference_file",
     "refresh_reference",
     "sparql_steps",
 ]
@@ -77,9 +79,21 @@ async def execute_queries(store: GraphStore, queries: Iterable[str]) -> dict[str
     return dict(zip(distinct, done, strict=True))
 
 
-def _read(path: Path) -> tuple[list[Any], list[ReferenceQuestion], str, bool]:
-    """The reference's data, its questions, its text and whether it starts with a byte order
-    mark; an unreadable or invalid file raises :class:`InputError`."""
+@dataclass(frozen=True, slots=True)
+class ReferenceFile:
+    """A reference dataset file read for refreshing: its data, its questions, its text."""
+
+    path: Path
+    data: list[Any]
+    questions: list[ReferenceQuestion]
+    text: str
+    bom: bool
+    """The file starts with a byte order mark (kept in the text written)."""
+
+
+def read_reference_file(path: Path) -> ReferenceFile:
+    """The reference at ``path``; an unreadable or invalid file raises :class:`InputError`
+    (before any store is opened)."""
     data = load_reference(path)
     questions = parse_reference(data, source=str(path))
     try:
@@ -87,17 +101,17 @@ def _read(path: Path) -> tuple[list[Any], list[ReferenceQuestion], str, bool]:
         text = decode_utf8(raw)
     except (OSError, ValueError) as exc:
         raise InputError(str(exc), file=str(path)) from None
-    return data, questions, text, raw.startswith(codecs.BOM_UTF8)
+    return ReferenceFile(path, data, questions, text, raw.startswith(codecs.BOM_UTF8))
 
 
-async def refresh_reference(path: Path, store: GraphStore) -> Refreshed:
-    """Execute every reference query of the file ``path`` against ``store``; the drift of
-    each step and the file's text with the outputs that changed or became empty replaced
+async def refresh_reference(reference: Path | ReferenceFile, store: GraphStore) -> Refreshed:
+    """Execute every reference query of the file ``reference`` against ``store``; the drift
+    of each step and the file's text with the outputs that changed or became empty replaced
     (the ones now failing keep their old output).
 
     Raises :class:`InputError` when the file cannot be read or rewritten."""
-    data, questions, text, bom = _read(path)
-    located = list(_question_places(data, questions))
+    file = reference if isinstance(reference, ReferenceFile) else read_reference_file(reference)
+    located = list(_question_places(file.data, file.questions))
     executions = await execute_queries(
         store,
         (
@@ -120,11 +134,14 @@ async def refresh_reference(path: Path, store: GraphStore) -> Refreshed:
                 assert execution.results is not None
                 outputs[(t, q, g, s)] = fresh_output(step.output, execution.results)
         report.questions.append(QuestionDrift(question.template_id, question.id, tuple(drifts)))
+    is_json = file.path.suffix.lower() == ".json"
     try:
-        rewritten = rewrite_outputs(text, path.suffix.lower() == ".json", data, outputs)
+        rewritten = rewrite_outputs(file.text, is_json, file.data, outputs)
     except RewriteError as exc:
-        raise InputError(f"cannot write the new outputs into it: {exc}", file=str(path)) from None
-    if bom:
+        raise InputError(
+            f"cannot write the new outputs into it: {exc}", file=str(file.path)
+        ) from None
+    if file.bom:
         rewritten = "\ufeff" + rewritten
     return Refreshed(report, rewritten, len(outputs), len(executions), store.unusable)
 
