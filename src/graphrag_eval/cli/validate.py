@@ -29,6 +29,7 @@ from graphrag_eval.evaluation.runner import (
 )
 from graphrag_eval.formatting import visible_text
 from graphrag_eval.graph.drift import reference_query
+from graphrag_eval.graph.execution import GraphStore
 from graphrag_eval.graph.refresh import check_reference_queries, sparql_steps
 from graphrag_eval.graph.stores import open_store
 from graphrag_eval.inputs import (
@@ -94,6 +95,8 @@ def validate(
     questions = prepare_reference(reference, diagnostics, config.steps.rules.keys())
     response_set = prepare_responses(responses)
     check_evaluable(questions, response_set)
+    # A data file that does not parse stops here, before any work, in one line.
+    store = open_store(config.sparql) if config.sparql.configured else None
     # The same code as evaluate finds the same problems: the run's deterministic part.
     run = run_sync(lambda: evaluate(questions, response_set, _without_models(config)))
     diagnostics.extend(run.diagnostics.notices)
@@ -103,8 +106,8 @@ def validate(
     if config_path is not None:
         console.print(f"{config_path}: ok")
     unusable = None
-    if config.sparql.configured:
-        notices, unusable = check_store(reference, questions, config)
+    if store is not None:
+        notices, unusable = _check_store(reference, questions, store)
         diagnostics.extend(notices)
     _print_rules(questions, config)
     print_notices(
@@ -119,14 +122,12 @@ def validate(
         exit_on_failures([], unusable)
 
 
-def check_store(
-    reference: Path, questions: Sequence[ReferenceQuestion], config: EvaluationConfig
+def _check_store(
+    reference: Path, questions: Sequence[ReferenceQuestion], store: GraphStore
 ) -> tuple[list[Notice], str | None]:
-    """Each reference query executed once against the configured store: a notice for each one
-    that fails or gives no rows, and why the store became unusable (or ``None``)."""
-    store = open_store(config.sparql)
-    if store is None:
-        return [], None
+    """Each reference query executed once against ``store`` (closed after): a notice for each
+    one that fails or gives no rows, and the line saying the store became unusable (or
+    ``None``)."""
 
     async def check() -> list[Notice]:
         try:
@@ -211,7 +212,7 @@ def _without_models(config: EvaluationConfig) -> EvaluationConfig:
         if not (metric.needs or metric.uses_llm or metric.depends_on or metric.always)
     ]
     llm = config.llm.model_copy(update={"generation": None, "embedding": None})
-    # No store either: validate executes the reference queries itself (check_store), once.
+    # No store either: validate executes the reference queries itself (_check_store), once.
     sparql = type(config.sparql)()
     return config.model_copy(
         update={"llm": llm, "sparql": sparql, "metrics": names, "custom_evaluations": []}
