@@ -231,3 +231,18 @@ def test_the_bundled_example_changes_only_in_its_outputs() -> None:
     assert len(outputs) == 5
     _assert_only_outputs_differ(source, text)
     assert text.count(NEW.replace("'", "''")[:20]) == 5
+
+
+@pytest.mark.parametrize("empty", ["output:", "output: null", "output: ~", "output:   # later"])
+def test_an_empty_output_is_filled_in_place(empty: str) -> None:
+    source = (
+        "- template_id: t\n  questions:\n  - id: q\n    question_text: Q\n"
+        "    reference_steps:\n    - - name: sparql_query\n        args: {query: x}\n"
+        f"        {empty}\n        required_columns: [a]\n"
+    )
+
+    text = rewrite_outputs(source, False, yaml.safe_load(source), {(0, 0, 0, 0): NEW})
+
+    assert yaml.safe_load(text)[0]["questions"][0]["reference_steps"][0][0]["output"] == NEW
+    assert text.endswith("        required_columns: [a]\n")
+    assert ("# later" in text) is ("# later" in empty)

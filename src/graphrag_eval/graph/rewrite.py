@@ -154,6 +154,12 @@ def _yaml_slot(text: str, step: yaml.MappingNode) -> _Slot:
     if output is None:
         end = _yaml_end(text, step.value[-1][1])
         return _Slot(end, end, False, "", column, inline, False)
+    if isinstance(output, yaml.ScalarNode) and output.value == "" and not output.style:
+        # ``output:`` with nothing after it (the node's mark is the next token's): the new
+        # value goes right after the colon.
+        key = next(key for key, value in reversed(step.value) if value is output)
+        colon = text.index(":", key.end_mark.index) + 1
+        return _Slot(colon, colon, True, "empty", column, inline, False)
     if isinstance(output, yaml.CollectionNode):
         style = "flow" if output.flow_style else "block"
     else:
@@ -188,6 +194,8 @@ def _yaml_render(text: str, value: Any, slot: _Slot) -> str:
         rendered = "|-\n" + lines + "\n"
     else:
         rendered = _quoted(value, '"' if slot.style == '"' else "'", slot.multiline, indent)
+    if slot.style == "empty":
+        return " " + rendered
     if slot.present and slot.end > 0 and text[slot.end - 1] == "\n" and not rendered.endswith("\n"):
         rendered += "\n"
     return rendered
