@@ -13,6 +13,7 @@ from graphrag_eval.cli.compare import compare
 from graphrag_eval.cli.errors import run_command
 from graphrag_eval.cli.evaluate import evaluate_command
 from graphrag_eval.cli.options import CONTEXT_SETTINGS
+from graphrag_eval.cli.refresh import refresh
 from graphrag_eval.cli.report import report
 from graphrag_eval.cli.validate import validate
 from graphrag_eval.version import __version__
@@ -29,7 +30,8 @@ def cli(debug: bool) -> None:
     \b
     Exit codes:
       0    ok
-      1    a CI gate failed (--fail-under, --fail-over, --fail-on-regression)
+      1    a CI gate failed (--fail-under, --fail-over, --fail-on-regression,
+           --fail-on-drift)
       2    bad input, config or option
       3    evaluation incomplete (a judge unusable, the cost limit reached, or a metric
            that failed on every question: the line printed says how to finish)
@@ -44,7 +46,7 @@ def cli(debug: bool) -> None:
     """
 
 
-for _command in (evaluate_command, aggregate, report, compare, validate):
+for _command in (evaluate_command, aggregate, report, compare, validate, refresh):
     cli.add_command(_command)
 
 

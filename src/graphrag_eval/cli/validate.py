@@ -10,12 +10,14 @@ from typing import Any
 import click
 
 from graphrag_eval.cli.console import stdout
-from graphrag_eval.cli.errors import EXIT_BAD_INPUT
+from graphrag_eval.cli.errors import EXIT_BAD_INPUT, exit_on_failures
 from graphrag_eval.cli.options import (
     config_option,
     debug_option,
     input_file_arguments,
     max_expanded_size_option,
+    store_options,
+    with_store,
 )
 from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.evaluation.planning import check_selection
@@ -26,6 +28,10 @@ from graphrag_eval.evaluation.runner import (
     run_sync,
 )
 from graphrag_eval.formatting import visible_text
+from graphrag_eval.graph.drift import reference_query
+from graphrag_eval.graph.execution import GraphStore
+from graphrag_eval.graph.refresh import check_reference_queries, sparql_steps
+from graphrag_eval.graph.stores import open_store
 from graphrag_eval.inputs import (
     Diagnostics,
     Notice,
@@ -47,6 +53,7 @@ __all__ = ["validate"]
 @debug_option
 @input_file_arguments("reference", "responses")
 @config_option("YAML config file to check too.")
+@store_options
 @max_expanded_size_option
 @click.option(
     "--strict",
@@ -60,7 +67,13 @@ __all__ = ["validate"]
     help="List every problem found (by default the first 10, then how many more).",
 )
 def validate(
-    reference: Path, responses: Path, config_path: Path | None, strict: bool, show_all: bool
+    reference: Path,
+    responses: Path,
+    config_path: Path | None,
+    endpoint: str | None,
+    data_files: tuple[Path, ...],
+    strict: bool,
+    show_all: bool,
 ) -> None:
     """Check the REFERENCE dataset, the RESPONSES and the config without calling any model.
 
@@ -68,18 +81,22 @@ def validate(
     run would evaluate nothing; every problem evaluate would report from the inputs alone is
     counted and the first ones listed, every one with --all (outputs that cannot be read as
     the reference expects, a bad k, ...); with --strict they also exit 2. No judge or
-    embedding model is called.
+    embedding model is called. With a store (--endpoint, --data or the config's sparql:
+    section) each reference query is executed once and the ones that fail or give no rows
+    are reported too; a store that becomes unusable exits 3.
 
     \b
     Example:
       graphrag-eval validate reference.yaml responses.jsonl -c config.yaml
     """
-    config = load_config(config_path)
+    config = with_store(load_config(config_path), endpoint, data_files)
     check_selection(config)
     diagnostics = Diagnostics()
     questions = prepare_reference(reference, diagnostics, config.steps.rules.keys())
     response_set = prepare_responses(responses)
     check_evaluable(questions, response_set)
+    # A data file that does not parse stops here, before any work, in one line.
+    store = open_store(config.sparql) if config.sparql.configured else None
     # The same code as evaluate finds the same problems: the run's deterministic part.
     run = run_sync(lambda: evaluate(questions, response_set, _without_models(config)))
     diagnostics.extend(run.diagnostics.notices)
@@ -88,6 +105,10 @@ def validate(
     _print_counts(reference, questions, responses, response_set)
     if config_path is not None:
         console.print(f"{config_path}: ok")
+    unusable = None
+    if store is not None:
+        notices, unusable = _check_store(reference, questions, store)
+        diagnostics.extend(notices)
     _print_rules(questions, config)
     print_notices(
         console, diagnostics.notices, show_all=show_all, see_all="list them all with --all"
@@ -97,6 +118,42 @@ def validate(
         raise click.exceptions.Exit(EXIT_BAD_INPUT)
     if not diagnostics.notices:
         console.print("no problems found")
+    if unusable is not None:
+        exit_on_failures([], unusable)
+
+
+def _check_store(
+    reference: Path, questions: Sequence[ReferenceQuestion], store: GraphStore
+) -> tuple[list[Notice], str | None]:
+    """Each reference query executed once against ``store`` (closed after): a notice for each
+    one that fails or gives no rows, and the line saying the store became unusable (or
+    ``None``)."""
+
+    async def check() -> list[Notice]:
+        try:
+            return await check_reference_queries(questions, store, str(reference))
+        finally:
+            await store.aclose()
+
+    notices = run_sync(check)
+    steps = sum(
+        1
+        for question in questions
+        for *_, step in sparql_steps(question)
+        if reference_query(step) is not None
+    )
+    stdout().print(
+        f"{reference}: {plural(steps, 'reference query', 'reference queries')} executed "
+        f"against {store.identity.label}: {plural(len(notices), 'problem')}",
+        markup=False,
+    )
+    unusable = store.unusable
+    if unusable is not None:
+        unusable = (
+            f"validate incomplete: the SPARQL store {store.identity.label} became unusable "
+            f"({unusable}); the reference queries executed after that are reported as failing"
+        )
+    return notices, unusable
 
 
 def _print_counts(
@@ -155,7 +212,11 @@ def _without_models(config: EvaluationConfig) -> EvaluationConfig:
         if not (metric.needs or metric.uses_llm or metric.depends_on or metric.always)
     ]
     llm = config.llm.model_copy(update={"generation": None, "embedding": None})
-    return config.model_copy(update={"llm": llm, "metrics": names, "custom_evaluations": []})
+    # No store either: validate executes the reference queries itself (_check_store), once.
+    sparql = type(config.sparql)()
+    return config.model_copy(
+        update={"llm": llm, "sparql": sparql, "metrics": names, "custom_evaluations": []}
+    )
 
 
 def _metric_failures(run: EvaluationRun, source: str, reported: Sequence[Notice]) -> list[Notice]:
