@@ -95,15 +95,7 @@ def refresh(
           --drift-report drift.yaml --fail-on-drift
     """
     target = _target(reference, output, in_place)
-    if drift_report is not None and any(
-        path is not None and _same_file(drift_report, path) for path in (reference, target)
-    ):
-        raise click.BadParameter("is REFERENCE or the output itself", param_hint="--drift-report")
-    for path, option in ((target, "--output"), (drift_report, "--drift-report")):
-        if path is not None and not path.parent.is_dir():
-            raise click.BadParameter(
-                f"the directory {str(path.parent)!r} does not exist", param_hint=option
-            )
+    _check_destinations(reference, target, drift_report)
     config = with_store(load_config(config_path), endpoint, data_files)
     file = read_reference_file(reference)  # a bad reference stops before the store is loaded
     store = _store(config)
@@ -129,6 +121,19 @@ def refresh(
             "failing and kept their old outputs: run refresh again when the store is usable"
         )
     exit_on_failures(failures if fail_on_drift else [], incomplete)
+
+
+def _check_destinations(reference: Path, target: Path | None, drift_report: Path | None) -> None:
+    """Refuse a drift report written over an input or output, and a missing directory."""
+    if drift_report is not None and any(
+        path is not None and _same_file(drift_report, path) for path in (reference, target)
+    ):
+        raise click.BadParameter("is REFERENCE or the output itself", param_hint="--drift-report")
+    for path, option in ((target, "--output"), (drift_report, "--drift-report")):
+        if path is not None and not path.parent.is_dir():
+            raise click.BadParameter(
+                f"the directory {str(path.parent)!r} does not exist", param_hint=option
+            )
 
 
 def _target(reference: Path, output: Path | None, in_place: bool) -> Path | None:
