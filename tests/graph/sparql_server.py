@@ -28,6 +28,8 @@ class Received:
     """Counted from 1."""
     headers: dict[str, str]
     form: dict[str, str]
+    request: web.Request
+    """To stream a reply (``web.StreamResponse.prepare``)."""
 
 
 Handler = Callable[[Received], Awaitable[web.StreamResponse]]
@@ -66,7 +68,7 @@ class ScriptedEndpoint:
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()
         form = dict(urllib.parse.parse_qsl(body.decode()))
-        received = Received(len(self.received) + 1, dict(request.headers), form)
+        received = Received(len(self.received) + 1, dict(request.headers), form, request)
         self.received.append(received)
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
@@ -78,9 +80,11 @@ class ScriptedEndpoint:
     async def __aenter__(self) -> ScriptedEndpoint:
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
+        self._runner = web.AppRunner(
+            app, handler_cancellation=True, access_log=None, shutdown_timeout=0.1
+        )
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0, shutdown_timeout=0.1)
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
         server = site._server
         assert server is not None

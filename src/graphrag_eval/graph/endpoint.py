@@ -21,6 +21,7 @@ endpoint"): each query is POSTed as a form (``query=``) through one ``aiohttp`` 
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import random
 import re
@@ -85,7 +86,7 @@ def open_endpoint(config: SparqlConfig) -> EndpointStore:
     if config.endpoint is None:
         raise ConfigError("no endpoint configured", field="sparql.endpoint")
     try:
-        import aiohttp
+        import aiohttp  # noqa: F401
     except ImportError:
         raise ConfigError(
             "an endpoint needs the sparql extra: pip install 'graphrag-eval[sparql]'",
@@ -101,8 +102,14 @@ def open_endpoint(config: SparqlConfig) -> EndpointStore:
     elif auth.username_env is not None and auth.password_env is not None:
         user = _variable(auth.username_env, "sparql.auth.username_env")
         password = _variable(auth.password_env, "sparql.auth.password_env")
+        if ":" in user:
+            raise ConfigError(
+                f"the user name in {auth.username_env} holds a ':' (basic auth cannot send it)",
+                field="sparql.auth.username_env",
+            )
         redactor.add(password, f"{user}:{password}")
-        headers["Authorization"] = aiohttp.BasicAuth(user, password).encode()
+        pair = base64.b64encode(f"{user}:{password}".encode()).decode()
+        headers["Authorization"] = f"Basic {pair}"
     query_string = urllib.parse.urlsplit(config.endpoint).query
     redactor.add(*secret_values(dict(urllib.parse.parse_qsl(query_string))))
     label = redactor.redact(config.endpoint)
