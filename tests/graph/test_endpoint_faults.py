@@ -10,6 +10,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+import pytest
 from aiohttp import web
 
 from graph.sparql_server import Received, ScriptedEndpoint, results, select_reply
@@ -359,3 +360,24 @@ def test_no_more_queries_are_in_flight_than_the_concurrency_limit() -> None:
         return server.max_in_flight, [execution.ok for execution in executions]
 
     assert asyncio.run(main()) == (2, [True] * 6)
+
+
+def test_the_proxy_the_environment_names_is_used(
+    monkeypatch: pytest.MonkeyPatch, dead_proxy: tuple[str, list[int]]
+) -> None:
+    url, connections = dead_proxy
+    for name in ("NO_PROXY", "no_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", url)
+
+    async def scenario() -> Execution:
+        store = open_endpoint(SparqlConfig(endpoint="http://graph.invalid/sparql", retries=0))
+        try:
+            return await store.execute(SELECT)
+        finally:
+            await store.aclose()
+
+    executed = asyncio.run(scenario())
+
+    assert executed.error_kind is ExecutionError.UNREACHABLE
+    assert connections  # it went to the proxy, nowhere else

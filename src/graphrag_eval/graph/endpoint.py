@@ -27,11 +27,12 @@ import random
 import re
 import time
 import urllib.parse
+import urllib.request
 from typing import Any, Final
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from graphrag_eval.config.secrets import secret_values
+from graphrag_eval.config.secrets import proxy_credentials, secret_values
 from graphrag_eval.config.sparql import SparqlConfig
 from graphrag_eval.errors import ConfigError
 from graphrag_eval.graph.endpoint_replies import (
@@ -93,6 +94,7 @@ def open_endpoint(config: SparqlConfig) -> EndpointStore:
             field="sparql.endpoint",
         ) from None
     redactor = Redactor()
+    redactor.add(*proxy_credentials())
     headers = {"Accept": ACCEPT, "Content-Type": "application/x-www-form-urlencoded"}
     auth = config.auth
     if auth.token_env is not None:
@@ -139,6 +141,7 @@ class EndpointStore:
         self._config = config
         self._identity = identity
         self._url = config.endpoint or ""
+        self._proxy = _proxy_for(self._url)
         self._headers = headers
         self._redactor = redactor
         self.breaker = Breaker(f"the SPARQL endpoint at {identity.label}")
@@ -205,7 +208,11 @@ class EndpointStore:
         try:
             async with asyncio.timeout(config.timeout_s):
                 async with self._session.post(
-                    self._url, data=body, headers=self._headers, allow_redirects=False
+                    self._url,
+                    data=body,
+                    headers=self._headers,
+                    allow_redirects=False,
+                    proxy=self._proxy,
                 ) as response:
                     if response.status >= 300:
                         await self._refused(response)
@@ -323,6 +330,17 @@ class EndpointStore:
         session, self._session, self._loop = self._session, None, None
         if session is not None and not session.closed:
             await session.close()
+
+
+def _proxy_for(url: str) -> str | None:
+    """The proxy the environment names for ``url`` (``HTTPS_PROXY``, ``HTTP_PROXY``,
+    ``ALL_PROXY``, unless ``NO_PROXY`` excludes its host), found once, as the judge's client
+    finds it (docs/llm.md)."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.hostname and urllib.request.proxy_bypass(parts.hostname):
+        return None
+    proxies = urllib.request.getproxies()
+    return proxies.get(parts.scheme) or proxies.get("all") or None
 
 
 def _backoff(state: RetryCallState) -> float:
