@@ -181,20 +181,32 @@ class EndpointStore:
         )
 
     async def _with_retries(self, body: bytes) -> tuple[dict[str, Any], int | None, bool]:
-        """The results of the query in ``body``, the first attempt and its retries."""
+        """The results of the query in ``body``: the first attempt, then its retries."""
+        # Most queries succeed at once: tenacity (and its cost) only for those that do not.
+        try:
+            return await self._slotted(body)
+        except (StatusError, Unreachable) as exc:
+            if self._config.retries == 0 or not self._worth_retrying(exc):
+                raise
+            first = exc
+        await asyncio.sleep(_wait_s(first, 1))
         retrying = AsyncRetrying(
-            stop=stop_after_attempt(self._config.retries + 1),
+            stop=stop_after_attempt(self._config.retries),
             wait=_backoff,
             retry=retry_if_exception(self._worth_retrying),
             reraise=True,
         )
         async for attempt in retrying:
             with attempt:
-                async with self._slots:
-                    if self.breaker.reason is not None:  # opened while this one waited
-                        raise _Answer(ExecutionError.ENDPOINT, self.breaker.reason)
-                    return await self._attempt(body)
+                return await self._slotted(body)
         raise AssertionError("unreachable: tenacity re-raises the last failure")
+
+    async def _slotted(self, body: bytes) -> tuple[dict[str, Any], int | None, bool]:
+        """One attempt, in one of the ``sparql.concurrency`` slots."""
+        async with self._slots:
+            if self.breaker.reason is not None:  # opened while this one waited
+                raise _Answer(ExecutionError.ENDPOINT, self.breaker.reason)
+            return await self._attempt(body)
 
     def _worth_retrying(self, exc: BaseException) -> bool:
         return isinstance(exc, StatusError | Unreachable) and self.breaker.reason is None
@@ -344,11 +356,17 @@ def _proxy_for(url: str) -> str | None:
 
 
 def _backoff(state: RetryCallState) -> float:
-    """How long to wait before the next attempt: what a ``Retry-After`` asks (at most
-    :data:`RETRY_AFTER_MAX_S`), or exponential backoff with jitter."""
+    """The wait before a retry (tenacity's attempts are counted after the first one)."""
     exception = state.outcome.exception() if state.outcome is not None else None
+    return _wait_s(exception, state.attempt_number + 1)
+
+
+def _wait_s(exception: BaseException | None, attempt: int) -> float:
+    """How long to wait after the failed ``attempt`` (counted from 1): what a
+    ``Retry-After`` asks (at most :data:`RETRY_AFTER_MAX_S`), or exponential backoff with
+    jitter."""
     asked = retry_after_s(exception)
     if asked is not None:
         return min(asked, RETRY_AFTER_MAX_S) + random.uniform(0, 0.05)
-    ceiling = min(BACKOFF_MAX_S, BACKOFF_INITIAL_S * 2 ** (state.attempt_number - 1))
+    ceiling = min(BACKOFF_MAX_S, BACKOFF_INITIAL_S * 2 ** (attempt - 1))
     return random.uniform(ceiling / 2, ceiling)
