@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -164,6 +165,38 @@ async def one_round(store: Any, queries: int) -> tuple[float, float, int]:
     return wall, cpu, sum(not execution.ok for execution in executions)
 
 
+async def floor_round(url: str, queries: int, concurrency: int) -> float:
+    """The same queries sent by a bare client (``concurrency`` keep-alive connections over
+    raw sockets, each sending its share one after the other): the wall time this machine
+    gives at best, at its load of the moment."""
+    host, port = url.removeprefix("http://").split(":")
+    body = urllib.parse.urlencode({"query": QUERY.format(n=0)}).encode()
+    request = (
+        b"POST /query HTTP/1.1\r\nHost: " + host.encode() + b"\r\n"
+        b"Content-Type: application/x-www-form-urlencoded\r\n"
+        b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+    )
+
+    async def connection(count: int) -> None:
+        reader, writer = await asyncio.open_connection(host, int(port))
+        for _ in range(count):
+            writer.write(request)
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = next(
+                int(line.split(b":")[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length:")
+            )
+            json.loads(await reader.readexactly(length))
+        writer.close()
+        await writer.wait_closed()
+
+    shares = [queries // concurrency + (n < queries % concurrency) for n in range(concurrency)]
+    wall = time.perf_counter()
+    await asyncio.gather(*(connection(share) for share in shares))
+    return time.perf_counter() - wall
+
+
 async def measure(url: str, args: argparse.Namespace) -> dict[str, Any]:
     import aiohttp
 
@@ -173,6 +206,7 @@ async def measure(url: str, args: argparse.Namespace) -> dict[str, Any]:
     store = open_endpoint(SparqlConfig(endpoint=url + "/query", concurrency=args.concurrency))
     stats_url = url + "/stats"
     walls: list[float] = []
+    floors: list[float] = []
     cpus: list[float] = []
     failed = 0
     peaks: list[int] = []
@@ -187,6 +221,7 @@ async def measure(url: str, args: argparse.Namespace) -> dict[str, Any]:
                 failed += failures
                 async with session.get(stats_url) as reply:
                     peaks.append((await reply.json())["max_in_flight"])
+                floors.append(await floor_round(url, args.queries, args.concurrency))
         finally:
             await store.aclose()
     ideal = args.queries * args.latency / args.concurrency
@@ -199,6 +234,8 @@ async def measure(url: str, args: argparse.Namespace) -> dict[str, Any]:
         "ideal_s": ideal,
         "wall_s": {"min": min(walls), "median": median, "max": max(walls)},
         "ratio_median": median / ideal,
+        "floor_s": {"min": min(floors), "median": statistics.median(floors)},
+        "ratio_to_floor": median / statistics.median(floors),
         "cpu_ms_per_execution": statistics.median(cpus) / args.queries * 1000,
         "max_in_flight": max(peaks),
         "failed": failed,
@@ -263,10 +300,12 @@ def main() -> int:
     print(
         f"{result['queries']} executions, concurrency {result['concurrency']}, "
         f"{result['latency_s'] * 1000:g} ms latency ({result['endpoint']}), {args.repeat} runs\n"
-        f"| ideal | wall min / median / max | median / ideal | CPU per execution | "
-        f"most in flight | failed |\n|---:|---:|---:|---:|---:|---:|\n"
+        f"| ideal | wall min / median / max | median / ideal | bare client median "
+        f"(store / bare) | CPU per execution | most in flight | failed |\n"
+        f"|---:|---:|---:|---:|---:|---:|---:|\n"
         f"| {result['ideal_s']:.3f} s | {wall['min']:.3f} / {wall['median']:.3f} / "
         f"{wall['max']:.3f} s | {result['ratio_median']:.2f} | "
+        f"{result['floor_s']['median']:.3f} s ({result['ratio_to_floor']:.2f}) | "
         f"{result['cpu_ms_per_execution']:.2f} ms | {result['max_in_flight']} | "
         f"{result['failed']} |"
     )
