@@ -381,3 +381,27 @@ def test_the_proxy_the_environment_names_is_used(
 
     assert executed.error_kind is ExecutionError.UNREACHABLE
     assert connections  # it went to the proxy, nowhere else
+
+
+def test_a_query_the_endpoint_stopped_at_its_own_time_limit_is_a_timeout() -> None:
+    """Fuseki's 503 for a cancelled query (and a gateway's 504): neither retried nor
+    counted against the endpoint, however many come in a row."""
+
+    async def answer(received: Received) -> web.StreamResponse:
+        if received.number % 2:
+            return web.Response(status=503, text="Query cancelled: query timeout exceeded")
+        return web.Response(status=504, text="upstream did not answer")
+
+    async def scenario(
+        store: EndpointStore, server: ScriptedEndpoint
+    ) -> tuple[list[Execution], str | None, int]:
+        executions = [await store.execute(SELECT) for _ in range(BREAKER_UNUSABLE + 2)]
+        return executions, store.unusable, len(server.received)
+
+    executions, unusable, requests = run(answer, scenario, retries=3)
+
+    assert {execution.error_kind for execution in executions} == {ExecutionError.TIMEOUT}
+    assert executions[0].error is not None and "Query cancelled" in executions[0].error
+    assert executions[1].error is not None and "504" in executions[1].error
+    assert unusable is None
+    assert requests == BREAKER_UNUSABLE + 2

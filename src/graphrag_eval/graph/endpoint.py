@@ -65,6 +65,14 @@ _SYNTAX = re.compile(r"pars|syntax|malformed|lexical|encountered|expected", re.I
 ``error at 1:10: expected ...``, Fuseki ``Parse error``, GraphDB ``MALFORMED QUERY``,
 Virtuoso ``syntax error``)."""
 
+_SERVER_TIMEOUT = re.compile(
+    r"time ?out|timed out|took too long|cancel|execution time", re.IGNORECASE
+)
+"""How an endpoint (or a gateway before it: 504) words a 5xx for a query it stopped at its own
+time limit (Fuseki ``Query cancelled``, GraphDB ``Query evaluation took too long``,
+Virtuoso's estimated execution time): the step's ``timeout``, neither retried nor counted
+against the endpoint."""
+
 
 class _Answer(Exception):
     """An attempt's final outcome that is not results (no retry): ``kind`` and ``error``."""
@@ -269,6 +277,9 @@ class EndpointStore:
         start = await read_at_most(response.content, ERROR_BODY_BYTES)
         text = self._redactor.redact(reply_start(start or b"", 300))
         what = f"{status} {response.reason or ''}".strip() + (f": {text}" if text else "")
+        if status >= 500 and _SERVER_TIMEOUT.search(what):
+            self.breaker.reached()  # a heavy query, not a failing endpoint
+            raise _Answer(ExecutionError.TIMEOUT, f"the endpoint gave up on the query: {what}")
         if status in (408, 429) or status >= 500:
             if status >= 500:
                 self.breaker.unusable(what)
