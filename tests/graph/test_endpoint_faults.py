@@ -405,3 +405,44 @@ def test_a_query_the_endpoint_stopped_at_its_own_time_limit_is_a_timeout() -> No
     assert executions[1].error is not None and "504" in executions[1].error
     assert unusable is None
     assert requests == BREAKER_UNUSABLE + 2
+
+
+def test_json_results_keep_only_what_the_format_has() -> None:
+    reply = {
+        "head": {"vars": ["x", {"nested": 1}], "extra": "dropped"},
+        "results": {
+            "bindings": [
+                {"x": {"type": "literal", "value": "a", "xml:lang": "en", "junk": [[[1]]]}},
+                {"x": {"type": "uri", "value": "http://a", "datatype": ["not", "text"]}},
+            ],
+            "distinct": False,
+        },
+        "injected": "x" * 1000,
+    }
+
+    async def answer(received: Received) -> web.StreamResponse:
+        return web.json_response(reply, content_type="application/sparql-results+json")
+
+    executed = run(answer, once)
+
+    assert executed.results == {
+        "head": {"vars": ["x"]},
+        "results": {
+            "bindings": [
+                {"x": {"type": "literal", "value": "a", "xml:lang": "en"}},
+                {"x": {"type": "uri", "value": "http://a"}},
+            ]
+        },
+    }
+
+
+def test_a_cell_that_is_not_a_term_is_an_endpoint_error() -> None:
+    reply = {"head": {"vars": ["x"]}, "results": {"bindings": [{"x": {"type": "uri"}}]}}
+
+    async def answer(received: Received) -> web.StreamResponse:
+        return web.json_response(reply, content_type="application/sparql-results+json")
+
+    executed = run(answer, once)
+
+    assert executed.error_kind is ExecutionError.ENDPOINT
+    assert executed.error is not None and "malformed" in executed.error

@@ -116,6 +116,9 @@ def _malformed(content_type: str, exc: BaseException) -> str:
 
 
 def _json_results(content: bytes, row_limit: int) -> Results:
+    """The results of a SPARQL JSON reply, rebuilt from the parts the format has (``head``'s
+    ``vars``; each cell's ``type``, ``value``, ``xml:lang`` and ``datatype`` as strings), so a
+    hostile reply brings nothing else along."""
     try:
         reply = json.loads(content)
     except (ValueError, RecursionError) as exc:
@@ -123,16 +126,42 @@ def _json_results(content: bytes, row_limit: int) -> Results:
     head = reply.get("head", {}) if isinstance(reply, dict) else None
     if not isinstance(head, dict):
         raise NotResults(_not_json_results(content), page=False)
+    names = head.get("vars")
+    clean_head: dict[str, Any] = {}
+    if isinstance(names, list):
+        clean_head["vars"] = [name for name in names if isinstance(name, str)]
     if isinstance(reply.get("boolean"), bool):
-        return {"head": head, "boolean": reply["boolean"]}, None, False
+        return {"head": clean_head, "boolean": reply["boolean"]}, None, False
     results = reply.get("results")
     bindings = results.get("bindings") if isinstance(results, dict) else None
     if not isinstance(bindings, list):
         raise NotResults(_not_json_results(content), page=False)
-    rows = bindings[:row_limit]
-    if not all(isinstance(row, dict) for row in rows):
-        raise NotResults(_not_json_results(content), page=False)
-    return {"head": head, "results": {"bindings": rows}}, len(rows), len(bindings) > row_limit
+    try:
+        rows = [_row(row) for row in bindings[:row_limit]]
+    except (TypeError, ValueError) as exc:
+        raise NotResults(f"the endpoint's JSON results are malformed: {exc}", page=False) from None
+    return {"head": clean_head, "results": {"bindings": rows}}, len(rows), len(bindings) > row_limit
+
+
+_CELL_KEYS = ("type", "value", "xml:lang", "datatype")
+
+
+def _row(row: Any) -> dict[str, Any]:
+    if not isinstance(row, dict):
+        raise TypeError(f"a row is not an object: {str(row)[:80]!r}")
+    clean: dict[str, Any] = {}
+    for name, cell in row.items():
+        if not isinstance(cell, dict) or not isinstance(cell.get("type"), str):
+            raise TypeError(f"the cell {name!r} is not an RDF term: {str(cell)[:80]!r}")
+        value = cell.get("value")
+        if cell["type"] == "triple" and isinstance(value, dict):  # RDF-star: kept as text
+            value = json.dumps(value, sort_keys=True)
+        if not isinstance(value, str):
+            raise TypeError(f"the cell {name!r} has no text value: {str(cell)[:80]!r}")
+        term = {key: cell[key] for key in _CELL_KEYS if isinstance(cell.get(key), str)}
+        term["value"] = value
+        clean[name] = term
+    return clean
 
 
 def _not_json_results(content: bytes) -> str:
