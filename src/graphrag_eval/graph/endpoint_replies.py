@@ -143,25 +143,36 @@ def _json_results(content: bytes, row_limit: int) -> Results:
     return {"head": clean_head, "results": {"bindings": rows}}, len(rows), len(bindings) > row_limit
 
 
-_CELL_KEYS = ("type", "value", "xml:lang", "datatype")
+_CELL_KEYS = frozenset({"type", "value", "xml:lang", "datatype"})
 
 
 def _row(row: Any) -> dict[str, Any]:
-    if not isinstance(row, dict):
+    """``row`` when it holds only what the format has (most do), else its cells rebuilt."""
+    if type(row) is not dict:
         raise TypeError(f"a row is not an object: {str(row)[:80]!r}")
-    clean: dict[str, Any] = {}
-    for name, cell in row.items():
-        if not isinstance(cell, dict) or not isinstance(cell.get("type"), str):
-            raise TypeError(f"the cell {name!r} is not an RDF term: {str(cell)[:80]!r}")
-        value = cell.get("value")
-        if cell["type"] == "triple" and isinstance(value, dict):  # RDF-star: kept as text
-            value = json.dumps(value, sort_keys=True)
-        if not isinstance(value, str):
-            raise TypeError(f"the cell {name!r} has no text value: {str(cell)[:80]!r}")
-        term = {key: cell[key] for key in _CELL_KEYS if isinstance(cell.get(key), str)}
-        term["value"] = value
-        clean[name] = term
-    return clean
+    for cell in row.values():
+        if (
+            type(cell) is not dict
+            or not cell.keys() <= _CELL_KEYS
+            or type(cell.get("value")) is not str
+            or type(cell.get("type")) is not str
+            or not all(type(part) is str for part in cell.values())
+        ):
+            return {name: _term(name, cell) for name, cell in row.items()}
+    return row
+
+
+def _term(name: str, cell: Any) -> dict[str, str]:
+    if not isinstance(cell, dict) or not isinstance(cell.get("type"), str):
+        raise TypeError(f"the cell {name!r} is not an RDF term: {str(cell)[:80]!r}")
+    value = cell.get("value")
+    if cell["type"] == "triple" and isinstance(value, dict):  # RDF-star: kept as text
+        value = json.dumps(value, sort_keys=True)
+    if not isinstance(value, str):
+        raise TypeError(f"the cell {name!r} has no text value: {str(cell)[:80]!r}")
+    term = {key: cell[key] for key in _CELL_KEYS if isinstance(cell.get(key), str)}
+    term["value"] = value
+    return term
 
 
 def _not_json_results(content: bytes) -> str:
