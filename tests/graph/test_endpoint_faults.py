@@ -15,9 +15,15 @@ from aiohttp import web
 
 from graph.sparql_server import Received, ScriptedEndpoint, results, select_reply
 from graphrag_eval.config.sparql import SparqlConfig
-from graphrag_eval.graph.endpoint import EndpointStore, open_endpoint
+from graphrag_eval.graph.endpoint import (
+    RETRY_AFTER_MAX_S,
+    EndpointStore,
+    open_endpoint,
+    retry_wait_s,
+)
 from graphrag_eval.graph.execution import Execution, ExecutionError
 from graphrag_eval.llm.client import BREAKER_FAILURES, BREAKER_UNUSABLE
+from graphrag_eval.llm.failures import StatusError
 
 from judge_server import SilentServer, closed_port_url
 
@@ -446,3 +452,22 @@ def test_a_cell_that_is_not_a_term_is_an_endpoint_error() -> None:
 
     assert executed.error_kind is ExecutionError.ENDPOINT
     assert executed.error is not None and "malformed" in executed.error
+
+
+@pytest.mark.parametrize(
+    ("retry_after", "low", "high"),
+    [("0", 0.0, 0.05), ("2", 2.0, 2.05), ("3600", RETRY_AFTER_MAX_S, RETRY_AFTER_MAX_S + 0.05)],
+)
+def test_retry_after_is_honoured_within_reason(retry_after: str, low: float, high: float) -> None:
+    asked = StatusError(429, "429 Too Many Requests", "", {"retry-after": retry_after})
+
+    assert low <= retry_wait_s(asked, 1) <= high
+
+
+def test_without_retry_after_the_wait_doubles_up_to_a_ceiling() -> None:
+    waits = [retry_wait_s(StatusError(503, "503", "", {}), attempt) for attempt in (1, 2, 3, 9)]
+
+    assert 0.25 <= waits[0] <= 0.5
+    assert 0.5 <= waits[1] <= 1.0
+    assert 1.0 <= waits[2] <= 2.0
+    assert 4.0 <= waits[3] <= 8.0

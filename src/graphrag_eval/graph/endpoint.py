@@ -49,7 +49,7 @@ from graphrag_eval.llm.failures import StatusError, Unreachable, unreachable
 from graphrag_eval.llm.redaction import Redactor
 from graphrag_eval.llm.retrying import retry_after_s
 
-__all__ = ["RETRY_AFTER_MAX_S", "EndpointStore", "open_endpoint"]
+__all__ = ["RETRY_AFTER_MAX_S", "EndpointStore", "open_endpoint", "retry_wait_s"]
 
 CONNECT_TIMEOUT_S: Final = 10.0
 """At most this long to open a connection (and never longer than ``sparql.timeout_s``)."""
@@ -137,7 +137,8 @@ def _variable(name: str, field: str) -> str:
 class EndpointStore:
     """A SPARQL 1.1 Protocol endpoint (:class:`~graphrag_eval.graph.GraphStore`); made by
     :func:`open_endpoint`. Its HTTP session belongs to the event loop that first executes a
-    query (a later loop gets its own); :meth:`aclose` closes it."""
+    query (a later loop gets its own); await :meth:`aclose` before that loop ends, or its
+    open connections are left to the garbage collector."""
 
     def __init__(
         self,
@@ -197,7 +198,7 @@ class EndpointStore:
             if self._config.retries == 0 or not self._worth_retrying(exc):
                 raise
             first = exc
-        await asyncio.sleep(_wait_s(first, 1))
+        await asyncio.sleep(retry_wait_s(first, 1))
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self._config.retries),
             wait=_backoff,
@@ -369,10 +370,10 @@ def _proxy_for(url: str) -> str | None:
 def _backoff(state: RetryCallState) -> float:
     """The wait before a retry (tenacity's attempts are counted after the first one)."""
     exception = state.outcome.exception() if state.outcome is not None else None
-    return _wait_s(exception, state.attempt_number + 1)
+    return retry_wait_s(exception, state.attempt_number + 1)
 
 
-def _wait_s(exception: BaseException | None, attempt: int) -> float:
+def retry_wait_s(exception: BaseException | None, attempt: int) -> float:
     """How long to wait after the failed ``attempt`` (counted from 1): what a
     ``Retry-After`` asks (at most :data:`RETRY_AFTER_MAX_S`), or exponential backoff with
     jitter."""
