@@ -471,3 +471,17 @@ def test_without_retry_after_the_wait_doubles_up_to_a_ceiling() -> None:
     assert 0.5 <= waits[1] <= 1.0
     assert 1.0 <= waits[2] <= 2.0
     assert 4.0 <= waits[3] <= 8.0
+
+
+def test_a_query_that_cannot_be_encoded_is_its_step_s_error_and_is_not_sent() -> None:
+    async def answer(received: Received) -> web.StreamResponse:
+        return select_reply("a")
+
+    async def scenario(store: EndpointStore, server: ScriptedEndpoint) -> tuple[Execution, int]:
+        executed = await store.execute('SELECT * WHERE { ?s ?p "\ud800" }')
+        return executed, len(server.received)
+
+    executed, requests = run(answer, scenario)
+
+    assert executed.error_kind is ExecutionError.QUERY
+    assert requests == 0

@@ -159,3 +159,13 @@ def test_a_refusal_makes_the_store_unusable_with_a_one_line_reason() -> None:
 
     assert executed.error_kind is ExecutionError.REFUSED
     assert unusable is not None and "\n" not in unusable
+
+
+def test_a_credential_with_a_line_break_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRID_TOKEN", "abcd\r\nX-Injected: 1")
+
+    with pytest.raises(ConfigError) as raised:
+        open_endpoint(SparqlConfig(endpoint="http://127.0.0.1:9/sparql", auth=BEARER))
+
+    assert "GRID_TOKEN" in str(raised.value)
+    assert "abcd" not in str(raised.value)

@@ -131,6 +131,11 @@ def _variable(name: str, field: str) -> str:
     value = os.environ.get(name)
     if not value:
         raise ConfigError(f"the environment variable {name} is not set", field=field)
+    if any(character in value for character in "\r\n\0"):
+        raise ConfigError(
+            f"the environment variable {name} holds a line break or NUL (not sendable in a header)",
+            field=field,
+        )
     return value
 
 
@@ -173,7 +178,11 @@ class EndpointStore:
             return self._failed(started, ExecutionError.UPDATE_REFUSED, refusal)
         if self.breaker.reason is not None:
             return self._failed(started, ExecutionError.ENDPOINT, self.breaker.reason)
-        body = urllib.parse.urlencode({"query": query}).encode()
+        try:
+            body = urllib.parse.urlencode({"query": query}).encode()
+        except UnicodeEncodeError:
+            message = "the query holds characters that cannot be sent (lone surrogates)"
+            return self._failed(started, ExecutionError.QUERY, message)
         self._bind()
         try:
             results, rows, truncated = await self._with_retries(body)
