@@ -5,6 +5,7 @@ row and size limits, read-only, identity (docs/knowledge-graph.md, "An endpoint"
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -184,3 +185,24 @@ def test_many_queries_at_once_all_get_their_results(oxigraph_server: OxigraphSer
 
     answers = [execution.results["boolean"] for execution in executions]  # type: ignore[index]
     assert answers == [n % 5 in (1, 2, 3) for n in range(40)]
+
+
+def test_a_server_that_goes_away_is_unreachable(
+    start_oxigraph: Callable[[Mapping[str, str]], OxigraphServer],
+) -> None:
+    server = start_oxigraph({"graph.ttl": GRAPH})
+    store = open_endpoint(SparqlConfig(endpoint=server.query_url, retries=1))
+
+    async def scenario() -> tuple[Execution, Execution]:
+        try:
+            before = await store.execute(LABELS)
+            server.stop()
+            return before, await store.execute(LABELS)
+        finally:
+            await store.aclose()
+
+    before, after = asyncio.run(scenario())
+
+    assert before.ok
+    assert after.error_kind is ExecutionError.UNREACHABLE
+    assert after.error is not None and "2 attempts" in after.error
