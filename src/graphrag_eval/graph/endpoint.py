@@ -247,7 +247,7 @@ class EndpointStore:
                     if response.status >= 300:
                         await self._refused(response)
                     content = await self._body(response)
-                    content_type = response.content_type
+                    content_type = response.content_type.lower()
         except TimeoutError as exc:
             if isinstance(exc, aiohttp.ClientError):  # the connection could not be opened
                 raise self._not_reached(unreachable(exc, timed_out=True)) from None
