@@ -485,3 +485,13 @@ def test_a_query_that_cannot_be_encoded_is_its_step_s_error_and_is_not_sent() ->
 
     assert executed.error_kind is ExecutionError.QUERY
     assert requests == 0
+
+
+def test_a_long_error_page_is_shown_by_its_start() -> None:
+    async def answer(received: Received) -> web.StreamResponse:
+        return web.Response(status=500, text="Repository grid is offline. " + "x" * 100_000)
+
+    executed = run(answer, once, retries=0)
+
+    assert executed.error is not None and "Repository grid is offline" in executed.error
+    assert len(executed.error) < 500

@@ -39,6 +39,7 @@ from graphrag_eval.graph.endpoint_replies import (
     ACCEPT,
     NotResults,
     read_at_most,
+    read_start,
     reply_results,
     reply_start,
 )
@@ -284,8 +285,8 @@ class EndpointStore:
     async def _refused(self, response: Any) -> None:
         """Raise what an HTTP error reply (status 300 or more) means for the query."""
         status = response.status
-        start = await read_at_most(response.content, ERROR_BODY_BYTES)
-        text = self._redactor.redact(reply_start(start or b"", 300))
+        start = await read_start(response.content, ERROR_BODY_BYTES)
+        text = self._redactor.redact(reply_start(start, 300))
         what = f"{status} {response.reason or ''}".strip() + (f": {text}" if text else "")
         if status >= 500 and _SERVER_TIMEOUT.search(what):
             self.breaker.reached()  # a heavy query, not a failing endpoint

@@ -12,7 +12,14 @@ from typing import Any, Final, Protocol
 
 from graphrag_eval.graph.embedded import sparql_json
 
-__all__ = ["ACCEPT", "NotResults", "read_at_most", "reply_results", "reply_start"]
+__all__ = [
+    "ACCEPT",
+    "NotResults",
+    "read_at_most",
+    "read_start",
+    "reply_results",
+    "reply_start",
+]
 
 ACCEPT: Final = (
     "application/sparql-results+json, application/n-triples;q=0.9, text/turtle;q=0.8, "
@@ -56,6 +63,19 @@ async def read_at_most(stream: _Stream, limit: int) -> bytes | None:
         if size > limit:
             return None
         chunks.append(chunk)
+
+
+async def read_start(stream: _Stream, limit: int) -> bytes:
+    """The first ``limit`` bytes of ``stream`` (all of it when shorter)."""
+    chunks: list[bytes] = []
+    size = 0
+    while size < limit:
+        chunk = await stream.read(limit - size)
+        if not chunk:
+            break
+        size += len(chunk)
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def reply_start(content: bytes, length: int = 80) -> str:
