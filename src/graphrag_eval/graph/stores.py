@@ -20,4 +20,8 @@ def open_store(config: SparqlConfig) -> GraphStore | None:
         from graphrag_eval.graph.embedded import load_embedded
 
         return load_embedded(config)
+    if config.endpoint is not None:
+        from graphrag_eval.graph.endpoint import open_endpoint
+
+        return open_endpoint(config)
     return None
