@@ -1,0 +1,179 @@
+"""The labels of ``query_diagnosis`` from two queries parsed by rdflib's SPARQL parser
+(docs/knowledge-graph.md, "Why a query is wrong: ``query_diagnosis``"): one test per label,
+the variables of the actual query renamed, prefixes expanded, and what is never said."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from graphrag_eval.graph.diagnosis import MAX_TERMS, diagnose_queries, execution_findings
+from graphrag_eval.graph.execution import ExecutionError
+from graphrag_eval.graph.query_shape import MAX_QUERY_CHARACTERS
+
+pytest.importorskip("rdflib")
+
+EX = "PREFIX ex: <http://example.org/>\n"
+PEOPLE = EX + "SELECT ?name ?age WHERE { ?p a ex:Person ; ex:name ?name ; ex:age ?age }"
+
+
+def labels(reference: str, actual: str, **options: Any) -> list[dict[str, Any]]:
+    diagnosed = diagnose_queries(reference, actual, **options)
+    assert diagnosed is not None
+    return [finding.as_record() for finding in diagnosed[0]]
+
+
+def test_the_same_query_with_other_variable_names_and_prefixes_has_no_label() -> None:
+    actual = (
+        "PREFIX e: <http://example.org/>\n"
+        "SELECT ?n ?a WHERE { ?x a e:Person . ?x <http://example.org/age> ?a . ?x e:name ?n }"
+    )
+    assert labels(PEOPLE, actual) == []
+
+
+def test_wrong_predicate_names_both_predicates() -> None:
+    actual = EX + "SELECT ?n ?h WHERE { ?x a ex:Person ; ex:name ?n ; ex:height ?h }"
+    assert labels(PEOPLE, actual) == [
+        {"label": "wrong_predicate", "expected": ["ex:age"], "found": ["ex:height"]}
+    ]
+
+
+def test_missing_and_extra_patterns_are_shown_with_where_they_sit() -> None:
+    actual = (
+        EX + "SELECT ?name ?age WHERE { ?p a ex:Person ; ex:name ?name ; ex:age ?age "
+        "OPTIONAL { ?p ex:email ?m } }"
+    )
+    assert labels(actual, PEOPLE) == [
+        {"label": "missing_pattern", "expected": ["OPTIONAL { ?p ex:email ?m }"], "found": []}
+    ]
+    assert labels(PEOPLE, actual) == [
+        {"label": "extra_pattern", "expected": [], "found": ["OPTIONAL { ?p ex:email ?m }"]}
+    ]
+
+
+def test_a_pattern_moved_into_optional_is_missing_and_extra() -> None:
+    actual = EX + "SELECT ?name ?age WHERE { ?p a ex:Person ; ex:name ?name OPTIONAL { ?p ex:age ?age } }"
+    found = labels(PEOPLE, actual)
+    assert [f["label"] for f in found] == ["missing_pattern", "extra_pattern"]
+    assert found[0]["expected"] == ["?p ex:age ?age"]
+    assert found[1]["found"] == ["OPTIONAL { ?p ex:age ?age }"]
+
+
+def test_missing_and_extra_filters_by_conjunct() -> None:
+    reference = EX + "SELECT ?p WHERE { ?p ex:age ?a FILTER(?a > 30 && ?a < 60) }"
+    actual = EX + "SELECT ?q WHERE { ?q ex:age ?b FILTER(?b < 60) FILTER(regex(str(?q), \"x\")) }"
+    assert labels(reference, actual) == [
+        {"label": "missing_filter", "expected": ["FILTER(?a > 30)"], "found": []},
+        {"label": "extra_filter", "expected": [], "found": ['FILTER(REGEX(STR(?q), "x"))']},
+    ]
+
+
+def test_limit_and_offset_differ() -> None:
+    reference = EX + "SELECT ?p WHERE { ?p a ex:Person } ORDER BY ?p LIMIT 10 OFFSET 5"
+    actual = EX + "SELECT ?p WHERE { ?p a ex:Person } ORDER BY ?p LIMIT 3"
+    assert labels(reference, actual) == [
+        {"label": "limit_differs", "expected": ["LIMIT 10", "OFFSET 5"], "found": ["LIMIT 3"]}
+    ]
+
+
+def test_order_differs_when_the_reference_is_ordered_or_the_results_are_cut() -> None:
+    reference = EX + "SELECT ?p ?a WHERE { ?p ex:age ?a } ORDER BY DESC(?a)"
+    actual = EX + "SELECT ?p ?a WHERE { ?p ex:age ?a } ORDER BY ?a"
+    assert labels(reference, actual) == []  # unordered comparison: the order cannot matter
+    assert labels(reference, actual, ordered=True) == [
+        {"label": "order_differs", "expected": ["DESC(?a)"], "found": ["?a"]}
+    ]
+    assert [f["label"] for f in labels(reference + " LIMIT 1", actual + " LIMIT 1")] == [
+        "order_differs"
+    ]
+
+
+def test_distinct_differs_only_where_duplicates_count() -> None:
+    reference = EX + "SELECT DISTINCT ?p WHERE { ?p ex:knows ?k }"
+    actual = EX + "SELECT ?p WHERE { ?p ex:knows ?k }"
+    assert labels(reference, actual) == []  # duplicates are ignored by default
+    assert labels(reference, actual, ignore_duplicates=False) == [
+        {"label": "distinct_differs", "expected": ["DISTINCT"], "found": []}
+    ]
+
+
+def test_projection_differs_on_a_missing_column_an_aggregate_or_the_form() -> None:
+    actual = EX + "SELECT ?name WHERE { ?p a ex:Person ; ex:name ?name ; ex:age ?age }"
+    assert labels(PEOPLE, actual) == [
+        {"label": "projection_differs", "expected": ["?age"], "found": []}
+    ]
+    # An extra actual column does not change the comparison: not reported.
+    assert labels(actual, PEOPLE) == []
+    count = EX + "SELECT ?p (COUNT(?k) AS ?n) WHERE { ?p ex:knows ?k } GROUP BY ?p"
+    total = EX + "SELECT ?q (SUM(?k) AS ?n) WHERE { ?q ex:knows ?k } GROUP BY ?q"
+    assert labels(count, total) == [
+        {
+            "label": "projection_differs",
+            "expected": ["(COUNT(?k) AS ?n)"],
+            "found": ["(SUM(?k) AS ?n)"],
+        }
+    ]
+    ask = EX + "ASK { ?p a ex:Person }"
+    assert labels(ask, EX + "SELECT ?p WHERE { ?p a ex:Person }") == [
+        {"label": "projection_differs", "expected": ["ASK"], "found": ["SELECT"]}
+    ]
+
+
+def test_a_syntax_error_of_the_actual_query_quotes_the_parser() -> None:
+    [finding] = labels(PEOPLE, "SELECT ?p WHERE { ?p a ex:Person")
+    assert finding["label"] == "syntax_error"
+    assert "Expected" in finding["found"][0]
+    # An undeclared prefix is refused by SPARQL 1.1 too.
+    [finding] = labels(PEOPLE, "SELECT ?p WHERE { ?p a nowhere:Person }")
+    assert finding["label"] == "syntax_error"
+    assert "nowhere" in finding["found"][0]
+
+
+def test_an_update_is_refused_not_parsed() -> None:
+    assert labels(PEOPLE, "DELETE WHERE { ?s ?p ?o }") == [
+        {"label": "update_refused", "expected": [], "found": []}
+    ]
+
+
+def test_execution_errors_give_their_labels_once() -> None:
+    assert [f.label.value for f in execution_findings(ExecutionError.TIMEOUT)] == ["timeout"]
+    assert [f.label.value for f in execution_findings(ExecutionError.QUERY)] == []
+    assert execution_findings(None) == []
+    found = labels(PEOPLE, PEOPLE, error_kind=ExecutionError.TIMEOUT)
+    assert found == [{"label": "timeout", "expected": [], "found": []}]
+    refused = labels(PEOPLE, "INSERT DATA { <a> <b> <c> }", error_kind=ExecutionError.UPDATE_REFUSED)
+    assert [f["label"] for f in refused] == ["update_refused"]
+
+
+def test_nothing_is_said_when_the_reference_does_not_parse_or_a_query_is_too_long() -> None:
+    assert diagnose_queries("SELECT nonsense", PEOPLE) is None
+    assert diagnose_queries(PEOPLE, PEOPLE + " " * MAX_QUERY_CHARACTERS) is None
+    # ... except what the execution said.
+    diagnosed = diagnose_queries("SELECT nonsense", PEOPLE, error_kind=ExecutionError.TIMEOUT)
+    assert diagnosed is not None
+    assert [f.label.value for f in diagnosed[0]] == ["timeout"]
+
+
+def test_paths_values_binds_unions_and_subqueries_are_compared() -> None:
+    reference = (
+        EX + "SELECT ?x ?w WHERE { ?x ex:a/ex:b ?y . { ?y ex:c ?z } UNION { ?y ex:d ?z } "
+        "VALUES ?z { 1 2 } BIND(?z + 1 AS ?w) { SELECT ?x WHERE { ?x ex:e ?q } LIMIT 3 } }"
+    )
+    actual = reference.replace("ex:a/ex:b", "ex:a/ex:f").replace("?z + 1", "?z + 2")
+    found = labels(reference, actual)
+    assert found == [
+        {"label": "wrong_predicate", "expected": ["ex:a/ex:b"], "found": ["ex:a/ex:f"]},
+        {"label": "missing_pattern", "expected": ["BIND((?z + 1) AS ?w)"], "found": []},
+        {"label": "extra_pattern", "expected": [], "found": ["BIND((?z + 2) AS ?w)"]},
+    ]
+    assert labels(reference, reference) == []
+
+
+def test_many_terms_are_listed_up_to_a_bound() -> None:
+    triples = " ".join(f"?p ex:p{n} ?o{n} ." for n in range(MAX_TERMS + 5))
+    reference = EX + f"SELECT ?p WHERE {{ {triples} }}"
+    actual = EX + "SELECT ?p WHERE { ?p a ex:Person }"
+    missing = next(f for f in labels(reference, actual) if f["label"] == "missing_pattern")
+    assert len(missing["expected"]) == MAX_TERMS
+    assert missing["expected"][-1] == "... and 6 more"
