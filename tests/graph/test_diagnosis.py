@@ -53,7 +53,10 @@ def test_missing_and_extra_patterns_are_shown_with_where_they_sit() -> None:
 
 
 def test_a_pattern_moved_into_optional_is_missing_and_extra() -> None:
-    actual = EX + "SELECT ?name ?age WHERE { ?p a ex:Person ; ex:name ?name OPTIONAL { ?p ex:age ?age } }"
+    actual = (
+        EX
+        + "SELECT ?name ?age WHERE { ?p a ex:Person ; ex:name ?name OPTIONAL { ?p ex:age ?age } }"
+    )
     found = labels(PEOPLE, actual)
     assert [f["label"] for f in found] == ["missing_pattern", "extra_pattern"]
     assert found[0]["expected"] == ["?p ex:age ?age"]
@@ -62,7 +65,7 @@ def test_a_pattern_moved_into_optional_is_missing_and_extra() -> None:
 
 def test_missing_and_extra_filters_by_conjunct() -> None:
     reference = EX + "SELECT ?p WHERE { ?p ex:age ?a FILTER(?a > 30 && ?a < 60) }"
-    actual = EX + "SELECT ?q WHERE { ?q ex:age ?b FILTER(?b < 60) FILTER(regex(str(?q), \"x\")) }"
+    actual = EX + 'SELECT ?q WHERE { ?q ex:age ?b FILTER(?b < 60) FILTER(regex(str(?q), "x")) }'
     assert labels(reference, actual) == [
         {"label": "missing_filter", "expected": ["FILTER(?a > 30)"], "found": []},
         {"label": "extra_filter", "expected": [], "found": ['FILTER(REGEX(STR(?q), "x"))']},
@@ -142,7 +145,9 @@ def test_execution_errors_give_their_labels_once() -> None:
     assert execution_findings(None) == []
     found = labels(PEOPLE, PEOPLE, error_kind=ExecutionError.TIMEOUT)
     assert found == [{"label": "timeout", "expected": [], "found": []}]
-    refused = labels(PEOPLE, "INSERT DATA { <a> <b> <c> }", error_kind=ExecutionError.UPDATE_REFUSED)
+    refused = labels(
+        PEOPLE, "INSERT DATA { <a> <b> <c> }", error_kind=ExecutionError.UPDATE_REFUSED
+    )
     assert [f["label"] for f in refused] == ["update_refused"]
 
 
