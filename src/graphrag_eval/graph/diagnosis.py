@@ -26,8 +26,9 @@ from graphrag_eval.graph.query_shape import (
     QueryShape,
     QuerySyntaxError,
     clipped,
-    parse_shape,
+    parse_query,
     render,
+    shape_of,
 )
 from graphrag_eval.graph.readonly import update_refusal
 
@@ -150,17 +151,22 @@ def _diagnose(
             findings.append(Finding(Diagnosis.UPDATE_REFUSED))
         return findings, None, None
     try:
-        reference = parse_shape(reference_query)
+        reference_parsed = parse_query(reference_query)
     except ValueError:  # the reference does not parse, or is too long: no comparison
         return (findings, None, None) if findings else None
     try:
-        actual = parse_shape(actual_query)
+        actual_parsed = parse_query(actual_query)
+        actual = shape_of(actual_parsed, reference_parsed.declared)
     except QuerySyntaxError as exc:
         if Diagnosis.SYNTAX_ERROR not in said:
             findings.append(Finding(Diagnosis.SYNTAX_ERROR, found=(str(exc),)))
-        return findings, reference, None
+        return findings, None, None
     except ValueError:
-        return (findings, reference, None) if findings else None
+        return (findings, None, None) if findings else None
+    try:
+        reference = shape_of(reference_parsed, actual_parsed.declared)
+    except ValueError:
+        return (findings, None, actual) if findings else None
     compared = compare_shapes(
         reference, actual, ordered=ordered, ignore_duplicates=ignore_duplicates
     )

@@ -12,20 +12,25 @@ prefixes and names to show.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 __all__ = [
     "MAX_QUERY_CHARACTERS",
+    "UNDECLARED",
     "Element",
+    "ParsedQuery",
     "QueryShape",
     "QuerySyntaxError",
+    "parse_query",
     "parse_shape",
     "render",
+    "shape_of",
 ]
 
-MAX_QUERY_CHARACTERS: Final = 20_000
+MAX_QUERY_CHARACTERS: Final = 3_000
 """A longer query is not parsed (the diagnosis is left out for its pair)."""
 _RENDER_DEPTH: Final = 32
 _SHOWN: Final = 200  # characters of a term as shown
@@ -90,12 +95,13 @@ class QueryShape:
         return [name for name in names if not name.startswith("__agg_")]
 
     def iris(self) -> list[str]:
-        """The IRIs the patterns and filters name (not functions or datatypes), in order."""
+        """The IRIs the patterns and filters name (not functions or datatypes, nor those of
+        an undeclared prefix, which are not known), in order."""
         found: dict[str, None] = {}
         for element in (*self.patterns, *self.filters):
             for term in element.terms:
                 found.update(dict.fromkeys(_iris_in(term)))
-        return list(found)
+        return [iri for iri in found if not iri.startswith(UNDECLARED)]
 
     def show_iri(self, iri: Any) -> str:
         text = str(iri)
@@ -110,32 +116,94 @@ class QueryShape:
         return f"<{text}>"
 
 
-def parse_shape(query: str) -> QueryShape:
-    """Parse ``query`` (raises :class:`QuerySyntaxError`, or ``ImportError`` without rdflib);
-    a query longer than :data:`MAX_QUERY_CHARACTERS` is a ``ValueError``."""
+UNDECLARED: Final = "urn:graphrag-eval:undeclared-prefix:"
+"""The namespace a prefix that the query uses without declaring it stands for
+(``UNDECLARED + "cim:"``), when the other query does not declare it either: stores such as
+GraphDB declare prefixes of their own, so such a query is no syntax error."""
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedQuery:
+    """A query parsed, before its prefixed names are expanded."""
+
+    tree: Any
+    declared: dict[str, str]
+    """The prefixes the query declares."""
+    used: frozenset[str]
+    """The prefixes its prefixed names use."""
+
+
+def parse_query(query: str) -> ParsedQuery:
+    """Parse ``query`` by the SPARQL 1.1 grammar (raises :class:`QuerySyntaxError`; a query
+    longer than :data:`MAX_QUERY_CHARACTERS` or nested too deeply is a ``ValueError``;
+    ``ImportError`` without rdflib)."""
     if len(query) > MAX_QUERY_CHARACTERS:
         raise ValueError(f"query longer than {MAX_QUERY_CHARACTERS:,} characters")
-    from rdflib.plugins.sparql.algebra import translateQuery
     from rdflib.plugins.sparql.parser import parseQuery
 
     try:
-        parsed = parseQuery(query)
-        translated = translateQuery(parsed)
+        tree = parseQuery(query)
     except RecursionError:
         raise ValueError("query nested too deeply") from None
-    except Exception as exc:  # pyparsing's errors, and rdflib's plain ones (unknown prefix)
+    except Exception as exc:  # pyparsing's errors
+        raise QuerySyntaxError(" ".join(str(exc).split())) from None
+    declared: dict[str, str] = {}
+    used: set[str] = set()
+    stack: list[Any] = [tree]
+    while stack:
+        node = stack.pop()
+        name = getattr(node, "name", None)
+        if name == "PrefixDecl":
+            declared[str(node.get("prefix") or "")] = str(node["iri"])
+        elif name == "pname":
+            used.add(str(node.get("prefix") or ""))
+        if type(node).__name__ == "ParseResults" or isinstance(node, list | tuple):
+            stack.extend(node)  # (pyparsing registers its results as a Mapping too)
+        elif isinstance(node, Mapping):
+            stack.extend(node.values())
+    return ParsedQuery(tree, declared, frozenset(used))
+
+
+def shape_of(parsed: ParsedQuery, namespaces: Mapping[str, str] | None = None) -> QueryShape:
+    """The shape of a parsed query, its undeclared prefixes expanded by ``namespaces`` (the
+    other query's declarations), else by rdflib's own, else to :data:`UNDECLARED`."""
+    from rdflib.plugins.sparql.algebra import translateQuery
+
+    init = dict(namespaces or {})
+    known = {prefix for prefix, _ in _default_namespaces()}
+    for prefix in parsed.used - parsed.declared.keys() - init.keys() - known:
+        init[prefix] = f"{UNDECLARED}{prefix}:"
+    try:
+        translated = translateQuery(parsed.tree, initNs=init)
+    except RecursionError:
+        raise ValueError("query nested too deeply") from None
+    except Exception as exc:  # rdflib's plain errors (a variable projected but not grouped)
         raise QuerySyntaxError(" ".join(str(exc).split())) from None
     top = translated.algebra
     shape = QueryShape(form=top.name.removesuffix("Query").upper())
-    namespaces = translated.prologue.namespace_manager.namespaces()
-    shape.prefixes = sorted(((str(ns), p) for p, ns in namespaces if p), key=lambda x: -len(x[0]))
+    namespaces_ = translated.prologue.namespace_manager.namespaces()
+    shape.prefixes = sorted(((str(ns), p) for p, ns in namespaces_ if p), key=lambda x: -len(x[0]))
     _read_modifiers(shape, top.p)
     return shape
 
 
-def _read_modifiers(shape: QueryShape, node: Any) -> None:
-    """The solution modifiers above the pattern, then the pattern."""
-    bound: dict[str, Any] = {}
+def parse_shape(query: str, namespaces: Mapping[str, str] | None = None) -> QueryShape:
+    """:func:`parse_query` and :func:`shape_of` at once."""
+    return shape_of(parse_query(query), namespaces)
+
+
+@functools.cache
+def _default_namespaces() -> tuple[tuple[str, str], ...]:
+    """The prefixes rdflib declares by itself (``rdf``, ``rdfs``, ``xsd``, ``owl``, ...)."""
+    from rdflib import Graph
+
+    return tuple((p, str(ns)) for p, ns in Graph().namespace_manager.namespaces())
+
+
+def _read_modifiers(shape: QueryShape, node: Any, bound: dict[str, Any] | None = None) -> None:
+    """The solution modifiers above the pattern (``bound``: the expressions bound to
+    variables above a ``HAVING``), then the pattern."""
+    bound = {} if bound is None else bound
     while _name(node) in _MODIFIERS:
         name = node.name
         if name == "Slice":
@@ -152,11 +220,11 @@ def _read_modifiers(shape: QueryShape, node: Any) -> None:
             for aggregate in node.get("A") or ():
                 shape.aggregates[str(aggregate["res"])] = aggregate
         node = node.get("p")
-    shape.projection = [(v, _bound_expression(shape, bound, v)) for v, _ in shape.projection]
     if _name(node) == "Filter" and _name(node.get("p")) in _MODIFIERS:  # HAVING
         shape.filters.extend(Element("filter", (c,), "HAVING") for c in _conjuncts(node["expr"]))
-        _read_modifiers(shape, node["p"])
+        _read_modifiers(shape, node["p"], bound)
         return
+    shape.projection = [(v, _bound_expression(shape, bound, v)) for v, _ in shape.projection]
     if _name(node) == "Group":
         node = node.get("p")
     _read_pattern(shape, node, "")
