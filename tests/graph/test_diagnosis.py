@@ -4,17 +4,25 @@ the variables of the actual query renamed, prefixes expanded, and what is never 
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+import graphrag_eval
 from graphrag_eval.graph.diagnosis import MAX_TERMS, diagnose_queries, execution_findings
 from graphrag_eval.graph.execution import ExecutionError
+from graphrag_eval.graph.query_align import MAX_ALIGNED_VARIABLES
 from graphrag_eval.graph.query_shape import MAX_QUERY_CHARACTERS
 
 pytest.importorskip("rdflib")
 
 EX = "PREFIX ex: <http://example.org/>\n"
+SOURCE = str(Path(graphrag_eval.__file__).resolve().parents[1])
 PEOPLE = EX + "SELECT ?name ?age WHERE { ?p a ex:Person ; ex:name ?name ; ex:age ?age }"
 
 
@@ -213,3 +221,48 @@ def test_many_terms_are_listed_up_to_a_bound() -> None:
     missing = next(f for f in labels(reference, actual) if f["label"] == "missing_pattern")
     assert len(missing["expected"]) == MAX_TERMS
     assert missing["expected"][-1] == "... and 6 more"
+
+
+def test_sixty_renamed_variables_are_all_paired() -> None:
+    """A chain of 60 triple patterns with every variable renamed: one wrong predicate, not
+    60 missing and extra patterns."""
+    chain = " ".join(f"?s{i} ex:p{i % 3} ?s{i + 1} ." for i in range(60))
+    reference = EX + f"SELECT ?s0 ?s60 WHERE {{ {chain} }}"
+    actual = reference.replace("?s", "?v").replace("ex:p1", "ex:q1", 1)
+    assert labels(reference, actual) == [
+        {"label": "wrong_predicate", "expected": ["ex:p1"], "found": ["ex:q1"]}
+    ]
+
+
+def test_too_many_variables_are_not_compared() -> None:
+    values = " ".join(f"?v{i}" for i in range(MAX_ALIGNED_VARIABLES + 1))
+    reference = f"SELECT * WHERE {{ VALUES ({values}) {{}} }}"
+    assert diagnose_queries(reference, reference) is None
+
+
+def test_the_labels_do_not_depend_on_the_process(tmp_path: Path) -> None:
+    """``SELECT *`` projects rdflib's set of variables: the findings are the same whatever
+    the string hashes of the process."""
+    script = tmp_path / "diagnose.py"
+    script.write_text(
+        "import json, sys\n"
+        "from graphrag_eval.graph.diagnosis import diagnose_queries\n"
+        "reference, actual = json.load(sys.stdin)\n"
+        "found = diagnose_queries(reference, actual)\n"
+        "print(json.dumps([f.as_record() for f in found[0]]))\n"
+    )
+    reference = EX + "SELECT * WHERE { ?a ex:p ?b . ?b ex:q ?c . ?c ex:r ?d . ?d ex:s ?e }"
+    actual = EX + "SELECT ?e ?w ?x WHERE { ?w ex:p ?x . ?x ex:q ?y . ?y ex:t ?z }"
+    outputs = set()
+    for seed in ("1", "2", "3", "4"):
+        run = subprocess.run(
+            [sys.executable, str(script)],
+            input=json.dumps([reference, actual]),
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": SOURCE},
+        )
+        outputs.add(run.stdout)
+    assert len(outputs) == 1
+    assert json.loads(outputs.pop())[0]["label"] == "wrong_predicate"

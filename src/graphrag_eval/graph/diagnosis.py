@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from graphrag_eval.graph.execution import ExecutionError
-from graphrag_eval.graph.query_align import align
+from graphrag_eval.graph.query_align import TooManyVariables, align
 from graphrag_eval.graph.query_shape import (
     Element,
     QueryShape,
@@ -167,9 +167,12 @@ def _diagnose(
         reference = shape_of(reference_parsed, actual_parsed.declared)
     except ValueError:
         return (findings, None, actual) if findings else None
-    compared = compare_shapes(
-        reference, actual, ordered=ordered, ignore_duplicates=ignore_duplicates
-    )
+    try:
+        compared = compare_shapes(
+            reference, actual, ordered=ordered, ignore_duplicates=ignore_duplicates
+        )
+    except TooManyVariables:
+        return (findings, reference, actual) if findings else None
     findings.extend(f for f in compared if f.label not in said)
     return findings, reference, actual
 

@@ -184,6 +184,9 @@ def shape_of(parsed: ParsedQuery, namespaces: Mapping[str, str] | None = None) -
     namespaces_ = translated.prologue.namespace_manager.namespaces()
     shape.prefixes = sorted(((str(ns), p) for p, ns in namespaces_ if p), key=lambda x: -len(x[0]))
     _read_modifiers(shape, top.p)
+    if top.name == "SelectQuery" and "projection" not in parsed.tree[1]:
+        # SELECT *: rdflib projects its set of variables, in no fixed order.
+        shape.projection.sort(key=lambda item: str(item[0]))
     return shape
 
 
