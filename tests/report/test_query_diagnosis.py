@@ -149,3 +149,29 @@ def test_a_run_without_diagnoses_has_no_query_diagnosis_key() -> None:
     aggregates = compute_aggregates([record])
     assert "query_diagnosis" not in aggregates["micro"]
     assert "query_diagnosis" not in aggregates["per_template"]["t1"]
+
+
+def test_terms_of_a_hostile_query_are_escaped_and_clipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = "<script>alert(1)</script>"
+    hostile = EX + f'SELECT ?x ?a WHERE {{ ?x a ex:Person ; ex:age ?a FILTER(?a != "{script}") }}'
+    reference = tmp_path / "ref.json"
+    reference.write_text(json.dumps(dataset(sparql_question("a"))))
+    responses = tmp_path / "responses.jsonl"
+    responses.write_text(json.dumps(sparql_response("a", hostile, HEIGHTS)) + "\n")
+    config = tmp_path / "config.yaml"
+    data = tmp_path / "g.ttl"
+    data.write_text("<http://example.org/ann> <http://example.org/age> 31 .\n")
+    config.write_text(yaml.safe_dump({"sparql": {"data": [str(data)], "execute": "never"}}))
+    out = tmp_path / "out"
+    args = ["evaluate", str(reference), str(responses), "-c", str(config), "-o", str(out), "-q"]
+    assert main(args) == 0
+    assert main(["report", str(out), "--question", "a"]) == 0
+    capsys.readouterr()
+    page = (out / "question-a.html").read_text(encoding="utf-8")
+    assert script not in page
+    assert f'FILTER(?a != "{script}")' in html.unescape(page)
+    long_term = {"label": "extra_filter", "expected": [], "found": ["x" * 5000, {"a": 1}]}
+    [view] = mismatch_views(saved([long_term]))
+    assert [len(term) for term in view.diagnosis[0].found] == [200, 8]

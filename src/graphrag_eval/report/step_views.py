@@ -11,6 +11,7 @@ steps shown, and only when they are not larger than :data:`PARSED_CHARACTERS`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import eq
@@ -65,6 +66,7 @@ class DiagnosisView:
 
 _SHOWN_TERMS = 10  # terms of each side of a label shown (the results keep no more either)
 _SHOWN_LABELS = 13  # labels shown (the vocabulary's size)
+_TERM_CHARACTERS = 200  # characters of a term shown (as the results write them)
 
 
 def diagnosis_views(diagnosis: Any) -> list[DiagnosisView]:
@@ -81,7 +83,10 @@ def diagnosis_views(diagnosis: Any) -> list[DiagnosisView]:
 
 
 def _terms(terms: Any) -> list[str]:
-    return [str(t) for t in terms[:_SHOWN_TERMS]] if isinstance(terms, list) else []
+    if not isinstance(terms, list):
+        return []
+    shown = [t if isinstance(t, str) else json.dumps(t, default=str) for t in terms[:_SHOWN_TERMS]]
+    return [t if len(t) <= _TERM_CHARACTERS else t[: _TERM_CHARACTERS - 3] + "..." for t in shown]
 
 
 @dataclass(slots=True)
