@@ -21,13 +21,12 @@ from typing import Any, Final
 
 from graphrag_eval.graph.execution import ExecutionError
 from graphrag_eval.graph.query_align import TooManyVariables, align
+from graphrag_eval.graph.query_render import clipped, render
 from graphrag_eval.graph.query_shape import (
     Element,
     QueryShape,
     QuerySyntaxError,
-    clipped,
     parse_query,
-    render,
     shape_of,
 )
 from graphrag_eval.graph.readonly import update_refusal
@@ -227,8 +226,8 @@ class _Sides:
 
     def key(self, shape: QueryShape, value: Any) -> str:
         if shape is self.reference:
-            return render(value, lambda v: f"?{v}", lambda i: f"<{i}>", shape)
-        return render(value, self._renamed, lambda i: f"<{i}>", shape)
+            return render(value, lambda v: f"?{v}", lambda i: f"<{i}>", shape.aggregates)
+        return render(value, self._renamed, lambda i: f"<{i}>", shape.aggregates)
 
     def _renamed(self, variable: Any) -> str:
         name = self.mapping.get(str(variable))
@@ -236,7 +235,7 @@ class _Sides:
 
     @staticmethod
     def show(shape: QueryShape, value: Any) -> str:
-        return render(value, lambda v: f"?{v}", shape.show_iri, shape)
+        return render(value, lambda v: f"?{v}", shape.show_iri, shape.aggregates)
 
     def element_key(self, shape: QueryShape, element: Element) -> tuple[str, ...]:
         return (element.kind, element.context, *(self.key(shape, t) for t in element.terms))

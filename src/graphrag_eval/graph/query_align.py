@@ -19,7 +19,8 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any, Final
 
-from graphrag_eval.graph.query_shape import QueryShape, render
+from graphrag_eval.graph.query_render import render
+from graphrag_eval.graph.query_shape import QueryShape
 
 __all__ = ["MAX_ALIGNED_VARIABLES", "TooManyVariables", "align"]
 
@@ -55,7 +56,7 @@ class _Triples:
                     row.append((True, str(term)))
                     self.where.setdefault(str(term), []).append((len(self.terms), position))
                 else:
-                    row.append((False, render(term, str, lambda i: f"<{i}>", shape)))
+                    row.append((False, render(term, str, lambda i: f"<{i}>", shape.aggregates)))
             self.terms.append(tuple(row))
 
     def uses(self, name: str, paired: Mapping[str, str]) -> _Uses:

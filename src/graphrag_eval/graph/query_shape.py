@@ -5,17 +5,17 @@ where it sits: ``OPTIONAL``, ``UNION``, ``MINUS``, ``GRAPH``, a subquery), its f
 conjuncts, its projection, ``DISTINCT``, ``ORDER BY``, ``LIMIT`` and ``OFFSET``, and its
 IRIs; prefixes are expanded by the parser. rdflib is imported only when a query is parsed.
 
-Terms and expressions are written by :func:`render`, which names variables and IRIs through
-the functions it is given: full IRIs and renamed variables to compare, the query's own
-prefixes and names to show.
+Terms and expressions are written by :func:`~graphrag_eval.graph.query_render.render`.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
+
+from graphrag_eval.graph.query_render import iris_in, name_of, variables_in
 
 __all__ = [
     "MAX_QUERY_CHARACTERS",
@@ -26,26 +26,16 @@ __all__ = [
     "QuerySyntaxError",
     "parse_query",
     "parse_shape",
-    "render",
     "shape_of",
 ]
 
 MAX_QUERY_CHARACTERS: Final = 3_000
 """A longer query is not parsed (the diagnosis is left out for its pair)."""
-_RENDER_DEPTH: Final = 32
-_SHOWN: Final = 200  # characters of a term as shown
-
-_XSD = "http://www.w3.org/2001/XMLSchema#"
-_PLAIN_NUMBERS = {_XSD + "integer", _XSD + "decimal", _XSD + "double", _XSD + "boolean"}
 _MODIFIERS = {"Slice", "Distinct", "Reduced", "Project", "OrderBy", "Extend", "AggregateJoin"}
 
 
 class QuerySyntaxError(ValueError):
     """The query does not parse (or names a prefix it does not declare)."""
-
-
-Namer = Callable[[Any], str]
-"""How :func:`render` writes a variable (or a blank node of the query) or an IRI."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +90,7 @@ class QueryShape:
         found: dict[str, None] = {}
         for element in (*self.patterns, *self.filters):
             for term in element.terms:
-                found.update(dict.fromkeys(_iris_in(term)))
+                found.update(dict.fromkeys(iris_in(term)))
         return [iri for iri in found if not iri.startswith(UNDECLARED)]
 
     def show_iri(self, iri: Any) -> str:
@@ -207,7 +197,7 @@ def _read_modifiers(shape: QueryShape, node: Any, bound: dict[str, Any] | None =
     """The solution modifiers above the pattern (``bound``: the expressions bound to
     variables above a ``HAVING``), then the pattern."""
     bound = {} if bound is None else bound
-    while _name(node) in _MODIFIERS:
+    while name_of(node) in _MODIFIERS:
         name = node.name
         if name == "Slice":
             shape.limit, shape.offset = node.get("length"), node.get("start") or 0
@@ -223,12 +213,12 @@ def _read_modifiers(shape: QueryShape, node: Any, bound: dict[str, Any] | None =
             for aggregate in node.get("A") or ():
                 shape.aggregates[str(aggregate["res"])] = aggregate
         node = node.get("p")
-    if _name(node) == "Filter" and _name(node.get("p")) in _MODIFIERS:  # HAVING
+    if name_of(node) == "Filter" and name_of(node.get("p")) in _MODIFIERS:  # HAVING
         shape.filters.extend(Element("filter", (c,), "HAVING") for c in _conjuncts(node["expr"]))
         _read_modifiers(shape, node["p"], bound)
         return
     shape.projection = [(v, _bound_expression(shape, bound, v)) for v, _ in shape.projection]
-    if _name(node) == "Group":
+    if name_of(node) == "Group":
         node = node.get("p")
     _read_pattern(shape, node, "")
 
@@ -238,7 +228,7 @@ def _bound_expression(shape: QueryShape, bound: Mapping[str, Any], variable: Any
     grouped variable, which rdflib binds to its own ``SAMPLE``)."""
     expression = bound.get(str(variable))
     aggregate = shape.aggregates.get(str(expression)) if expression is not None else None
-    if aggregate is None or _name(aggregate) != "Aggregate_Sample":
+    if aggregate is None or name_of(aggregate) != "Aggregate_Sample":
         return expression
     if str(aggregate["vars"]) == str(variable):
         return None
@@ -246,13 +236,13 @@ def _bound_expression(shape: QueryShape, bound: Mapping[str, Any], variable: Any
 
 
 def _order_condition(condition: Any) -> tuple[Any, str]:
-    if _name(condition) == "OrderCondition":
+    if name_of(condition) == "OrderCondition":
         return condition["expr"], str(condition.get("order") or "ASC")
     return condition, "ASC"
 
 
 def _read_pattern(shape: QueryShape, node: Any, context: str) -> None:
-    name = _name(node)
+    name = name_of(node)
     if name == "BGP":
         triples = [_bnodes_as_variables(triple) for triple in node.get("triples") or ()]
         shape.patterns.extend(Element("triple", triple, context) for triple in triples)
@@ -265,7 +255,7 @@ def _read_pattern(shape: QueryShape, node: Any, context: str) -> None:
         _read_pattern(shape, node.get("p1"), first)
         _read_pattern(shape, node.get("p2"), _within(context, inner))
         expression = node.get("expr")
-        if name == "LeftJoin" and _name(expression) not in ("TrueFilter", ""):
+        if name == "LeftJoin" and name_of(expression) not in ("TrueFilter", ""):
             within = _within(context, "OPTIONAL")
             shape.filters.extend(Element("filter", (c,), within) for c in _conjuncts(expression))
     elif name == "Extend":
@@ -299,14 +289,9 @@ def _within(context: str, inner: str) -> str:
     return f"{context} {inner}" if context else inner
 
 
-def _name(node: Any) -> str:
-    name = getattr(node, "name", None)
-    return name if isinstance(name, str) and isinstance(node, Mapping) else ""
-
-
 def _conjuncts(expression: Any) -> Iterator[Any]:
     """``A && B && C`` as ``A``, ``B``, ``C`` (rdflib also joins a group's filters so)."""
-    if _name(expression) == "ConditionalAndExpression":
+    if name_of(expression) == "ConditionalAndExpression":
         yield from _conjuncts(expression["expr"])
         for other in expression.get("other") or ():
             yield from _conjuncts(other)
@@ -318,142 +303,3 @@ def _bnodes_as_variables(triple: Any) -> tuple[Any, ...]:
     from rdflib.term import BNode, Variable
 
     return tuple(Variable(f"_:{t}") if isinstance(t, BNode) else t for t in triple)
-
-
-def variables_in(term: Any, depth: int = 0) -> Iterator[str]:
-    """The names of the variables in a term, a path or an expression."""
-    from rdflib.term import Variable
-
-    if depth > _RENDER_DEPTH:
-        return
-    if isinstance(term, Variable):
-        yield str(term)
-    elif isinstance(term, Mapping):
-        for key, value in term.items():
-            if not str(key).startswith("_"):
-                yield from variables_in(value, depth + 1)
-    elif isinstance(term, list | tuple):
-        for item in term:
-            yield from variables_in(item, depth + 1)
-
-
-def _iris_in(term: Any, depth: int = 0) -> Iterator[str]:
-    from rdflib.paths import Path
-    from rdflib.term import URIRef
-
-    if depth > _RENDER_DEPTH:
-        return
-    if isinstance(term, URIRef):
-        yield str(term)
-    elif isinstance(term, Path):
-        for part in _path_parts(term):
-            yield from _iris_in(part, depth + 1)
-    elif isinstance(term, Mapping):
-        for key, value in term.items():
-            if not str(key).startswith("_") and key != "iri":  # a function's name: no IRI
-                yield from _iris_in(value, depth + 1)
-    elif isinstance(term, list | tuple):
-        for item in term:
-            yield from _iris_in(item, depth + 1)
-
-
-def _path_parts(path: Any) -> list[Any]:
-    for attribute in ("args", "path", "arg"):
-        value = getattr(path, attribute, None)
-        if value is not None:
-            return list(value) if isinstance(value, list | tuple) else [value]
-    return []
-
-
-def render(term: Any, variable: Namer, iri: Namer, shape: QueryShape, depth: int = 0) -> str:
-    """A term, a path or an expression as SPARQL-like text, variables and IRIs written by
-    ``variable`` and ``iri``; rdflib's aggregate variables as their aggregate."""
-    from rdflib.paths import Path
-    from rdflib.term import Literal, URIRef, Variable
-
-    if depth > _RENDER_DEPTH:
-        return "..."
-    if isinstance(term, Variable):
-        aggregate = shape.aggregates.get(str(term))
-        if aggregate is not None:
-            return render(aggregate, variable, iri, shape, depth + 1)
-        return variable(term)
-    if isinstance(term, URIRef):
-        return iri(term)
-    if isinstance(term, Literal):
-        return _literal(term, iri)
-    if isinstance(term, Path):
-        return _path(term, variable, iri, shape, depth)
-    if isinstance(term, Mapping):
-        return _expression(term, variable, iri, shape, depth)
-    if isinstance(term, list | tuple):
-        return ", ".join(render(t, variable, iri, shape, depth + 1) for t in term)
-    return "UNDEF" if term is None else str(term)
-
-
-def _literal(term: Any, iri: Namer) -> str:
-    lexical = str(term)
-    datatype = str(term.datatype) if term.datatype is not None else None
-    if datatype in _PLAIN_NUMBERS:
-        return lexical
-    quoted = '"' + lexical.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if term.language:
-        return f"{quoted}@{term.language}"
-    if datatype is not None and datatype != _XSD + "string":
-        return f"{quoted}^^{iri(term.datatype)}"
-    return quoted
-
-
-def _path(path: Any, variable: Namer, iri: Namer, shape: QueryShape, depth: int) -> str:
-    kind = type(path).__name__
-    parts = [render(p, variable, iri, shape, depth + 1) for p in _path_parts(path)]
-    if kind == "InvPath":
-        return f"^{parts[0]}"
-    if kind == "MulPath":
-        return f"{parts[0]}{getattr(path, 'mod', '')}"
-    if kind == "NegatedPath":
-        return f"!({'|'.join(parts)})"
-    return ("/" if kind == "SequencePath" else "|").join(f"({p})" if " " in p else p for p in parts)
-
-
-_INFIX = {
-    "ConditionalOrExpression": "||",
-    "ConditionalAndExpression": "&&",
-}
-_ARITHMETIC = ("AdditiveExpression", "MultiplicativeExpression")
-
-
-def _expression(node: Any, variable: Namer, iri: Namer, shape: QueryShape, depth: int) -> str:
-    def r(value: Any) -> str:
-        return render(value, variable, iri, shape, depth + 1)
-
-    name = _name(node)
-    if name in _INFIX:
-        parts = [node["expr"], *(node.get("other") or ())]
-        return f"({f' {_INFIX[name]} '.join(r(p) for p in parts)})"
-    if name in _ARITHMETIC:
-        text = r(node["expr"])
-        for op, other in zip(node.get("op") or (), node.get("other") or (), strict=False):
-            text += f" {op} {r(other)}"
-        return f"({text})"
-    if name == "RelationalExpression":
-        other = node.get("other")
-        right = f"({r(other)})" if node["op"] in ("IN", "NOT IN") else r(other)
-        return f"{r(node['expr'])} {node['op']} {right}"
-    if name.startswith("Unary"):
-        sign = {"UnaryNot": "!", "UnaryMinus": "-", "UnaryPlus": "+"}.get(name, "")
-        return f"{sign}{r(node['expr'])}"
-    if name == "Function":
-        return f"{iri(node['iri'])}({r(node.get('expr') or [])})"
-    if name.startswith("Aggregate_"):
-        distinct = "DISTINCT " if node.get("distinct") else ""
-        vars_ = node.get("vars")
-        inner = "*" if vars_ in (None, "*") else r(vars_)
-        return f"{name.removeprefix('Aggregate_').upper()}({distinct}{inner})"
-    arguments = [r(v) for k, v in node.items() if not str(k).startswith("_") and v is not None]
-    return f"{name.removeprefix('Builtin_')}({', '.join(arguments)})"
-
-
-def clipped(text: str) -> str:
-    """A term as shown: at most 200 characters."""
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
