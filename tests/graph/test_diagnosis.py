@@ -266,3 +266,16 @@ def test_the_labels_do_not_depend_on_the_process(tmp_path: Path) -> None:
         outputs.add(run.stdout)
     assert len(outputs) == 1
     assert json.loads(outputs.pop())[0]["label"] == "wrong_predicate"
+
+
+def test_a_query_nested_too_deeply_gives_no_diagnosis_and_logs_no_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    deep = "SELECT ?x WHERE { ?x ?p ?v FILTER(" + "(" * 1400 + "?v" + ")" * 1400 + ") }"
+    assert diagnose_queries(deep, deep) is None
+    conjunction = " && ".join(f"?v != {n}" for n in range(150))
+    wide = EX + f"SELECT ?x WHERE {{ ?x ex:p ?v FILTER({conjunction}) }}"
+    diagnosed = diagnose_queries(wide, wide.replace("!= 149", "!= 150"))
+    assert diagnosed is not None
+    assert [f.label.value for f in diagnosed[0]] == ["missing_filter", "extra_filter"]
+    assert not [record for record in caplog.records if record.levelname == "ERROR"]

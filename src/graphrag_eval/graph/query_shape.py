@@ -31,6 +31,7 @@ __all__ = [
 
 MAX_QUERY_CHARACTERS: Final = 3_000
 """A longer query is not parsed (the diagnosis is left out for its pair)."""
+_NESTED: Final = 32
 _MODIFIERS = {"Slice", "Distinct", "Reduced", "Project", "OrderBy", "Extend", "AggregateJoin"}
 
 
@@ -289,12 +290,13 @@ def _within(context: str, inner: str) -> str:
     return f"{context} {inner}" if context else inner
 
 
-def _conjuncts(expression: Any) -> Iterator[Any]:
-    """``A && B && C`` as ``A``, ``B``, ``C`` (rdflib also joins a group's filters so)."""
-    if name_of(expression) == "ConditionalAndExpression":
-        yield from _conjuncts(expression["expr"])
+def _conjuncts(expression: Any, depth: int = 0) -> Iterator[Any]:
+    """``A && B && C`` as ``A``, ``B``, ``C`` (rdflib also joins a group's filters so);
+    below 32 levels of nesting, the rest as one."""
+    if name_of(expression) == "ConditionalAndExpression" and depth < _NESTED:
+        yield from _conjuncts(expression["expr"], depth + 1)
         for other in expression.get("other") or ():
-            yield from _conjuncts(other)
+            yield from _conjuncts(other, depth + 1)
     else:
         yield expression
 
