@@ -199,3 +199,20 @@ def test_stale_diagnoses_in_the_input_are_dropped(data: Path) -> None:
     found = to_record(result)["reference_steps"][0][0]
     assert found["matches"] == "s1" and "query_diagnosis" not in found
     assert json.dumps(found)  # still plain JSON
+
+
+class _Raising(_Counting):
+    """A real embedded store behind a connection that breaks (an exception, not an
+    :class:`Execution` with its error)."""
+
+    async def execute(self, query: str) -> Execution:
+        raise OSError("connection reset")
+
+
+def test_a_store_that_raises_costs_only_unknown_iri(data: Path) -> None:
+    store = _Raising(load_embedded(config_for(data).sparql))
+    typo = EX + "SELECT ?x ?h WHERE { ?x a ex:Person ; ex:hight ?h }"
+    found = reference_step(typo, data, store=store)
+    assert found["query_diagnosis"] == [
+        {"label": "wrong_predicate", "expected": ["ex:age"], "found": ["ex:hight"]}
+    ]
