@@ -5,16 +5,21 @@ template section, and beside the rows of the step view."""
 from __future__ import annotations
 
 import html
+import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from rich.console import Console
 
 from graphrag_eval import compute_aggregates
 from graphrag_eval.cli import main
+from graphrag_eval.report.console import print_summary
 from graphrag_eval.report.step_views import mismatch_views
+from graphrag_eval.results.aggregation import aggregate
+from graphrag_eval.results.from_records import read_records
 
 from builders import SPARQL_JSON, dataset, question, response, sparql, sparql_ref, step, uri
 
@@ -175,3 +180,15 @@ def test_terms_of_a_hostile_query_are_escaped_and_clipped(
     long_term = {"label": "extra_filter", "expected": [], "found": ["x" * 5000, {"a": 1}]}
     [view] = mismatch_views(saved([long_term]))
     assert [len(term) for term in view.diagnosis[0].found] == [200, 8]
+
+
+def test_the_terminal_summary_counts_the_labels(run: Path) -> None:
+    records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    typed = read_records(records)
+    console = Console(file=io.StringIO(), width=200, color_system=None)
+    print_summary(console, aggregate(typed), typed.layout)
+    assert isinstance(console.file, io.StringIO)
+    assert (
+        "query_diagnosis (3 SPARQL steps): wrong_predicate 2, limit_differs 1"
+        in console.file.getvalue()
+    )
