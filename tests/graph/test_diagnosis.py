@@ -279,3 +279,33 @@ def test_a_query_nested_too_deeply_gives_no_diagnosis_and_logs_no_error(
     assert diagnosed is not None
     assert [f.label.value for f in diagnosed[0]] == ["missing_filter", "extra_filter"]
     assert not [record for record in caplog.records if record.levelname == "ERROR"]
+
+
+def test_from_service_and_exists_are_compared_as_far_as_rdflib_keeps_them() -> None:
+    person = EX + "SELECT ?p WHERE { ?p a ex:Person }"
+    assert labels(person, person.replace("WHERE", "FROM <http://example.org/g> WHERE")) == [
+        {"label": "extra_pattern", "expected": [], "found": ["FROM ex:g"]}
+    ]
+    remote = EX + "SELECT ?p WHERE { SERVICE <http://example.org/sparql> { ?p a ex:Person } }"
+    assert labels(person, remote) == [
+        {"label": "missing_pattern", "expected": ["?p rdf:type ex:Person"], "found": []},
+        {
+            "label": "extra_pattern",
+            "expected": [],
+            "found": ["SERVICE ex:sparql { ?p rdf:type ex:Person }"],
+        },
+    ]
+    diagnosed = diagnose_queries(person, remote)
+    assert diagnosed is not None and diagnosed[2] is not None
+    assert "http://example.org/sparql" not in diagnosed[2].iris()  # never asked about
+    alive = EX + "SELECT ?p WHERE { ?p a ex:Person FILTER NOT EXISTS { ?p ex:died ?d } }"
+    assert labels(person, alive) == [
+        {"label": "extra_filter", "expected": [], "found": ["FILTER(NOT EXISTS { ?p ex:died ?d })"]}
+    ]
+    # rdflib's algebra drops a filter inside EXISTS: no difference is never claimed then.
+    inner = alive.replace("?d }", "?d FILTER(?d > 1) }")
+    assert diagnose_queries(alive, inner) is None
+    assert diagnose_queries(alive, alive.replace("?p", "?q")) is None
+    assert labels(alive, inner.replace("LIMIT", "") + " LIMIT 3") == [
+        {"label": "limit_differs", "expected": [], "found": ["LIMIT 3"]}
+    ]

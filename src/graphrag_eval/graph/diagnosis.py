@@ -173,6 +173,8 @@ def _diagnose(
     except TooManyVariables:
         return (findings, reference, actual) if findings else None
     findings.extend(f for f in compared if f.label not in said)
+    if not findings and (reference.partial or actual.partial):
+        return None  # "no difference" would not be known: a part was not compared
     return findings, reference, actual
 
 
@@ -246,6 +248,10 @@ class _Sides:
             text = f"BIND({terms[1]} AS {terms[0]})"
         elif element.kind == "values":
             text = f"VALUES ({terms[0]}) {{ {' '.join(f'({t})' for t in terms[1:])} }}"
+        elif element.kind == "service":
+            text = f"SERVICE {terms[0]} {terms[1]}"
+        elif element.kind == "dataset":
+            text = f"{element.terms[0]} {terms[1]}"
         elif element.kind == "filter":
             text = f"FILTER({terms[0]})" if not terms[0].startswith("(") else f"FILTER{terms[0]}"
         else:

@@ -158,8 +158,41 @@ def _expression(node: Any, variable: Namer, iri: Namer, aggregates: Aggregates, 
         vars_ = node.get("vars")
         inner = "*" if vars_ in (None, "*") else r(vars_)
         return f"{name.removeprefix('Aggregate_').upper()}({distinct}{inner})"
+    if name in _UNTRANSLATED:
+        return _untranslated(node, name, r)
     arguments = [r(v) for k, v in node.items() if not str(k).startswith("_") and v is not None]
     return f"{name.removeprefix('Builtin_')}({', '.join(arguments)})"
+
+
+_UNTRANSLATED = {"Builtin_EXISTS", "Builtin_NOTEXISTS", "GroupGraphPatternSub", "TriplesBlock"}
+"""The parts of a graph pattern rdflib leaves as parsed (inside ``EXISTS`` and ``SERVICE``)."""
+
+
+def _untranslated(node: Any, name: str, r: Callable[[Any], str]) -> str:
+    if name == "Builtin_EXISTS":
+        return f"EXISTS {r(node.get('graph'))}"
+    if name == "Builtin_NOTEXISTS":
+        return f"NOT EXISTS {r(node.get('graph'))}"
+    if name == "GroupGraphPatternSub":
+        parts = node.get("part") or ()
+        return "{ " + " ".join(_part(part, r) for part in parts) + " }"
+    terms = list(_flat(node.get("triples") or ()))
+    triples = [terms[n : n + 3] for n in range(0, len(terms), 3)]
+    return " . ".join(" ".join(r(term) for term in triple) for triple in triples)
+
+
+def _part(part: Any, r: Callable[[Any], str]) -> str:
+    if name_of(part) == "Filter":
+        return f"FILTER({r(part.get('expr'))})"
+    return r(part)
+
+
+def _flat(items: Any, depth: int = 0) -> Iterator[Any]:
+    for item in items:
+        if isinstance(item, list | tuple) and depth < _RENDER_DEPTH:
+            yield from _flat(item, depth + 1)
+        else:
+            yield item
 
 
 def clipped(text: str) -> str:

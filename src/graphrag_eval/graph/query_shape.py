@@ -32,6 +32,7 @@ __all__ = [
 MAX_QUERY_CHARACTERS: Final = 3_000
 """A longer query is not parsed (the diagnosis is left out for its pair)."""
 _NESTED: Final = 32
+_PARTIAL: Final = frozenset({"Builtin_EXISTS", "Builtin_NOTEXISTS", "ServiceGraphPattern"})
 _MODIFIERS = {"Slice", "Distinct", "Reduced", "Project", "OrderBy", "Extend", "AggregateJoin"}
 
 
@@ -57,6 +58,8 @@ class QueryShape:
 
     form: str
     """``SELECT``, ``ASK``, ``CONSTRUCT`` or ``DESCRIBE``."""
+    partial: bool = False
+    """Some of it is not compared (:attr:`ParsedQuery.partial`)."""
     patterns: list[Element] = field(default_factory=list)
     filters: list[Element] = field(default_factory=list)
     projection: list[tuple[Any, Any]] = field(default_factory=list)
@@ -86,11 +89,13 @@ class QueryShape:
         return [name for name in names if not name.startswith("__agg_")]
 
     def iris(self) -> list[str]:
-        """The IRIs the patterns and filters name (not functions or datatypes, nor those of
-        an undeclared prefix, which are not known), in order."""
+        """The IRIs the patterns and filters name (not functions, datatypes or a
+        ``SERVICE``'s endpoint, nor those of an undeclared prefix, which are not known), in
+        order."""
         found: dict[str, None] = {}
         for element in (*self.patterns, *self.filters):
-            for term in element.terms:
+            # A SERVICE's endpoint is no IRI of the graph.
+            for term in element.terms[1:] if element.kind == "service" else element.terms:
                 found.update(dict.fromkeys(iris_in(term)))
         return [iri for iri in found if not iri.startswith(UNDECLARED)]
 
@@ -122,6 +127,9 @@ class ParsedQuery:
     """The prefixes the query declares."""
     used: frozenset[str]
     """The prefixes its prefixed names use."""
+    partial: bool = False
+    """It has a part whose inner filters rdflib's algebra does not keep (``EXISTS``,
+    ``NOT EXISTS``, ``SERVICE``)."""
 
 
 def parse_query(query: str) -> ParsedQuery:
@@ -140,10 +148,12 @@ def parse_query(query: str) -> ParsedQuery:
         raise QuerySyntaxError(" ".join(str(exc).split())) from None
     declared: dict[str, str] = {}
     used: set[str] = set()
+    partial = False
     stack: list[Any] = [tree]
     while stack:
         node = stack.pop()
         name = getattr(node, "name", None)
+        partial = partial or name in _PARTIAL
         if name == "PrefixDecl":
             declared[str(node.get("prefix") or "")] = str(node["iri"])
         elif name == "pname":
@@ -152,7 +162,7 @@ def parse_query(query: str) -> ParsedQuery:
             stack.extend(node)  # (pyparsing registers its results as a Mapping too)
         elif isinstance(node, Mapping):
             stack.extend(node.values())
-    return ParsedQuery(tree, declared, frozenset(used))
+    return ParsedQuery(tree, declared, frozenset(used), partial)
 
 
 def shape_of(parsed: ParsedQuery, namespaces: Mapping[str, str] | None = None) -> QueryShape:
@@ -171,9 +181,13 @@ def shape_of(parsed: ParsedQuery, namespaces: Mapping[str, str] | None = None) -
     except Exception as exc:  # rdflib's plain errors (a variable projected but not grouped)
         raise QuerySyntaxError(" ".join(str(exc).split())) from None
     top = translated.algebra
-    shape = QueryShape(form=top.name.removesuffix("Query").upper())
+    shape = QueryShape(form=top.name.removesuffix("Query").upper(), partial=parsed.partial)
     namespaces_ = translated.prologue.namespace_manager.namespaces()
     shape.prefixes = sorted(((str(ns), p) for p, ns in namespaces_ if p), key=lambda x: -len(x[0]))
+    for clause in top.get("datasetClause") or ():
+        named = "named" in clause  # (CompValue.get gives the key for a missing one)
+        keyword, graph = ("FROM NAMED", clause["named"]) if named else ("FROM", clause["default"])
+        shape.patterns.append(Element("dataset", (keyword, graph)))
     _read_modifiers(shape, top.p)
     if top.name == "SelectQuery" and "projection" not in parsed.tree[1]:
         # SELECT *: rdflib projects its set of variables, in no fixed order.
@@ -268,6 +282,8 @@ def _read_pattern(shape: QueryShape, node: Any, context: str) -> None:
         _read_pattern(shape, node.get("p"), context)
     elif name == "values":
         _values(shape, node.get("res") or (), context)
+    elif name == "ServiceGraphPattern":  # left as parsed by rdflib: compared whole
+        shape.patterns.append(Element("service", (node["term"], node.get("graph")), context))
     elif name in _MODIFIERS or name == "Group":  # a subquery: its patterns, marked
         _read_pattern(shape, node.get("p"), _within(context, "subquery"))
     elif name:
