@@ -309,3 +309,12 @@ def test_from_service_and_exists_are_compared_as_far_as_rdflib_keeps_them() -> N
     assert labels(alive, inner.replace("LIMIT", "") + " LIMIT 3") == [
         {"label": "limit_differs", "expected": [], "found": ["LIMIT 3"]}
     ]
+
+
+def test_a_graph_variable_may_have_another_name() -> None:
+    named = EX + "SELECT ?p WHERE { GRAPH ?g { ?p a ex:Person } }"
+    assert labels(named, named.replace("?g", "?h").replace("?p", "?x")) == []
+    assert [f["label"] for f in labels(named, named.replace("?g", "ex:g"))] == [
+        "missing_pattern",
+        "extra_pattern",
+    ]

@@ -276,8 +276,10 @@ def _read_pattern(shape: QueryShape, node: Any, context: str) -> None:
     elif name == "Extend":
         _read_pattern(shape, node.get("p"), context)
         shape.patterns.append(Element("bind", (node["var"], node["expr"]), context))
-    elif name == "Graph":
-        _read_pattern(shape, node.get("p"), _within(context, f"GRAPH {node['term'].n3()}"))
+    elif name == "Graph":  # a graph variable's name is not compared (it is not renamed)
+        term = node["term"]
+        graph = "?" if type(term).__name__ == "Variable" else term.n3()
+        _read_pattern(shape, node.get("p"), _within(context, f"GRAPH {graph}"))
     elif name == "ToMultiSet":
         _read_pattern(shape, node.get("p"), context)
     elif name == "values":
