@@ -166,6 +166,10 @@ def _print_label_counts(
             shown = ", ".join(f"{label} {count:,}" for label, count in counts.items())
             line = visible_text(f"{key}: {shown}")  # labels are the judge's text
             console.print(line, markup=False, highlight=False)
+    if micro.diagnosed_steps:  # docs/knowledge-graph.md, "Why a query is wrong"
+        shown = ", ".join(f"{label} {count:,}" for label, count in micro.query_diagnosis.items())
+        line = f"query_diagnosis ({micro.diagnosed_steps:,} SPARQL steps): {shown or 'none'}"
+        console.print(visible_text(line), markup=False, highlight=False)
 
 
 def _print_templates(

@@ -18,12 +18,14 @@ from graphrag_eval.results.read_run import SavedRun
 
 __all__ = [
     "CoverageRow",
+    "DiagnosisCounts",
     "LabelRow",
     "MetricRow",
     "StepRow",
     "TemplateMeans",
     "TemplateView",
     "coverage_rows",
+    "diagnosis_counts",
     "label_rows",
     "metric_rows",
     "output_keys",
@@ -96,6 +98,27 @@ class TemplateMeans:
 
 
 @dataclass(frozen=True, slots=True)
+class DiagnosisCounts:
+    """How many diagnosed SPARQL reference steps have each ``query_diagnosis`` label
+    (docs/knowledge-graph.md), the commonest first, with the share of the diagnosed steps."""
+
+    diagnosed: int
+    rows: list[tuple[str, int, str]]
+    """(label, steps, share as text)."""
+
+
+def diagnosis_counts(group: GroupAggregates) -> DiagnosisCounts | None:
+    """The query diagnosis counts of a group, or ``None`` when no step was diagnosed."""
+    if not group.diagnosed_steps:
+        return None
+    total = group.diagnosed_steps
+    rows = [
+        (label, count, f"{count / total:.0%}") for label, count in group.query_diagnosis.items()
+    ]
+    return DiagnosisCounts(total, rows)
+
+
+@dataclass(frozen=True, slots=True)
 class TemplateView:
     template_id: str
     success: int
@@ -104,6 +127,7 @@ class TemplateView:
     metrics: list[MetricRow]
     labels: list[LabelRow]
     steps: list[StepRow]
+    diagnosis: DiagnosisCounts | None = None
 
 
 def template_means(
@@ -290,4 +314,5 @@ def template_view(
         metrics=metric_rows(group, keys, reasons=reasons),
         labels=label_rows(group, keys),
         steps=step_rows(group.steps),
+        diagnosis=diagnosis_counts(group),
     )

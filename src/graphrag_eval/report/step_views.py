@@ -1,5 +1,6 @@
 """The report's view of reference steps that did not match (docs/report.md, "Steps that did
-not match"): the reason (``mismatch_reason``), the nearest actual step, and for SPARQL a
+not match"): the reason (``mismatch_reason``), the nearest actual step, why its query is wrong
+(``query_diagnosis``, docs/knowledge-graph.md), and for SPARQL a
 compact side-by-side of the first reference and actual rows, with missing and extra rows
 marked and differing cells highlighted; without an actual step to compare (none of its name,
 or a group not scored or compared), the reference's first rows alone.
@@ -10,6 +11,7 @@ steps shown, and only when they are not larger than :data:`PARSED_CHARACTERS`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import eq
@@ -18,7 +20,14 @@ from typing import Any, Final
 from graphrag_eval.steps.sparql_diff import SparqlDiff, describe_cell, diff_sparql
 from graphrag_eval.steps.sparql_values import parse_sparql_results
 
-__all__ = ["PARSED_CHARACTERS", "SHOWN_ROWS", "MismatchView", "mismatch_views"]
+__all__ = [
+    "PARSED_CHARACTERS",
+    "SHOWN_ROWS",
+    "DiagnosisView",
+    "MismatchView",
+    "diagnosis_views",
+    "mismatch_views",
+]
 
 SHOWN_ROWS: Final = 10
 """Rows of each side shown."""
@@ -45,6 +54,41 @@ class RowView:
     """``extra`` when the reference lacks this actual row."""
 
 
+@dataclass(frozen=True, slots=True)
+class DiagnosisView:
+    """One label of a step's ``query_diagnosis`` (docs/knowledge-graph.md), with the terms
+    the reference expects and those the actual query has."""
+
+    label: str
+    expected: list[str]
+    found: list[str]
+
+
+_SHOWN_TERMS = 10  # terms of each side of a label shown (the results keep no more either)
+_SHOWN_LABELS = 13  # labels shown (the vocabulary's size)
+_TERM_CHARACTERS = 200  # characters of a term shown (as the results write them)
+
+
+def diagnosis_views(diagnosis: Any) -> list[DiagnosisView]:
+    """The labels of a saved ``query_diagnosis``; what is not a label is left out."""
+    views = []
+    for finding in diagnosis[:_SHOWN_LABELS] if isinstance(diagnosis, list) else ():
+        if isinstance(finding, Mapping) and isinstance(finding.get("label"), str):
+            views.append(
+                DiagnosisView(
+                    finding["label"], _terms(finding.get("expected")), _terms(finding.get("found"))
+                )
+            )
+    return views
+
+
+def _terms(terms: Any) -> list[str]:
+    if not isinstance(terms, list):
+        return []
+    shown = [t if isinstance(t, str) else json.dumps(t, default=str) for t in terms[:_SHOWN_TERMS]]
+    return [t if len(t) <= _TERM_CHARACTERS else t[: _TERM_CHARACTERS - 3] + "..." for t in shown]
+
+
 @dataclass(slots=True)
 class MismatchView:
     """One reference step below a full match."""
@@ -60,6 +104,10 @@ class MismatchView:
     reference_only: bool = False
     """No actual step to compare with: ``rows`` hold the reference's first rows alone (what
     the step expects)."""
+    diagnosis: list[DiagnosisView] = field(default_factory=list)
+    """Why the actual query is wrong (``query_diagnosis``), shown beside the rows."""
+    diagnosed: bool = False
+    """The step has a ``query_diagnosis`` (empty: the queries do not differ)."""
 
 
 def mismatch_views(fields: Mapping[str, Any]) -> list[MismatchView]:
@@ -76,6 +124,8 @@ def mismatch_views(fields: Mapping[str, Any]) -> list[MismatchView]:
                 name=str(step.get("name")),
                 reason=step["mismatch_reason"],
                 nearest=str(nearest) if nearest is not None else "",
+                diagnosis=diagnosis_views(step.get("query_diagnosis")),
+                diagnosed=isinstance(step.get("query_diagnosis"), list),
             )
             actual = actual_by_label.get(str(nearest)) if nearest is not None else None
             if step.get("output_media_type") == _SPARQL_JSON:

@@ -89,6 +89,10 @@ class GroupAggregates:
     """In output order: each aggregated key, and the label counts (``correct_answers_count``)."""
     steps: StepCounts = field(default_factory=StepCounts)
     coverage: dict[str, Coverage] = field(default_factory=dict)
+    diagnosed_steps: int = 0
+    """SPARQL reference steps with a ``query_diagnosis`` (docs/knowledge-graph.md)."""
+    query_diagnosis: dict[str, int] = field(default_factory=dict)
+    """How many of them have each label, the commonest first."""
 
     @property
     def questions(self) -> int:
@@ -117,6 +121,11 @@ class GroupAggregates:
         for name, value in self.keys.items():
             out[name] = value.to_dict() if isinstance(value, Statistics) else _copy(value)
         out["steps"] = self.steps.to_dict()
+        if self.diagnosed_steps:
+            out["query_diagnosis"] = {
+                "diagnosed_steps": self.diagnosed_steps,
+                "labels": dict(self.query_diagnosis),
+            }
         out["coverage"] = {name: counts.to_dict() for name, counts in self.coverage.items()}
         return out
 

@@ -111,6 +111,8 @@ class _Facts:
     error_steps: list[str]
     failure_reasons: dict[str, str] = field(default_factory=dict)
     """Key -> the error of its metric, where it failed."""
+    diagnoses: list[list[str]] = field(default_factory=list)
+    """The labels of each reference step's ``query_diagnosis``."""
 
 
 def _facts(
@@ -164,7 +166,21 @@ def _facts(
             errors.append(step_name)
         elif step.get("status") == "success" and is_empty_output(step.get("output")):
             empty.append(step_name)
-    return _Facts(False, False, values, coverage, names, empty, errors, reasons)
+    diagnoses = query_diagnoses(item.fields.get("reference_steps"))
+    return _Facts(False, False, values, coverage, names, empty, errors, reasons, diagnoses)
+
+
+def query_diagnoses(groups: Any) -> list[list[str]]:
+    """The distinct labels of the ``query_diagnosis`` of each reference step that has one
+    (docs/knowledge-graph.md)."""
+    found: list[list[str]] = []
+    for group in groups if isinstance(groups, list) else ():
+        for step in group if isinstance(group, list) else ():
+            diagnosis = step.get("query_diagnosis") if isinstance(step, Mapping) else None
+            if isinstance(diagnosis, list):
+                labels = (f.get("label") for f in diagnosis if isinstance(f, Mapping))
+                found.append(list(dict.fromkeys(str(x) for x in labels if isinstance(x, str))))
+    return found
 
 
 class _Column:
@@ -221,6 +237,8 @@ class _Group:
         self.once: Counter[str] = Counter()
         self.empty: Counter[str] = Counter()
         self.step_errors: Counter[str] = Counter()
+        self.diagnosed = 0
+        self.labels: Counter[str] = Counter()
 
     def column(self, name: str) -> _Column:
         column = self.columns.get(name)
@@ -251,6 +269,9 @@ class _Group:
         self.once.update(dict.fromkeys(item.step_names, 1))
         self.empty.update(item.empty_steps)
         self.step_errors.update(item.error_steps)
+        self.diagnosed += len(item.diagnoses)
+        for labels in item.diagnoses:
+            self.labels.update(labels)
 
     def aggregates(
         self, keys: AggregatedKeys, zeroable: Mapping[str, OutputKey]
@@ -288,6 +309,8 @@ class _Group:
         group.steps = StepCounts(
             dict(self.total), dict(self.once), dict(self.empty), dict(self.step_errors)
         )
+        group.diagnosed_steps = self.diagnosed
+        group.query_diagnosis = dict(self.labels.most_common())
         return group
 
 

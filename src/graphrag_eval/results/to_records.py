@@ -17,6 +17,8 @@ Keys added by graphrag-eval beyond the seed (never renamed, only added):
   and therefore cannot match;
 * ``mismatch_reason`` on a reference step below a full match: why, in one line; and
   ``nearest_match``: the actual step it came closest to (docs/steps.md);
+* ``query_diagnosis`` on a SPARQL reference step below a full match: why its nearest actual
+  query is wrong, as labels with the terms concerned (docs/knowledge-graph.md);
 * ``output_error`` on an unmatched actual step whose output could not be read as the reference
   step it was compared with expects (not SPARQL results JSON, not a list of contexts, ...);
 * ``skipped``: ``{metric: reason}`` for the metrics that did not apply to the question.
@@ -85,7 +87,7 @@ def _reference_steps_copy(
         copies = []
         for i, step in enumerate(group):
             item = copy.deepcopy(dict(step.raw))
-            for stale in ("matches", "mismatch_reason", "nearest_match"):
+            for stale in ("matches", "mismatch_reason", "nearest_match", "query_diagnosis"):
                 item.pop(stale, None)  # a stale value from an earlier run's output
             matched = steps.actual_for(g, i) if steps is not None else None
             if matched is not None and actual is not None:
@@ -95,6 +97,8 @@ def _reference_steps_copy(
                 item["mismatch_reason"] = why.reason
                 if why.nearest is not None and actual is not None:
                     item["nearest_match"] = actual[why.nearest].label
+                if why.diagnosis is not None:
+                    item["query_diagnosis"] = [dict(finding) for finding in why.diagnosis]
             if step.problem is not None:
                 item["input_error"] = step.problem
             copies.append(item)

@@ -56,6 +56,10 @@ class StepExplanation:
 
     reason: str
     nearest: int | None = None
+    diagnosis: tuple[Mapping[str, Any], ...] | None = None
+    """For a SPARQL step: why its query is wrong, as ``query_diagnosis`` records it
+    (docs/knowledge-graph.md), set after matching by :mod:`graphrag_eval.evaluation.diagnosis`;
+    ``None`` when it was not diagnosed."""
 
     def __post_init__(self) -> None:
         if len(self.reason) > REASON_CHARACTERS:
