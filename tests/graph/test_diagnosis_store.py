@@ -57,6 +57,7 @@ def reference_step(
     *,
     store: GraphStore | None = None,
     actual_output: str = HEIGHTS,
+    config: Any = None,
     **actual_fields: Any,
 ) -> dict[str, Any]:
     """The reference step of a one-step question after evaluating one actual step."""
@@ -66,7 +67,8 @@ def reference_step(
     )
     [item] = prepare_reference(dataset(question("q1", [[reference]])))
     responses = prepare_responses([response("q1", [actual])])
-    config = config_for(data) if data is not None else load_config(None)
+    if config is None:
+        config = config_for(data) if data is not None else load_config(None)
     result, _ = asyncio.run(
         evaluate_item(
             item,
@@ -160,6 +162,17 @@ def test_a_full_match_and_a_run_without_a_store_have_no_diagnosis(data: Path) ->
     wrong = EX + "SELECT ?x ?h WHERE { ?x a ex:Person ; ex:height ?h }"
     found = reference_step(wrong, None)
     assert "mismatch_reason" in found and "query_diagnosis" not in found
+
+
+def test_sparql_diagnose_turns_the_diagnosis_on_without_a_store_and_off_with_one(
+    data: Path,
+) -> None:
+    wrong = EX + "SELECT ?x ?h WHERE { ?x a ex:Person ; ex:height ?h }"
+    expected = [{"label": "wrong_predicate", "expected": ["ex:age"], "found": ["ex:height"]}]
+    on = load_config({"sparql": {"diagnose": True}})
+    assert reference_step(wrong, None, config=on)["query_diagnosis"] == expected
+    off = load_config({"sparql": {"data": [str(data)], "execute": "never", "diagnose": False}})
+    assert "query_diagnosis" not in reference_step(wrong, data, config=off)
 
 
 def test_without_rdflib_the_key_is_absent(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -94,6 +94,10 @@ class SparqlConfig(Section):
     """Endpoint: how often a 429 or 5xx reply or a lost connection is retried."""
     max_result_bytes: int = Field(default=64 * 1024 * 1024, gt=0)
     """Endpoint: a reply larger than this is refused (the step's error)."""
+    diagnose: bool | None = None
+    """Whether a SPARQL step below a full match gets a ``query_diagnosis`` (both queries
+    parsed, about 20 ms a pair); default: when a store is configured. Without a store, the
+    diagnosis has no ``unknown_iri``."""
     auth: EndpointAuthConfig = EndpointAuthConfig()
     """Endpoint credentials, by environment variable names."""
     test_suite: TestSuiteConfig = TestSuiteConfig()
@@ -118,3 +122,8 @@ class SparqlConfig(Section):
     def configured(self) -> bool:
         """Whether a store is configured."""
         return self.endpoint is not None or bool(self.data)
+
+    @property
+    def diagnoses(self) -> bool:
+        """Whether SPARQL steps below a full match are diagnosed (``diagnose``)."""
+        return self.configured if self.diagnose is None else self.diagnose

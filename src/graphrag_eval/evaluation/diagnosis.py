@@ -2,8 +2,8 @@
 wrong: ``query_diagnosis``"): after matching, each ``sparql_query`` reference step below a
 full match whose nearest actual step (as its explanation picked it) is a ``sparql_query``
 step too gets the labels of :mod:`graphrag_eval.graph.diagnosis` on its explanation, written
-as ``query_diagnosis``. Only when a store is configured (the ``sparql`` section) and rdflib
-can be imported; ``unknown_iri`` only with the run's store."""
+as ``query_diagnosis``. Only when ``sparql.diagnose`` says so (by default: when a store is
+configured) and rdflib can be imported; ``unknown_iri`` only with the run's store."""
 
 from __future__ import annotations
 
@@ -46,9 +46,9 @@ async def diagnose_steps(
     store: GraphStore | None,
 ) -> StepsOutcome | None:
     """``steps`` with the query diagnosis on the explanations it applies to; unchanged
-    without a configured store or rdflib, and on a bug (logged: it costs the diagnosis,
+    unless ``sparql.diagnose`` (by default: a configured store), without rdflib, and on a bug (logged: it costs the diagnosis,
     never the item)."""
-    if steps is None or not steps.explanations or not config.sparql.configured:
+    if steps is None or not steps.explanations or not config.sparql.diagnoses:
         return steps
     if not _parser():
         return steps
