@@ -46,8 +46,8 @@ async def diagnose_steps(
     store: GraphStore | None,
 ) -> StepsOutcome | None:
     """``steps`` with the query diagnosis on the explanations it applies to; unchanged
-    unless ``sparql.diagnose`` (by default: a configured store), without rdflib, and on a bug (logged: it costs the diagnosis,
-    never the item)."""
+    unless ``sparql.diagnose`` (by default: a configured store), without rdflib, and on a bug
+    (logged: it costs the diagnosis, never the item)."""
     if steps is None or not steps.explanations or not config.sparql.diagnoses:
         return steps
     if not _parser():
