@@ -68,7 +68,7 @@ def _walk(node: Any, found: _Found) -> None:
             continue
         seen.add(id(item))
         if isinstance(item, dict):
-            if getattr(item, "name", None) in _GRAPH_PARTS or item.get("datasetClause"):
+            if getattr(item, "name", None) in _GRAPH_PARTS or dict.get(item, "datasetClause"):
                 found.graphs = True
             for key, value in item.items():
                 if key == "triples" and isinstance(value, list):
