@@ -135,12 +135,9 @@ def test_copies_drop_the_share_of_the_used_parts_only_seeded(store: EmbeddedStor
     terms = query_terms(PREFIX + "SELECT ?p WHERE { ?p ex:age ?a }")
 
     async def kept(copy: int) -> tuple[set[str], int]:
-        graphs, held = await copies.graphs(terms, copy)
-        try:
-            ages = await copies.execute(PREFIX + "SELECT ?p WHERE { ?p ex:age ?a }", graphs)
-            names = await copies.execute(PREFIX + "SELECT ?p WHERE { ?p ex:name ?n }", graphs)
-        finally:
-            copies.release(held, copy)
+        graphs = await copies.graphs(terms, copy)
+        ages = await copies.execute(PREFIX + "SELECT ?p WHERE { ?p ex:age ?a }", graphs)
+        names = await copies.execute(PREFIX + "SELECT ?p WHERE { ?p ex:name ?n }", graphs)
         assert ages.results is not None and names.results is not None
         found = {row["p"]["value"] for row in ages.results["results"]["bindings"]}
         return found, len(names.results["results"]["bindings"])
@@ -161,11 +158,8 @@ def load_again(store: EmbeddedStore) -> EmbeddedStore:
 
 
 async def _kept_with(copies: Any, terms: Any) -> set[str]:
-    graphs, held = await copies.graphs(terms, 0)
-    try:
-        ages = await copies.execute(PREFIX + "SELECT ?p WHERE { ?p ex:age ?a }", graphs)
-    finally:
-        copies.release(held, 0)
+    graphs = await copies.graphs(terms, 0)
+    ages = await copies.execute(PREFIX + "SELECT ?p WHERE { ?p ex:age ?a }", graphs)
     return {row["p"]["value"] for row in ages.results["results"]["bindings"]}
 
 

@@ -56,7 +56,7 @@ class EmbeddedStore:
         self.store = store
         self.config = config
         self._identity = identity
-        self._slots = asyncio.Semaphore(config.concurrency)
+        self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
         self.extensions: dict[str, Any] = {}
         """What is built on this store and lives as long as it (the test-suite copies)."""
 
@@ -78,8 +78,8 @@ class EmbeddedStore:
         refusal = update_refusal(query)
         if refusal is not None:
             return self._failed(started, refusal, ExecutionError.UPDATE_REFUSED)
-        async with self._slots:
-            loop = asyncio.get_running_loop()
+        loop = asyncio.get_running_loop()
+        async with self._semaphore(loop):
             done: asyncio.Future[Execution] = loop.create_future()
             cancelled = threading.Event()
 
@@ -94,6 +94,12 @@ class EmbeddedStore:
                 cancelled.set()
                 message = f"the query ran longer than {self.config.timeout_s:g} s"
                 return self._failed(started, message, ExecutionError.TIMEOUT)
+
+    def _semaphore(self, loop: asyncio.AbstractEventLoop) -> asyncio.Semaphore:
+        """The concurrency limit, one per event loop (a store outlives ``asyncio.run``)."""
+        if self._slots is None or self._slots[0] is not loop:
+            self._slots = (loop, asyncio.Semaphore(self.config.concurrency))
+        return self._slots[1]
 
     def execute_now(self, query: str, started: float | None = None) -> Execution:
         """Execute ``query`` on this thread (no timeout)."""

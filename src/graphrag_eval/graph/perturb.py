@@ -2,22 +2,23 @@
 (docs/knowledge-graph.md, "Test-suite accuracy").
 
 The default graph's triples are partitioned once, in a second in-memory store, into one
-named graph per predicate, except ``rdf:type`` triples, partitioned by their class. Copy *k*
-of a query that uses predicates and classes *A* is then the union of every part outside *A*
-and, for each part in *A*, its copy *k*: the part without ``round(drop_share * n)`` of its
-*n* triples, those whose SHA-256 of ``seed:k:`` and the triple's N-Triples form is smallest.
-A part's copies are built when first asked for and kept (so no copy of the graph is loaded
-per question), the least recently used ones removed once the copies hold more than
-:data:`COPY_BUDGET` triples; the query runs over the union through Oxigraph's
-``default_graph`` option, never copying the rest of the graph.
+named graph per *part*: per predicate, except ``rdf:type`` triples, partitioned by their
+class. When a query first uses a part of *n* triples, they are also dealt in turn (in the
+store's order) into *b* = min(*n*, :data:`BUCKETS`) bucket graphs. Copy *k* of a query that
+uses the parts *A* is the union of every part outside *A* and, for each part in *A*, its
+buckets but ``round(b * drop_share)`` of them (at least one, never all; a part of one triple
+is left whole), chosen by a generator seeded with ``seed``, *k* and the part: about
+``drop_share`` of the part's triples dropped.
+The query runs over that union through Oxigraph's ``default_graph`` option. Nothing is
+copied per copy or per question: the partition and the buckets hold at most twice the
+graph, whatever the number of copies and questions.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
+import random
 import threading
-from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -27,16 +28,16 @@ from graphrag_eval.graph.execution import Execution
 from graphrag_eval.graph.loading import pyoxigraph
 from graphrag_eval.graph.query_terms import RDF_TYPE, QueryTerms
 
-__all__ = ["COPY_BUDGET", "PerturbedCopies", "perturbed_copies"]
+__all__ = ["BUCKETS", "PerturbedCopies", "perturbed_copies"]
 
-COPY_BUDGET: Final = 4_000_000
-"""At most this many triples are kept in built copies (beyond those in use)."""
+BUCKETS: Final = 20
+"""The buckets a used part is dealt into: ``drop_share`` is applied in steps of 1/20."""
 
 Part = tuple[str, str]
 """A part of the graph: ``("p", predicate)`` or ``("c", class)``."""
 
 _PART_PREFIX = "urn:graphrag-eval:part:"
-_COPY_PREFIX = "urn:graphrag-eval:copy:"
+_BUCKET_PREFIX = "urn:graphrag-eval:bucket:"
 
 
 def perturbed_copies(store: EmbeddedStore, settings: TestSuiteConfig) -> PerturbedCopies:
@@ -56,15 +57,14 @@ class PerturbedCopies:
         self._base = base
         self._settings = settings
         self._lock = threading.Lock()
+        """Held while the partition or buckets are built."""
         self._suite: EmbeddedStore | None = None
-        self._parts: dict[Part, tuple[Any, int]] = {}
-        """Each part's named graph and triple count."""
-        self._copies: OrderedDict[tuple[Part, int], tuple[Any, int]] = OrderedDict()
-        self._in_use: dict[tuple[Part, int], int] = {}
-        self._kept = 0
-        self._made = 0
+        self._parts: dict[Part, Any] = {}
+        """Each part's named graph."""
+        self._sizes: dict[Part, int] = {}
+        self._buckets: dict[Part, list[Any]] = {}
 
-    def dropped(self, terms: QueryTerms) -> frozenset[Part]:
+    def perturbed(self, terms: QueryTerms) -> frozenset[Part]:
         """The parts a query's terms perturb (``rdf:type`` with a variable class: all the
         ``rdf:type`` parts)."""
         parts = {("p", iri) for iri in terms.predicates} | {("c", iri) for iri in terms.classes}
@@ -72,38 +72,34 @@ class PerturbedCopies:
             parts |= {part for part in self._parts if part[0] == "c"}
         return frozenset(parts)
 
-    async def graphs(self, terms: QueryTerms, copy: int) -> tuple[list[Any], list[Part]]:
-        """The default graph of copy ``copy`` for a query with ``terms``, and the parts held
-        for it (give them back with :meth:`release`)."""
+    async def graphs(self, terms: QueryTerms, copy: int) -> list[Any]:
+        """The default graph of copy ``copy`` for a query with ``terms``."""
         return await asyncio.to_thread(self._graphs, terms, copy)
 
-    def release(self, held: Iterable[Part], copy: int) -> None:
-        with self._lock:
-            for part in held:
-                self._in_use[(part, copy)] -= 1
-
     async def execute(self, query: str, graphs: list[Any]) -> Execution:
+        """Execute ``query`` on the copy whose default graph is ``graphs``."""
         suite = self._suite
         assert suite is not None, "graphs() first"
         return await suite.execute_on(query, {"default_graph": graphs})
 
-    def _graphs(self, terms: QueryTerms, copy: int) -> tuple[list[Any], list[Part]]:
+    def _graphs(self, terms: QueryTerms, copy: int) -> list[Any]:
         with self._lock:
             if self._suite is None:
                 self._partition()
-            dropped = self.dropped(terms) & self._parts.keys()
-            graphs = [graph for part, (graph, _) in self._parts.items() if part not in dropped]
-            held = sorted(dropped)
-            for part in held:
-                graphs.append(self._copy(part, copy))
-                self._in_use[(part, copy)] = self._in_use.get((part, copy), 0) + 1
-            self._evict()
-            return graphs, held
+            perturbed = self.perturbed(terms) & self._parts.keys()
+            share = self._settings.drop_share
+            graphs = [graph for part, graph in self._parts.items() if part not in perturbed]
+            for part in sorted(perturbed):
+                buckets = self._bucketed(part)
+                seeded = random.Random(f"{self._settings.seed}:{copy}:{part[0]}:{part[1]}")
+                dropped = set(seeded.sample(range(len(buckets)), _dropping(len(buckets), share)))
+                graphs += [graph for i, graph in enumerate(buckets) if i not in dropped]
+            return graphs
 
     def _partition(self) -> None:
         oxigraph = pyoxigraph()
         names: dict[Part, Any] = {}
-        counts: dict[Part, int] = {}
+        sizes = self._sizes
         rdf_type = oxigraph.NamedNode(RDF_TYPE)
 
         def quads() -> Iterable[Any]:
@@ -117,44 +113,36 @@ class PerturbedCopies:
                 graph = names.get(part)
                 if graph is None:
                     graph = names[part] = oxigraph.NamedNode(f"{_PART_PREFIX}{len(names)}")
-                counts[part] = counts.get(part, 0) + 1
+                sizes[part] = sizes.get(part, 0) + 1
                 yield oxigraph.Quad(quad.subject, quad.predicate, obj, graph)
 
         store = oxigraph.Store()
         store.bulk_extend(quads())
-        self._parts = {part: (names[part], counts[part]) for part in names}
+        self._parts = names
         self._suite = EmbeddedStore(store, self._base.identity, self._base.config)
 
-    def _copy(self, part: Part, copy: int) -> Any:
-        key = (part, copy)
-        found = self._copies.get(key)
-        if found is not None:
-            self._copies.move_to_end(key)
-            return found[0]
+    def _bucketed(self, part: Part) -> list[Any]:
+        buckets = self._buckets.get(part)
+        if buckets is not None:
+            return buckets
         assert self._suite is not None
         oxigraph = pyoxigraph()
-        source, count = self._parts[part]
-        drop = round(self._settings.drop_share * count)
-        salt = f"{self._settings.seed}:{copy}:".encode()
-        ranked = sorted(
-            (hashlib.sha256(salt + str(quad.triple).encode()).digest(), quad)
-            for quad in self._suite.store.quads_for_pattern(None, None, None, source)
+        source = self._parts[part]
+        index = source.value[len(_PART_PREFIX) :]
+        count = min(self._sizes[part], BUCKETS)
+        buckets = [oxigraph.NamedNode(f"{_BUCKET_PREFIX}{index}:{b}") for b in range(count)]
+        store = self._suite.store
+        store.bulk_extend(
+            oxigraph.Quad(quad.subject, quad.predicate, quad.object, buckets[n % count])
+            for n, quad in enumerate(store.quads_for_pattern(None, None, None, source))
         )
-        self._made += 1
-        graph = oxigraph.NamedNode(f"{_COPY_PREFIX}{copy}:{self._made}")
-        kept = [oxigraph.Quad(q.subject, q.predicate, q.object, graph) for _, q in ranked[drop:]]
-        self._suite.store.bulk_extend(kept)
-        self._copies[key] = (graph, len(kept))
-        self._kept += len(kept)
-        return graph
+        self._buckets[part] = buckets
+        return buckets
 
-    def _evict(self) -> None:
-        assert self._suite is not None
-        for key in list(self._copies):
-            if self._kept <= COPY_BUDGET:
-                return
-            if self._in_use.get(key, 0) > 0:
-                continue
-            graph, size = self._copies.pop(key)
-            self._suite.store.remove_graph(graph)
-            self._kept -= size
+
+def _dropping(buckets: int, share: float) -> int:
+    """How many of a part's ``buckets`` a copy drops: ``round(buckets * share)``, at least
+    one and never all (none of a single one)."""
+    if buckets < 2:
+        return 0
+    return min(max(round(buckets * share), 1), buckets - 1)

@@ -122,14 +122,11 @@ def _pairs(context: ItemContext) -> list[_Pair]:
 async def _agrees(copies: PerturbedCopies, pair: _Pair, terms: QueryTerms, copy: int) -> int:
     if pair.actual_query is None:
         return 0
-    graphs, held = await copies.graphs(terms, copy)
-    try:
-        reference, actual = await asyncio.gather(
-            copies.execute(pair.reference_query, graphs),
-            copies.execute(pair.actual_query, graphs),
-        )
-    finally:
-        copies.release(held, copy)
+    graphs = await copies.graphs(terms, copy)
+    reference, actual = await asyncio.gather(
+        copies.execute(pair.reference_query, graphs),
+        copies.execute(pair.actual_query, graphs),
+    )
     if reference.results is None:
         where = pair.reference.location
         raise _ReferenceFailed(
