@@ -182,3 +182,57 @@ def test_query_terms_reads_classes_predicates_and_paths() -> None:
 def test_test_suite_with_an_endpoint_is_a_config_error() -> None:
     with pytest.raises(ValidationError, match="test_suite needs the embedded store"):
         SparqlConfig(endpoint="http://127.0.0.1:7878/query", test_suite={"copies": 3})
+
+
+def test_a_reference_query_the_parser_refuses_fails_the_metric(store: EmbeddedStore) -> None:
+    query = PREFIX + "SELECT ?p WHERE { ?p a ex:Person } LIMIT 3 OFFSET"
+    record = accuracy_of_unparsable(store, query)
+    assert "does not parse" in record[f"{KEY}_error"]
+    assert record["failure_kinds"][KEY] == "input"
+
+
+def accuracy_of_unparsable(store: EmbeddedStore, query: str) -> Any:
+    ref_step = {"name": "sparql_query", "args": {"query": query}}
+    questions = prepare_reference(
+        [
+            {
+                "template_id": "t",
+                "questions": [{"id": "q", "question_text": "?", "reference_steps": [[ref_step]]}],
+            }
+        ]
+    )
+    responses = prepare_responses([{"question_id": "q", "actual_steps": []}])
+    config = EvaluationConfig.model_validate({"sparql": {"test_suite": {"copies": 2}}})
+
+    async def main() -> Any:
+        result, _ = await evaluate_item(
+            questions[0],
+            responses.responses["q"],
+            [TestSuiteAccuracy()],
+            config,
+            services=Services(store=store),
+        )
+        return to_record(result)
+
+    return asyncio.run(main())
+
+
+def test_a_variable_class_perturbs_every_class(store: EmbeddedStore) -> None:
+    copies = perturbed_copies(store, TestSuiteConfig(copies=1, drop_share=0.5))
+    terms = query_terms(PREFIX + "SELECT ?x ?c WHERE { ?x a ?c }")
+
+    async def typed() -> int:
+        graphs = await copies.graphs(terms, 0)
+        found = await copies.execute(PREFIX + "SELECT ?x WHERE { ?x a ?c }", graphs)
+        assert found.rows is not None
+        return found.rows
+
+    assert asyncio.run(typed()) == 5 + 2  # half of the 10 persons' and of the 4 cities' types
+
+
+def test_it_runs_only_when_copies_are_asked_for() -> None:
+    metric = TestSuiteAccuracy()
+    assert not metric.enabled(EvaluationConfig())
+    on = EvaluationConfig.model_validate({"sparql": {"test_suite": {"copies": 1}}})
+    assert metric.enabled(on)
+    assert metric.needs == {"store"}
