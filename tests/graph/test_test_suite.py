@@ -236,3 +236,16 @@ def test_it_runs_only_when_copies_are_asked_for() -> None:
     on = EvaluationConfig.model_validate({"sparql": {"test_suite": {"copies": 1}}})
     assert metric.enabled(on)
     assert metric.needs == {"store"}
+
+
+def test_query_terms_of_one_template_with_other_iris() -> None:
+    template = (
+        "PREFIX g: <{ns}> SELECT ?x WHERE {{ <{entity}> g:link ?x . ?x a <{cls}> ;"
+        ' g:label "<http://in.a/string>" }}'
+    )
+    first = query_terms(template.format(ns=EX, entity=f"{EX}e1", cls=f"{EX}C"))
+    second = query_terms(template.format(ns="http://other.org/ns#", entity="urn:x", cls="urn:K"))
+    assert first.predicates == {f"{EX}link", f"{EX}label"}
+    assert first.classes == {f"{EX}C"}
+    assert second.predicates == {"http://other.org/ns#link", "http://other.org/ns#label"}
+    assert second.classes == {"urn:K"}

@@ -5,6 +5,7 @@ the ``sparql`` extra): what test-suite accuracy perturbs (docs/knowledge-graph.m
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +15,16 @@ __all__ = ["RDF_TYPE", "QueryTerms", "query_terms"]
 
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 _GRAPH_PARTS = frozenset({"Graph", "GraphGraphPattern", "ServiceGraphPattern"})
+_PLACEHOLDER = "urn:graphrag-eval:iri:"
+_TOKENS = re.compile(
+    r'"""(?:[^"\\]|\\.|"(?!""))*"""'  # long strings
+    r"|'''(?:[^'\\]|\\.|'(?!''))*'''"
+    r'|"(?:[^"\\\n]|\\.)*"'  # strings
+    r"|'(?:[^'\\\n]|\\.)*'"
+    r'|<[A-Za-z][A-Za-z0-9+.\-]*:[^<>"{}|^`\\\x00-\x20]*>'  # absolute IRIs
+    r"|#[^\n]*",  # comments
+    re.DOTALL,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,10 +40,40 @@ class QueryTerms:
     """The query uses ``GRAPH``, ``SERVICE``, ``FROM`` or ``FROM NAMED``."""
 
 
-@functools.lru_cache(maxsize=1024)
 def query_terms(query: str) -> QueryTerms:
     """The terms of ``query``; a query the parser refuses raises :class:`ValueError` with
-    its message."""
+    its message.
+
+    Questions of one template differ in their IRIs only: each absolute IRI (a prefix's too)
+    is replaced by a numbered placeholder, the skeleton is parsed once (and kept), and the
+    placeholders are given back their IRIs."""
+    iris: dict[str, int] = {}
+
+    def placeholder(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if not token.startswith("<"):
+            return token
+        number = iris.setdefault(token[1:-1], len(iris))
+        return f"<{_PLACEHOLDER}{number}#>"  # a prefix's IRI too: names follow the "#"
+
+    skeleton = _skeleton_terms(_TOKENS.sub(placeholder, query))
+    named = list(iris)
+
+    def back(iri: str) -> str:
+        if not iri.startswith(_PLACEHOLDER):
+            return iri
+        number, _, name = iri[len(_PLACEHOLDER) :].partition("#")
+        return named[int(number)] + name
+
+    return QueryTerms(
+        frozenset(map(back, skeleton.predicates)),
+        frozenset(map(back, skeleton.classes)),
+        skeleton.names_graphs,
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def _skeleton_terms(query: str) -> QueryTerms:
     try:
         from rdflib.plugins.sparql.algebra import translateQuery
         from rdflib.plugins.sparql.parser import parseQuery
