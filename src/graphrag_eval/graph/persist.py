@@ -140,11 +140,14 @@ def _build(
     building = directory / f"building-{token}"
     oxigraph = pyoxigraph()
     try:
+        # Loaded in memory first: the fingerprint is computed faster there than on disk.
+        memory = oxigraph.Store()
+        load_files(memory, paths, base_iri)
+        triples, fingerprint = content_fingerprint(memory)
         store = oxigraph.Store(str(building))
-        load_files(store, paths, base_iri)
+        store.bulk_extend(memory.quads_for_pattern(None, None, None, None))
         store.flush()
-        triples, fingerprint = content_fingerprint(store)
-        del store  # closes it: it is opened again read-only, under its final name
+        del store, memory  # closes it: it is opened again read-only, under its final name
         final = directory / f"store-{token}"
         building.rename(final)
     except BaseException:
