@@ -316,3 +316,24 @@ def test_a_query_that_never_ends_becomes_a_timeout_and_the_run_goes_on(tmp_path:
     assert slow["error"] == "the query ran longer than 0.5 s"
     assert "rows" not in slow
     assert (after["rows"], after["truncated"]) == (2, False)
+
+
+def test_a_huge_result_is_cut_at_the_row_limit_without_being_built(tmp_path: Path) -> None:
+    """A cross join of 3,000 triples with itself: 9,000,000 rows, of which 101 are read."""
+    lines = "".join(f'<{EX}s{i}> <{EX}p> "{i}" .\n' for i in range(3000))
+    store = store_of(write(tmp_path, "cross.nt", lines), row_limit=100)
+    execution = store.execute_now(f"SELECT * WHERE {{ ?a <{EX}p> ?b . ?c <{EX}p> ?d }}")
+    assert (execution.rows, execution.truncated) == (100, True)
+
+
+def test_one_store_serves_several_event_loops(tmp_path: Path) -> None:
+    """The concurrency limit belongs to the loop it was made in: a store kept from one
+    ``asyncio.run`` to the next (a library caller's) still limits and executes."""
+    store = store_of(write(tmp_path, "g.ttl", TURTLE), concurrency=1)
+
+    async def busy() -> list[int | None]:
+        query = "SELECT ?s WHERE { ?s ?p ?o }"
+        return [e.rows for e in await asyncio.gather(*(store.execute(query) for _ in range(3)))]
+
+    assert asyncio.run(busy()) == [6, 6, 6]
+    assert asyncio.run(busy()) == [6, 6, 6]
