@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -149,4 +150,24 @@ def test_two_processes_at_once_build_one_store(tmp_path: Path) -> None:
     first, second = (json.loads(output) for output in outputs)
     assert first == second
     assert first["triples"] == 20_000
+    assert stores(directory) == [manifest(directory)["store"]]
+
+
+def test_a_build_killed_midway_is_built_again_not_reused(tmp_path: Path) -> None:
+    """``kill -9`` once the build writes its store: whether the kill lands before or after
+    the build ends, the next open gives the whole graph."""
+    data = tmp_path / "g.nt"
+    data.write_text(triples(200_000), "utf-8")
+    directory = tmp_path / "store"
+    src = Path(__file__).resolve().parents[2] / "src"
+    command = [sys.executable, "-c", _BUILD_SCRIPT, str(data), str(directory)]
+    build = subprocess.Popen(command, stdout=subprocess.DEVNULL, env={"PYTHONPATH": str(src)})
+    try:
+        while build.poll() is None and not any(directory.glob("building-*")):
+            time.sleep(0.01)  # waits for the build to start writing; never decides the outcome
+    finally:
+        build.kill()
+        build.wait(timeout=60)
+    store = open_in(directory, data)
+    assert count(store) == 200_000
     assert stores(directory) == [manifest(directory)["store"]]
