@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -249,3 +251,63 @@ def test_query_terms_of_one_template_with_other_iris() -> None:
     assert first.classes == {f"{EX}C"}
     assert second.predicates == {"http://other.org/ns#link", "http://other.org/ns#label"}
     assert second.classes == {"urn:K"}
+
+
+_ENDLESS_SCRIPT = """
+import asyncio, json, sys, threading
+from graphrag_eval.config.model import EvaluationConfig
+from graphrag_eval.evaluation.runner import prepare_reference, prepare_responses
+from graphrag_eval.evaluation.scoring import evaluate_item
+from graphrag_eval.graph.embedded import load_embedded
+from graphrag_eval.metrics.services import Services
+from graphrag_eval.metrics.test_suite import TestSuiteAccuracy
+from graphrag_eval.results.to_records import to_record
+
+config = EvaluationConfig.model_validate(
+    {"sparql": {"data": [sys.argv[1]], "timeout_s": 0.5, "test_suite": {"copies": 4}}}
+)
+store = load_embedded(config.sparql)
+P = "<http://example.org/p>"
+reference = f"SELECT ?a WHERE {{ ?a {P} ?b }}"
+endless = (
+    f"SELECT ?a WHERE {{ ?a {P} ?b . {{ SELECT (COUNT(*) AS ?n) WHERE "
+    f"{{ ?c {P} ?d . ?e {P} ?f . ?g {P} ?h . ?i {P} ?j }} }} }}"
+)
+output = json.dumps(store.execute_now(reference).results)
+step = {"name": "sparql_query", "args": {"query": reference}, "output": output,
+        "output_media_type": "application/sparql-results+json"}
+questions = prepare_reference(
+    [{"template_id": "t", "questions": [{"id": "q", "question_text": "?",
+                                         "reference_steps": [[step]]}]}]
+)
+actual = {"name": "sparql_query", "status": "success", "args": {"query": endless},
+          "output": output}
+responses = prepare_responses([{"question_id": "q", "actual_steps": [actual]}])
+
+async def main():
+    result, _ = await evaluate_item(questions[0], responses.responses["q"],
+                                    [TestSuiteAccuracy()], config, services=Services(store=store))
+    return to_record(result)
+
+record = asyncio.run(main())
+running = sum(t.name == "graphrag-eval-sparql" for t in threading.enumerate())
+print(json.dumps({"value": record["sparql_test_suite_accuracy"], "running": running}))
+"""
+
+
+def test_an_actual_query_that_never_ends_is_not_run_on_every_copy(tmp_path: Path) -> None:
+    """Its logged output matched the reference today; on the copies it times out on the
+    first, counts as disagreeing on all, and leaves one query running, not one per copy."""
+    lines = "".join(f'<{EX}s{i}> <{EX}p> "{i}" .\n' for i in range(3000))
+    data = tmp_path / "cross.nt"
+    data.write_text(lines, "utf-8")
+    src = Path(__file__).resolve().parents[2] / "src"
+    done = subprocess.run(
+        [sys.executable, "-c", _ENDLESS_SCRIPT, str(data)],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(src)},
+        timeout=300,
+        check=True,
+    )
+    assert json.loads(done.stdout) == {"value": 0.0, "running": 1}
