@@ -63,18 +63,23 @@ def test_built_once_then_reused_with_the_same_identity(tmp_path: Path) -> None:
     assert saved["files"] == first.identity.details["files"]
 
 
-def test_a_changed_file_is_built_again_and_the_old_store_removed(tmp_path: Path) -> None:
+def test_a_changed_file_is_built_again_keeping_the_store_in_use(tmp_path: Path) -> None:
     data = tmp_path / "g.nt"
     data.write_text(triples(50), "utf-8")
     directory = tmp_path / "store"
     before = open_in(directory, data)
-    old = stores(directory)
+    [first] = stores(directory)
     data.write_text(triples(60), "utf-8")
     after = open_in(directory, data)
     assert after.identity.details["triples"] == 60
     assert after.identity.details["fingerprint"] != before.identity.details["fingerprint"]
     assert count(after) == 60
-    assert stores(directory) != old and len(stores(directory)) == 1
+    assert count(before) == 50  # a run that opened it before still reads it
+    second = manifest(directory)["store"]
+    assert stores(directory) == sorted([first, str(second)])
+    data.write_text(triples(70), "utf-8")
+    assert count(open_in(directory, data)) == 70
+    assert stores(directory) == sorted([str(second), str(manifest(directory)["store"])])
 
 
 def test_a_failed_build_is_never_reused(tmp_path: Path) -> None:

@@ -7,8 +7,10 @@ store's subdirectory) and that subdirectory. A build loads into a new ``building
 subdirectory, computes the count and fingerprint, and only then replaces the manifest
 (atomically) to name it: a build that is killed or fails leaves a manifest that still names
 the previous store, or none, so a half-built store is never reused; the next build removes
-what it left. Builds and checks hold the directory's lock (``files/locking.py``); a second
-process waits for the first one's build, then reuses it.
+what it left. A build keeps the store the manifest named before it (a run started earlier
+may still be reading it) and removes the older ones. Builds and checks hold the directory's
+lock (``files/locking.py``); a second process waits for the first one's build, then reuses
+it.
 """
 
 from __future__ import annotations
@@ -135,7 +137,9 @@ def _reuse(directory: Path, expected: dict[str, Any]) -> LoadedGraph | None:
 def _build(
     paths: Sequence[Path], base_iri: str | None, directory: Path, expected: dict[str, Any]
 ) -> LoadedGraph:
-    _remove_unnamed(directory, keep=None)
+    manifest = _read_manifest(directory) or {}
+    previous = manifest.get("store") if isinstance(manifest.get("store"), str) else None
+    _remove_unnamed(directory, keep={previous})
     token = uuid.uuid4().hex[:16]
     building = directory / f"building-{token}"
     oxigraph = pyoxigraph()
@@ -155,15 +159,16 @@ def _build(
         raise
     manifest = {**expected, "store": final.name, "triples": triples, "fingerprint": fingerprint}
     write_text_atomic(directory / MANIFEST, json.dumps(manifest, indent=1) + "\n")
-    _remove_unnamed(directory, keep=final.name)
+    _remove_unnamed(directory, keep={final.name, previous})
     store = oxigraph.Store.read_only(str(final))
     return LoadedGraph(store, expected["files"], triples, fingerprint)
 
 
-def _remove_unnamed(directory: Path, keep: str | None) -> None:
-    """Remove the stores the manifest does not name (older ones, or what a killed build
-    left); only our own subdirectories, never through a link."""
+def _remove_unnamed(directory: Path, keep: set[str | None]) -> None:
+    """Remove the stores but those in ``keep``: the one the manifest names and the one it
+    named before (a run started earlier may still be reading it); what a killed build left
+    goes too. Only our own subdirectories, never through a link."""
     for entry in directory.iterdir():
         ours = entry.name.startswith(("building-", "store-"))
-        if ours and entry.name != keep and entry.is_dir() and not entry.is_symlink():
+        if ours and entry.name not in keep and entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry, ignore_errors=True)
