@@ -156,9 +156,15 @@ def test_metrics_all_selects_every_metric_and_custom_evaluations() -> None:
         "outputs": {"review_score": "1-5"},
     }
 
-    selected = names({"metrics": "all", "custom_evaluations": [review]})
+    config = {"metrics": "all", "custom_evaluations": [review]}
+    selected = names(config)
 
-    assert sorted(selected) == sorted([m.name for m in registered_metrics()] + ["review"])
+    # every metric enabled by default (sparql_test_suite_accuracy is off until its copies are set)
+    enabled = [m.name for m in registered_metrics() if m.enabled(load_config(config))]
+    assert sorted(selected) == sorted([*enabled, "review"])
+    assert "sparql_test_suite_accuracy" in names(
+        {**config, "sparql": {"data": ["g.ttl"], "test_suite": {"copies": 2}}}
+    )
     assert selected[-1] == "ragas_score"  # computed from the others, so last
 
 

@@ -114,6 +114,11 @@ class SparqlConfig(Section):
                 "endpoint must not hold credentials; name their environment variables "
                 "under sparql.auth"
             )
+        if self.test_suite.copies and self.endpoint is not None:
+            raise ValueError(
+                "test_suite needs the embedded store (data): perturbed copies of an "
+                "endpoint's graph cannot be made"
+            )
         if self.store_directory is not None and not self.data:
             raise ValueError("store_directory needs data (the files the store is loaded from)")
         return self

@@ -1,81 +1,52 @@
-"""The embedded store: Oxigraph (``pyoxigraph``, the ``sparql`` extra) loaded from RDF files
-(docs/knowledge-graph.md, "An embedded store"). Queries run on worker threads, at most
-``sparql.concurrency`` at once; one that outlasts ``sparql.timeout_s`` becomes its step's
-``timeout`` error and the run goes on (Oxigraph cannot stop a query: its daemon thread ends
-with the query or with the process)."""
+"""The embedded store: Oxigraph (``pyoxigraph``, the ``sparql`` extra) loaded from RDF files,
+in memory or kept in ``sparql.store_directory`` (docs/knowledge-graph.md, "An embedded
+store"). Queries run on worker threads, at most ``sparql.concurrency`` at once; one that
+outlasts ``sparql.timeout_s`` becomes its step's ``timeout`` error and the run goes on.
+Oxigraph cannot stop a query it is evaluating: a query still producing rows stops at its next
+row, one still computing its first (an aggregate over a huge join) runs on in its daemon
+thread until it ends or the process does."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from graphrag_eval.config.sparql import SparqlConfig
-from graphrag_eval.errors import ConfigError, InputError
 from graphrag_eval.graph.execution import Execution, ExecutionError, StoreIdentity
+from graphrag_eval.graph.loading import pyoxigraph, rdf_format
+from graphrag_eval.graph.persist import LoadedGraph, load_in_memory, open_persisted
 from graphrag_eval.graph.readonly import update_refusal
 
-__all__ = ["EmbeddedStore", "load_embedded", "rdf_format", "sparql_json"]
-
-_FORMATS = {
-    ".ttl": "TURTLE",
-    ".turtle": "TURTLE",
-    ".nt": "N_TRIPLES",
-    ".ntriples": "N_TRIPLES",
-    ".nq": "N_QUADS",
-    ".nquads": "N_QUADS",
-    ".trig": "TRIG",
-    ".rdf": "RDF_XML",
-    ".owl": "RDF_XML",
-    ".xml": "RDF_XML",
-    ".jsonld": "JSON_LD",
-    ".json": "JSON_LD",
-    ".n3": "N3",
-}
-
-
-def _pyoxigraph() -> Any:
-    try:
-        import pyoxigraph
-    except ImportError:
-        raise ConfigError(
-            "an embedded store needs the sparql extra: pip install 'graphrag-eval[sparql]'",
-            field="sparql.data",
-        ) from None
-    return pyoxigraph
-
-
-def rdf_format(path: Path) -> Any:
-    """The RDF format of a data file, by its extension."""
-    name = _FORMATS.get(path.suffix.lower())
-    if name is None:
-        known = ", ".join(sorted(_FORMATS))
-        raise InputError(f"unknown RDF file extension (known: {known})", file=str(path))
-    return getattr(_pyoxigraph().RdfFormat, name)  # a pyoxigraph.RdfFormat
+__all__ = ["EmbeddedStore", "graph_identity", "load_embedded", "rdf_format", "sparql_json"]
 
 
 def load_embedded(config: SparqlConfig) -> EmbeddedStore:
-    """An in-memory store with ``config.data`` loaded; an unreadable file is an
-    :class:`InputError` naming the file and the line."""
-    oxigraph = _pyoxigraph()
-    store = oxigraph.Store()
+    """The store of ``config.data``: loaded in memory, or opened from (built in)
+    ``config.store_directory``. An unreadable file is an :class:`InputError` naming the file
+    and the line."""
     paths = [Path(name) for name in config.data]
-    for path in paths:
-        try:
-            store.bulk_load(path=str(path), format=rdf_format(path), base_iri=config.base_iri)
-        except FileNotFoundError:
-            raise InputError("file not found", file=str(path)) from None
-        except (SyntaxError, ValueError, OSError) as exc:
-            raise InputError(str(exc).splitlines()[0], file=str(path)) from None
-    identity = StoreIdentity(
-        "oxigraph",
-        "oxigraph:" + ",".join(path.name for path in paths),
-        {"files": [str(path) for path in paths], "triples": len(store)},
-    )
-    return EmbeddedStore(store, identity, config)
+    if config.store_directory is not None:
+        loaded = open_persisted(paths, config.base_iri, Path(config.store_directory))
+    else:
+        loaded = load_in_memory(paths, config.base_iri)
+    return EmbeddedStore(loaded.store, graph_identity(loaded, config.base_iri), config)
+
+
+def graph_identity(loaded: LoadedGraph, base_iri: str | None) -> StoreIdentity:
+    """What run.yaml records of an embedded store: its files with their SHA-256 and size,
+    the triple count and the content fingerprint."""
+    details: dict[str, Any] = {
+        "files": loaded.files,
+        "triples": loaded.triples,
+        "fingerprint": loaded.fingerprint,
+    }
+    if base_iri is not None:
+        details["base_iri"] = base_iri
+    return StoreIdentity("oxigraph", f"oxigraph:{loaded.fingerprint[:12]}", details)
 
 
 class EmbeddedStore:
@@ -83,9 +54,11 @@ class EmbeddedStore:
 
     def __init__(self, store: Any, identity: StoreIdentity, config: SparqlConfig) -> None:
         self.store = store
+        self.config = config
         self._identity = identity
-        self._config = config
-        self._slots = asyncio.Semaphore(config.concurrency)
+        self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
+        self.extensions: dict[str, Any] = {}
+        """What is built on this store and lives as long as it (the test-suite copies)."""
 
     @property
     def identity(self) -> StoreIdentity:
@@ -96,24 +69,37 @@ class EmbeddedStore:
         return None
 
     async def execute(self, query: str) -> Execution:
+        return await self.execute_on(query, {})
+
+    async def execute_on(self, query: str, options: Mapping[str, Any]) -> Execution:
+        """Execute ``query`` on a worker thread with Oxigraph's query ``options`` (such as
+        ``default_graph``), within ``sparql.timeout_s``."""
         started = time.perf_counter()
         refusal = update_refusal(query)
         if refusal is not None:
             return self._failed(started, refusal, ExecutionError.UPDATE_REFUSED)
-        async with self._slots:
-            loop = asyncio.get_running_loop()
+        loop = asyncio.get_running_loop()
+        async with self._semaphore(loop):
             done: asyncio.Future[Execution] = loop.create_future()
+            cancelled = threading.Event()
 
             def work() -> None:
-                outcome = self.execute_now(query, started)
+                outcome = self._run(query, options, started, cancelled)
                 loop.call_soon_threadsafe(_settle, done, outcome)
 
             threading.Thread(target=work, name="graphrag-eval-sparql", daemon=True).start()
             try:
-                return await asyncio.wait_for(asyncio.shield(done), self._config.timeout_s)
+                return await asyncio.wait_for(asyncio.shield(done), self.config.timeout_s)
             except TimeoutError:
-                message = f"the query ran longer than {self._config.timeout_s:g} s"
+                cancelled.set()
+                message = f"the query ran longer than {self.config.timeout_s:g} s"
                 return self._failed(started, message, ExecutionError.TIMEOUT)
+
+    def _semaphore(self, loop: asyncio.AbstractEventLoop) -> asyncio.Semaphore:
+        """The concurrency limit, one per event loop (a store outlives ``asyncio.run``)."""
+        if self._slots is None or self._slots[0] is not loop:
+            self._slots = (loop, asyncio.Semaphore(self.config.concurrency))
+        return self._slots[1]
 
     def execute_now(self, query: str, started: float | None = None) -> Execution:
         """Execute ``query`` on this thread (no timeout)."""
@@ -121,9 +107,18 @@ class EmbeddedStore:
         refusal = update_refusal(query)
         if refusal is not None:
             return self._failed(started, refusal, ExecutionError.UPDATE_REFUSED)
+        return self._run(query, {}, started, None)
+
+    def _run(
+        self,
+        query: str,
+        options: Mapping[str, Any],
+        started: float,
+        cancelled: threading.Event | None,
+    ) -> Execution:
         try:
-            answer = self.store.query(query)
-            results, rows, truncated = sparql_json(answer, self._config.row_limit)
+            answer = self.store.query(query, **options)
+            results, rows, truncated = sparql_json(answer, self.config.row_limit, cancelled)
         except SyntaxError as exc:
             return self._failed(started, f"syntax error: {exc}", ExecutionError.SYNTAX_ERROR)
         except (OSError, ValueError, RuntimeError) as exc:
@@ -150,27 +145,33 @@ def _settle(future: asyncio.Future[Execution], outcome: Execution) -> None:
         future.set_result(outcome)
 
 
-def sparql_json(answer: Any, row_limit: int) -> tuple[dict[str, Any], int | None, bool]:
+def sparql_json(
+    answer: Any, row_limit: int, cancelled: threading.Event | None = None
+) -> tuple[dict[str, Any], int | None, bool]:
     """Oxigraph's answer as the SPARQL 1.1 Query Results JSON Format, with at most
     ``row_limit`` rows: the results, the rows kept (``None`` for ASK) and whether rows were
-    left out. A CONSTRUCT or DESCRIBE answer is given as ``s``, ``p``, ``o`` rows."""
-    oxigraph = _pyoxigraph()
+    left out. A CONSTRUCT or DESCRIBE answer is given as ``s``, ``p``, ``o`` rows. Once
+    ``cancelled`` is set, no further row is read."""
+    oxigraph = pyoxigraph()
     if isinstance(answer, oxigraph.QueryBoolean):
         return {"head": {}, "boolean": bool(answer)}, None, False
     if isinstance(answer, oxigraph.QuerySolutions):
         names = [variable.value for variable in answer.variables]
-        rows = _rows(answer, names, row_limit + 1)
+        rows = _rows(answer, names, row_limit + 1, cancelled)
     else:
         names = ["s", "p", "o"]
-        rows = _rows(((t.subject, t.predicate, t.object) for t in answer), names, row_limit + 1)
+        triples = ((t.subject, t.predicate, t.object) for t in answer)
+        rows = _rows(triples, names, row_limit + 1, cancelled)
     truncated = len(rows) > row_limit
     del rows[row_limit:]
     return {"head": {"vars": names}, "results": {"bindings": rows}}, len(rows), truncated
 
 
-def _rows(solutions: Any, names: Sequence[str], limit: int) -> list[dict[str, Any]]:
+def _rows(
+    solutions: Any, names: Sequence[str], limit: int, cancelled: threading.Event | None
+) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    for solution in _first(solutions, limit):
+    for solution in _first(solutions, limit, cancelled):
         row = {}
         for position, name in enumerate(names):
             term = solution[position]
@@ -180,15 +181,15 @@ def _rows(solutions: Any, names: Sequence[str], limit: int) -> list[dict[str, An
     return rows
 
 
-def _first(items: Any, limit: int) -> Iterator[Any]:
+def _first(items: Any, limit: int, cancelled: threading.Event | None) -> Iterator[Any]:
     for count, item in enumerate(items):
-        if count >= limit:
+        if count >= limit or (cancelled is not None and cancelled.is_set()):
             return
         yield item
 
 
 def _term(term: Any) -> dict[str, Any]:
-    oxigraph = _pyoxigraph()
+    oxigraph = pyoxigraph()
     if isinstance(term, oxigraph.NamedNode):
         return {"type": "uri", "value": term.value}
     if isinstance(term, oxigraph.BlankNode):

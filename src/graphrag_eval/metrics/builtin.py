@@ -27,6 +27,7 @@ from graphrag_eval.metrics.retrieval_answer import RetrievalAnswer
 from graphrag_eval.metrics.retrieval_context import RetrievalContext
 from graphrag_eval.metrics.similarity import BertScore, SemanticSimilarity
 from graphrag_eval.metrics.steps_score import StepsScore
+from graphrag_eval.metrics.test_suite import TestSuiteAccuracy
 from graphrag_eval.metrics.usage import Usage
 
 __all__ = ["BUILTIN_METRICS"]
@@ -39,6 +40,7 @@ BUILTIN_METRICS: tuple[Metric, ...] = (
     SemanticSimilarity(),
     BertScore(),
     StepsScore(),
+    TestSuiteAccuracy(),
     RetrievalAnswer(),
     RetrievalContext(),
     RagasFaithfulness(),

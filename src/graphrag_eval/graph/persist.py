@@ -1,0 +1,174 @@
+"""The embedded store kept on disk (``sparql.store_directory``) and reused while its data
+files are unchanged (docs/knowledge-graph.md, "An embedded store").
+
+The directory holds ``manifest.json`` (the data files with their SHA-256 and size, the base
+IRI, the Oxigraph version, the triple count, the content fingerprint, and the name of the
+store's subdirectory) and that subdirectory. A build loads into a new ``building-*``
+subdirectory, computes the count and fingerprint, and only then replaces the manifest
+(atomically) to name it: a build that is killed or fails leaves a manifest that still names
+the previous store, or none, so a half-built store is never reused; the next build removes
+what it left. A build keeps the store the manifest named before it (a run started earlier
+may still be reading it) and removes the older ones. Builds and checks hold the directory's
+lock (``files/locking.py``); a second process waits for the first one's build, then reuses
+it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from graphrag_eval.errors import ConfigError
+from graphrag_eval.files.documents import write_text_atomic
+from graphrag_eval.files.locking import OutputDirBusy, lock_out_dir
+from graphrag_eval.graph.loading import (
+    FileEntry,
+    content_fingerprint,
+    file_entries,
+    load_files,
+    pyoxigraph,
+)
+
+__all__ = ["MANIFEST", "LoadedGraph", "load_in_memory", "open_persisted"]
+
+MANIFEST = "manifest.json"
+_FORMAT_VERSION = 1
+_LOCK_WAIT_S = 3600.0
+"""How long a run waits for another one's build of the same directory."""
+_LOCK_POLL_S = 0.2
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedGraph:
+    """An Oxigraph store with what identifies its content."""
+
+    store: Any
+    files: list[FileEntry]
+    triples: int
+    fingerprint: str
+    reused: bool = False
+    """Opened from ``store_directory`` without loading."""
+
+
+def load_in_memory(paths: Sequence[Path], base_iri: str | None) -> LoadedGraph:
+    """An in-memory store with ``paths`` loaded."""
+    entries = file_entries(paths)
+    store = pyoxigraph().Store()
+    load_files(store, paths, base_iri)
+    triples, fingerprint = content_fingerprint(store)
+    return LoadedGraph(store, entries, triples, fingerprint)
+
+
+def open_persisted(paths: Sequence[Path], base_iri: str | None, directory: Path) -> LoadedGraph:
+    """The store kept in ``directory``, reused when its manifest matches the files (and the
+    base IRI and Oxigraph version), else built anew."""
+    entries = file_entries(paths)
+    expected = {
+        "version": _FORMAT_VERSION,
+        "oxigraph": pyoxigraph().__version__,
+        "base_iri": base_iri,
+        "files": entries,
+    }
+    with _locked(directory):
+        reused = _reuse(directory, expected)
+        if reused is not None:
+            return reused
+        return _build(paths, base_iri, directory, expected)
+
+
+@contextlib.contextmanager
+def _locked(directory: Path) -> Iterator[None]:
+    deadline = time.monotonic() + _LOCK_WAIT_S
+    with contextlib.ExitStack() as stack:
+        while True:
+            try:
+                stack.enter_context(lock_out_dir(directory))
+                break
+            except OutputDirBusy:
+                if time.monotonic() > deadline:
+                    raise ConfigError(
+                        f"{directory}: another graphrag-eval run has been building the store "
+                        f"there for over {_LOCK_WAIT_S:g} s",
+                        field="sparql.store_directory",
+                    ) from None
+                time.sleep(_LOCK_POLL_S)
+            except OSError as exc:
+                raise ConfigError(
+                    f"{directory}: cannot be used: {exc.strerror or exc}",
+                    field="sparql.store_directory",
+                ) from None
+        yield
+
+
+def _read_manifest(directory: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads((directory / MANIFEST).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _reuse(directory: Path, expected: dict[str, Any]) -> LoadedGraph | None:
+    manifest = _read_manifest(directory)
+    if manifest is None or any(manifest.get(key) != value for key, value in expected.items()):
+        return None
+    name, triples, fingerprint = (manifest.get(k) for k in ("store", "triples", "fingerprint"))
+    if not (isinstance(name, str) and name.startswith("store-") and "/" not in name):
+        return None
+    if not (isinstance(triples, int) and isinstance(fingerprint, str)):
+        return None
+    location = directory / name
+    if not location.is_dir():
+        return None
+    try:
+        store = pyoxigraph().Store.read_only(str(location))
+    except (OSError, ValueError, RuntimeError):
+        return None  # damaged: built again
+    return LoadedGraph(store, expected["files"], triples, fingerprint, reused=True)
+
+
+def _build(
+    paths: Sequence[Path], base_iri: str | None, directory: Path, expected: dict[str, Any]
+) -> LoadedGraph:
+    manifest = _read_manifest(directory) or {}
+    previous = manifest.get("store") if isinstance(manifest.get("store"), str) else None
+    _remove_unnamed(directory, keep={previous})
+    token = uuid.uuid4().hex[:16]
+    building = directory / f"building-{token}"
+    oxigraph = pyoxigraph()
+    try:
+        # Loaded in memory first: the fingerprint is computed faster there than on disk.
+        memory = oxigraph.Store()
+        load_files(memory, paths, base_iri)
+        triples, fingerprint = content_fingerprint(memory)
+        store = oxigraph.Store(str(building))
+        store.bulk_extend(memory.quads_for_pattern(None, None, None, None))
+        store.flush()
+        del store, memory  # closes it: it is opened again read-only, under its final name
+        final = directory / f"store-{token}"
+        building.rename(final)
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    manifest = {**expected, "store": final.name, "triples": triples, "fingerprint": fingerprint}
+    write_text_atomic(directory / MANIFEST, json.dumps(manifest, indent=1) + "\n")
+    _remove_unnamed(directory, keep={final.name, previous})
+    store = oxigraph.Store.read_only(str(final))
+    return LoadedGraph(store, expected["files"], triples, fingerprint)
+
+
+def _remove_unnamed(directory: Path, keep: set[str | None]) -> None:
+    """Remove the stores but those in ``keep``: the one the manifest names and the one it
+    named before (a run started earlier may still be reading it); what a killed build left
+    goes too. Only our own subdirectories, never through a link."""
+    for entry in directory.iterdir():
+        ours = entry.name.startswith(("building-", "store-"))
+        if ours and entry.name not in keep and entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
