@@ -126,3 +126,48 @@ def test_an_endpoint_that_became_unusable_makes_the_run_incomplete(
     results = read_results(out)
     assert len(results) == 12  # every item was written: its steps have the store's error
     assert all("error" in record["actual_steps"][0]["execution"] for record in results.values())
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "knowledge-graph"
+EXPECTED = {  # by construction (examples/knowledge-graph/make_example.py)
+    "substation_transformers_1": 1.0,
+    "substation_transformers_2": 1.0,  # other names, the required column only
+    "substation_transformers_3": 0.0,  # the filter on the substation is missing
+    "substation_capacity_1": 1.0,
+    "substation_capacity_2": 0.0,  # MAX instead of SUM
+    "substation_neighbours_1": 1.0,
+    "substation_neighbours_2": 0.0,  # one direction of the lines only
+    "substations_connected_1": 1.0,
+    "substations_connected_2": 1.0,
+}
+
+
+def test_the_bundled_example_runs_offline(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    code = evaluate_cli(
+        EXAMPLE / "reference.yaml",
+        EXAMPLE / "responses.jsonl",
+        "--data",
+        EXAMPLE / "graph.ttl",
+        "-o",
+        out,
+        "-q",
+    )
+    assert code == 0
+    results = read_results(out)
+    assert {qid: record["steps_score"] for qid, record in results.items()} == EXPECTED
+    for record in results.values():
+        [actual] = record["actual_steps"]
+        assert actual["execution"]["source"].startswith("oxigraph:")
+        [[reference_step]] = record["reference_steps"]
+        assert "execution" not in reference_step  # it has its output
+    run = yaml.safe_load((out / "run.yaml").read_text(encoding="utf-8"))
+    assert run["graph"]["triples"] == 108
+
+
+def test_the_bundled_examples_reference_outputs_are_the_graphs() -> None:
+    from graphrag_eval import run_evaluation
+
+    config = {"sparql": {"data": [str(EXAMPLE / "graph.ttl")], "execute": "always"}}
+    results = run_evaluation(EXAMPLE / "reference.yaml", EXAMPLE / "responses.jsonl", config)
+    assert {record["question_id"]: record["steps_score"] for record in results} == EXPECTED
