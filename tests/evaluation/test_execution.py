@@ -228,3 +228,16 @@ def test_reference_steps_to_execute_are_not_reported_as_broken(graph: str) -> No
 
     assert "reference_data" not in run_sync(lambda: notices(_config(graph)))
     assert "reference_data" in run_sync(lambda: notices(_config(graph, execute="never")))
+
+
+def test_an_executed_reference_is_checked_as_a_stored_one_is(graph: str) -> None:
+    # The stored output had the column; the graph's answer to the query has another name.
+    stale = sparql(["transformer"], [[uri(f"{EX}t1")], [uri(f"{EX}t2")]])
+    reference_step = {**_query_ref(OSLO_TRANSFORMERS, stale), "required_columns": ["transformer"]}
+    reference = dataset(question("q", [[reference_step]]))
+    responses = [response("q", [_query_step(OSLO_TRANSFORMERS)])]
+    [result] = run_evaluation(reference, responses, _config(graph, execute="always"))
+    assert result["steps_score"] == 0
+    [[executed]] = result["reference_steps"]
+    assert "required_columns transformer" in executed["input_error"]
+    assert "output_error" not in result["actual_steps"][0]  # the reference's fault

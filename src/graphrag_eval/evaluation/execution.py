@@ -27,12 +27,12 @@ from typing import Any, Final, Literal
 
 import msgspec
 
-from graphrag_eval.config.sparql import SparqlConfig
+from graphrag_eval.config.model import EvaluationConfig
 from graphrag_eval.graph.execution import Execution, GraphStore, StoreIdentity
 from graphrag_eval.inputs import ActualStep, ReferenceQuestion, ReferenceStep, Response
 from graphrag_eval.inputs.steps import ReferenceCheck
 from graphrag_eval.results.to_records import EXECUTION_KEY, ExecutionRecord
-from graphrag_eval.steps.rules import SPARQL_JSON_MEDIA_TYPE
+from graphrag_eval.steps.rules import SPARQL_JSON_MEDIA_TYPE, check_reference_step
 from graphrag_eval.steps.sparql import parse_sparql_results
 
 __all__ = [
@@ -200,11 +200,11 @@ async def execute_steps(
     question: ReferenceQuestion,
     response: Response,
     store: GraphStore,
-    config: SparqlConfig,
+    config: EvaluationConfig,
 ) -> tuple[ReferenceQuestion, Response]:
-    """The item with its SPARQL steps executed as ``config.execute`` says (the same objects
-    when nothing is executed). ``store`` is best a :class:`SharedExecutions`."""
-    mode: Mode = config.execute
+    """The item with its SPARQL steps executed as ``config.sparql.execute`` says (the same
+    objects when nothing is executed). ``store`` is best a :class:`SharedExecutions`."""
+    mode: Mode = config.sparql.execute
     shared = store if isinstance(store, SharedExecutions) else SharedExecutions(store)
     groups = question.reference_steps or ()
     actual = response.actual_steps or ()
@@ -216,8 +216,10 @@ async def execute_steps(
     queries += [step_query(step.args) or "" for step in actuals]
     done = await asyncio.gather(*(shared.executed(query) for query in dict.fromkeys(queries)))
     by_query = dict(zip(dict.fromkeys(queries), done, strict=True))
+    rules = config.steps.rules
+    check = check_reference_step.skipping(rules) if rules else check_reference_step
     fresh: dict[int, Any] = {
-        id(step): _executed_reference(step, by_query[query])
+        id(step): _executed_reference(step, by_query[query], check)
         for step, query in zip(references, queries[: len(references)], strict=True)
     }
     fresh.update(
@@ -238,7 +240,11 @@ async def execute_steps(
     return question, response
 
 
-def _executed_reference(step: ReferenceStep, done: Executed) -> ReferenceStep:
+def _executed_reference(
+    step: ReferenceStep, done: Executed, check: ReferenceCheck
+) -> ReferenceStep:
+    """The reference step with its executed output, checked (and prepared) as the reference
+    is when it is read (``required_columns`` the results lack is its problem)."""
     raw = {**step.raw, EXECUTION_KEY: done.record()}
     if done.text is None:
         error = done.execution.error or "no results"
@@ -247,7 +253,7 @@ def _executed_reference(step: ReferenceStep, done: Executed) -> ReferenceStep:
         )
     raw["output"] = done.text
     raw["output_media_type"] = SPARQL_JSON_MEDIA_TYPE
-    return dataclasses.replace(
+    executed = dataclasses.replace(
         step,
         output=done.text,
         output_media_type=SPARQL_JSON_MEDIA_TYPE,
@@ -255,6 +261,8 @@ def _executed_reference(step: ReferenceStep, done: Executed) -> ReferenceStep:
         problem=None,
         memo={},
     )
+    problem = check(executed)
+    return executed if problem is None else dataclasses.replace(executed, problem=problem)
 
 
 def _executed_actual(step: ActualStep, done: Executed, mode: Mode) -> ActualStep:

@@ -71,7 +71,7 @@ async def evaluate_item(
     if response.is_error:
         return _error_sample(typed_error_result(question, response), question, config), []
     if services is not None and services.store is not None and config.sparql.execute != "never":
-        question, response = await execute_steps(question, response, services.store, config.sparql)
+        question, response = await execute_steps(question, response, services.store, config)
     matching = _match_steps(question, response, config)
     context = ItemContext(
         question=question,
