@@ -196,8 +196,8 @@ def evaluate_command(**options: Any) -> None:
     \b
     Exit codes: 0 ok, 1 a --fail-under or --fail-over threshold not met, 2 bad input,
     config or option (an OUT_DIR holding an earlier run included), 3 evaluation incomplete
-    (a judge endpoint was unusable, the cost limit stopped calls, or a metric failed on
-    every question; the line printed says how to finish it),
+    (a judge endpoint or the SPARQL store was unusable, the cost limit stopped calls, or a
+    metric failed on every question; the line printed says how to finish it),
     130 interrupted (Ctrl-C), 143 stopped (SIGTERM).
 
     \b
@@ -206,6 +206,7 @@ def evaluate_command(**options: Any) -> None:
       graphrag-eval evaluate reference.yaml responses.jsonl -c config.yaml --dry-run
       graphrag-eval evaluate reference.yaml responses.jsonl -c config.yaml -o out/ --resume
       graphrag-eval evaluate reference.yaml responses.jsonl -o out/ --fail-under steps_score=0.8
+      graphrag-eval evaluate reference.yaml responses.jsonl --data graph.ttl -o out/
     """
     run_evaluate(EvaluateOptions(**options))
 

@@ -18,7 +18,6 @@ from graphrag_eval.results.model import RunResult
 __all__ = ["InputChanges", "graph_difference", "input_changes"]
 
 _REFERENCE_STEP_KEYS = (
-    "output",
     "name",
     "args",
     "output_media_type",
@@ -26,7 +25,6 @@ _REFERENCE_STEP_KEYS = (
     "required_columns",
     "ignore_duplicates",
 )
-_ACTUAL_STEP_KEYS = ("name", "status", "args", "error")
 _JSON = msgspec.json.Decoder()
 
 
@@ -85,20 +83,21 @@ def input_changes(
     results_b: Sequence[Mapping[str, Any]] | RunResult,
 ) -> InputChanges:
     """The questions both runs have whose reference or response differs."""
-    before: dict[str, tuple[tuple[Any, ...], tuple[Any, ...]]] = {}
+    before: dict[str, tuple[Any, ...]] = {}
     for fields in _fields(results_a):
-        before.setdefault(str(fields.get("question_id")), (_reference(fields), _response(fields)))
+        before.setdefault(str(fields.get("question_id")), _inputs(fields))
     changes = InputChanges()
     seen: set[str] = set()
     for fields in _fields(results_b):
         question_id = str(fields.get("question_id"))
-        earlier = before.get(question_id)
-        if earlier is None or question_id in seen:
+        then = before.get(question_id)
+        if then is None or question_id in seen:
             continue
         seen.add(question_id)
-        if not _same_reference(earlier[0], _reference(fields)):
+        now = _inputs(fields)
+        if then[:2] != now[:2] and not _same_reference(then, now):
             changes.reference.append(question_id)
-        if not _same_response(earlier[1], _response(fields)):
+        if then[2:] != now[2:] and not _same_response(then, now):
             changes.response.append(question_id)
     return changes
 
@@ -106,39 +105,49 @@ def input_changes(
 def _fields(results: Sequence[Mapping[str, Any]] | RunResult) -> Iterable[Mapping[str, Any]]:
     if isinstance(results, RunResult):
         return (result.fields for result in results.results)
-    return (record for record in results if isinstance(record, Mapping))
+    return (record for record in results if type(record) is dict or isinstance(record, Mapping))
 
 
-def _reference(fields: Mapping[str, Any]) -> tuple[Any, ...]:
-    steps = fields.get("reference_steps")
-    groups = steps if isinstance(steps, list) else ()
+def _inputs(fields: Mapping[str, Any]) -> tuple[Any, ...]:
+    """A question's inputs as its record has them (compared as they are first: most are
+    the same in both runs; the parts that differ are then compared in detail)."""
+    get = fields.get
     return (
-        fields.get("reference_answer"),
-        [
-            [_picked(step, _REFERENCE_STEP_KEYS) for step in group]
-            for group in groups
-            if isinstance(group, list)
-        ],
+        get("reference_answer"),
+        get("reference_steps"),
+        get("status"),
+        get("error"),
+        get("actual_answer"),
+        get("actual_steps"),
     )
 
 
-def _same_reference(before: tuple[Any, ...], after: tuple[Any, ...]) -> bool:
-    """Whether two references are the same; outputs that are the same JSON written
-    differently (a stored output and an executed one) are the same."""
-    if before[0] != after[0] or [len(group) for group in before[1]] != [
-        len(group) for group in after[1]
-    ]:
+def _same_reference(then: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
+    """Whether two references are the same: the answer, and each step but what the run
+    added (``matches``, ``execution``...); outputs that are the same JSON written differently
+    (a stored output and an executed one) are the same."""
+    if then[0] != now[0]:
+        return False
+    groups_then, groups_now = _groups(then[1]), _groups(now[1])
+    if [len(group) for group in groups_then] != [len(group) for group in groups_now]:
         return False
     return all(
-        step == step_then
-        or (
-            isinstance(step, tuple)
-            and isinstance(step_then, tuple)
-            and step[1:] == step_then[1:]
-            and _same_json(step[0], step_then[0])
-        )
-        for group, group_then in zip(after[1], before[1], strict=True)
-        for step, step_then in zip(group, group_then, strict=True)
+        _same_reference_step(step_then, step)
+        for group_then, group in zip(groups_then, groups_now, strict=True)
+        for step_then, step in zip(group_then, group, strict=True)
+    )
+
+
+def _groups(steps: Any) -> list[list[Any]]:
+    groups = steps if isinstance(steps, list) else ()
+    return [group for group in groups if isinstance(group, list)]
+
+
+def _same_reference_step(then: Any, now: Any) -> bool:
+    if not isinstance(then, Mapping) or not isinstance(now, Mapping):
+        return bool(then == now)
+    return all(then.get(key) == now.get(key) for key in _REFERENCE_STEP_KEYS) and _same_json(
+        then.get("output"), now.get("output")
     )
 
 
@@ -151,39 +160,35 @@ def _same_json(output: Any, output_then: Any) -> bool:
         return False
 
 
-def _response(fields: Mapping[str, Any]) -> tuple[Any, ...]:
-    steps = fields.get("actual_steps")
-    return (
-        fields.get("status"),
-        fields.get("error"),
-        fields.get("actual_answer"),
-        [_actual(step) for step in steps] if isinstance(steps, list) else None,
-    )
-
-
-def _actual(step: Any) -> tuple[Any, Any, bool]:
-    """A step as compared: what the response says of it, its output, whether the run
-    executed its query (the output then came from the graph)."""
-    if not isinstance(step, Mapping):
-        return step, None, False
-    return _picked(step, _ACTUAL_STEP_KEYS), step.get("output"), "execution" in step
-
-
-def _same_response(before: tuple[Any, ...], after: tuple[Any, ...]) -> bool:
-    """Whether two responses are the same; a step executed in either run is compared
-    without its output."""
-    if before[:3] != after[:3] or (before[3] is None) != (after[3] is None):
+def _same_response(then: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
+    """Whether two responses are the same: status, error, answer, and each step's name,
+    status, arguments and error, and its output unless either run executed its query (the
+    output then came from the graph)."""
+    if then[2:5] != now[2:5]:
         return False
-    steps_before, steps_after = before[3] or [], after[3] or []
-    return len(steps_before) == len(steps_after) and all(
-        said == said_then and (executed or executed_then or output == output_then)
-        for (said, output, executed), (said_then, output_then, executed_then) in zip(
-            steps_after, steps_before, strict=True
-        )
+    steps_then, steps_now = then[5], now[5]
+    if not isinstance(steps_then, list) or not isinstance(steps_now, list):
+        return bool(steps_then == steps_now)
+    return len(steps_then) == len(steps_now) and all(
+        _same_actual_step(step_then, step)
+        for step_then, step in zip(steps_then, steps_now, strict=True)
     )
 
 
-def _picked(step: Any, keys: tuple[str, ...]) -> Any:
-    if not isinstance(step, Mapping):
-        return step
-    return tuple(step.get(key) for key in keys)
+def _is_mapping(value: Any) -> bool:
+    return type(value) is dict or isinstance(value, Mapping)
+
+
+def _said(step: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What a response says of a step, its output aside."""
+    get = step.get
+    return get("name"), get("status"), get("args"), get("error")
+
+
+def _same_actual_step(then: Any, now: Any) -> bool:
+    if not (_is_mapping(then) and _is_mapping(now)):
+        return bool(then == now)
+    if _said(then) != _said(now):
+        return False
+    executed = "execution" in then or "execution" in now
+    return executed or bool(then.get("output") == now.get("output"))
