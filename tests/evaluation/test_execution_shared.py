@@ -62,20 +62,23 @@ def _reference_step() -> dict[str, Any]:
     return ref_step("sparql_query", args={"query": QUERY}, output_media_type=SPARQL_JSON)
 
 
-def test_a_query_repeated_across_questions_is_executed_once(counted: CountingStore) -> None:
+@pytest.mark.parametrize("wrapped", [True, False], ids=["shared", "plain store"])
+def test_a_query_repeated_across_questions_is_executed_once(
+    counted: CountingStore, wrapped: bool
+) -> None:
     ids = [f"q{number}" for number in range(12)]
     reference = dataset(*(question(qid, [[_reference_step()]]) for qid in ids))
     responses = [
         response(qid, [step("sparql_query", args={"query": QUERY}, id="s")]) for qid in ids
     ]
-    shared = SharedExecutions(counted)
+    given = SharedExecutions(counted) if wrapped else counted
 
     async def run() -> Any:
         return await evaluate(
             reference,
             responses,
             {"sparql": {"data": ["unused.ttl"]}},  # the store given is the one used
-            store=shared,
+            store=given,
             max_concurrent_items=6,
         )
 

@@ -98,7 +98,9 @@ def open_run_store(config: EvaluationConfig) -> SharedExecutions | None:
 
 def services_of(engine: LLMEngine | None, store: GraphStore | None = None) -> Services:
     """The services the metrics of a run get from ``engine`` (none without one) and
-    ``store``."""
+    ``store`` (its executions shared within the run)."""
+    if store is not None and not isinstance(store, SharedExecutions):
+        store = SharedExecutions(store)
     if engine is None:
         return Services() if store is None else Services(store=store)
     return Services(
