@@ -5,6 +5,7 @@ calls are counted."""
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -15,9 +16,11 @@ from graphrag_eval.config.sparql import SparqlConfig
 from graphrag_eval.evaluation.execution import SharedExecutions
 from graphrag_eval.evaluation.runner import evaluate, run_sync
 from graphrag_eval.graph.embedded import load_embedded
-from graphrag_eval.graph.execution import Execution, StoreIdentity
+from graphrag_eval.graph.execution import Execution, ExecutionError, GraphStore, StoreIdentity
+from graphrag_eval.graph.stores import open_store
 
 from builders import SPARQL_JSON, dataset, question, ref_step, response, step
+from judge_server import closed_port_url
 
 pytest.importorskip("pyoxigraph")
 
@@ -26,10 +29,13 @@ QUERY = f"SELECT ?n WHERE {{ <{EX}a> <{EX}name> ?n }}"
 
 
 class CountingStore:
-    """The real embedded store, with the queries it was asked to execute counted."""
+    """A real store (the embedded one by default), with the queries it was asked to execute
+    counted."""
 
-    def __init__(self, graph: Path) -> None:
-        self.store = load_embedded(SparqlConfig(data=[str(graph)]))
+    def __init__(self, graph: Path | None = None, store: GraphStore | None = None) -> None:
+        if store is None:
+            store = load_embedded(SparqlConfig(data=[str(graph)]))
+        self.store = store
         self.asked: Counter[str] = Counter()
         self.closed = False
 
@@ -111,3 +117,34 @@ def test_a_metric_asking_the_shared_store_gets_the_results(counted: CountingStor
     assert execution.results is not None
     assert execution.results["results"]["bindings"] == [{"n": {"type": "literal", "value": "A"}}]
     assert shared.identity == counted.identity and shared.unusable is None
+
+
+def test_a_querys_own_error_is_kept(counted: CountingStore) -> None:
+    shared = SharedExecutions(counted)
+    broken = "SELECT ?n WHERE { oops"
+
+    async def run() -> list[ExecutionError | None]:
+        return [(await shared.executed(broken)).execution.error_kind for _ in range(3)]
+
+    assert asyncio.run(run()) == [ExecutionError.SYNTAX_ERROR] * 3
+    assert counted.asked == {broken: 1}
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("graphrag_eval.graph.endpoint") is None,
+    reason="the endpoint store is not in this build",
+)
+def test_an_endpoints_error_is_not_kept() -> None:
+    endpoint = open_store(SparqlConfig(endpoint=closed_port_url(), retries=0, timeout_s=5))
+    assert endpoint is not None
+    counted = CountingStore(store=endpoint)
+    shared = SharedExecutions(counted)
+
+    async def run() -> list[ExecutionError | None]:
+        kinds = [(await shared.executed(QUERY)).execution.error_kind for _ in range(2)]
+        await shared.aclose()
+        return kinds
+
+    kinds = asyncio.run(run())
+    assert all(kind is not None and kind.value in {"unreachable", "endpoint"} for kind in kinds)
+    assert counted.asked == {QUERY: 2}  # sent again: the endpoint may be back

@@ -13,7 +13,9 @@ output; the item and the run go on.
 
 Executions are shared within a run (:class:`SharedExecutions`): a query text is executed
 once, however many questions hold it (reference queries repeat across a template's
-questions), while its results are kept (:data:`CACHE_BYTES`).
+questions), while its results are kept (:data:`CACHE_BYTES`); so is a query's own error
+(a syntax error, a refused update, a timeout), not an endpoint's (unreachable, refused, a
+server error), after which the query is sent again when it comes again.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Any, Final, Literal
 import msgspec
 
 from graphrag_eval.config.model import EvaluationConfig
-from graphrag_eval.graph.execution import Execution, GraphStore, StoreIdentity
+from graphrag_eval.graph.execution import Execution, ExecutionError, GraphStore, StoreIdentity
 from graphrag_eval.inputs import ActualStep, ReferenceQuestion, ReferenceStep, Response
 from graphrag_eval.inputs.steps import ReferenceCheck
 from graphrag_eval.results.to_records import EXECUTION_KEY, ExecutionRecord
@@ -54,6 +56,12 @@ CACHE_BYTES: Final = 256 * 2**20
 length (the least recently used go first)."""
 
 _ENCODER = msgspec.json.Encoder()
+
+_PASSING: Final = frozenset(
+    {ExecutionError.UNREACHABLE, ExecutionError.REFUSED, ExecutionError.ENDPOINT}
+)
+"""Errors of the endpoint rather than of the query: not kept, the query is sent again when
+it comes again (the endpoint's breaker makes that fast while it is down)."""
 
 Mode = Literal["missing", "always", "never"]
 
@@ -123,7 +131,7 @@ class SharedExecutions:
 
     def _keep(self, query: str, done: Executed) -> None:
         size = len(query) + len(done.text or "")
-        if size > self._cache_bytes:
+        if size > self._cache_bytes or done.execution.error_kind in _PASSING:
             return
         self._kept[query] = done
         self._kept_bytes += size
