@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
+from graphrag_eval import compare_results
 from graphrag_eval.cli import main
 from graphrag_eval.comparison.graph_identity import graph_difference
 
@@ -139,3 +140,38 @@ def test_one_run_with_a_store_and_one_without_is_warned_of(
     assert "A: no store" in compared["graph_warning"]
     assert compared["reference_changed"] == ["q"]  # executed in B only
     assert compared["response_changed"] == []  # B executed its query: the same response
+
+
+def _record(reference_output: str, **fields: Any) -> dict[str, Any]:
+    step = {"name": "sparql_query", "args": {"query": QUERY}, "output": reference_output}
+    return {
+        "template_id": "t1",
+        "question_id": "q",
+        "status": "success",
+        "reference_steps": [[{**step, **fields}]],
+        "steps_score": 1.0,
+    }
+
+
+def test_the_same_rows_written_otherwise_are_the_same_reference() -> None:
+    rows = [{"t": {"type": "uri", "value": f"{EX}t1"}}, {"t": {"type": "uri", "value": f"{EX}t2"}}]
+    stored = json.dumps({"head": {"vars": ["t"]}, "results": {"bindings": rows}}, indent=2)
+    executed = json.dumps(
+        {
+            "head": {"vars": ["t"]},
+            "results": {
+                "bindings": [
+                    {"t": {"value": row["t"]["value"], "type": "uri"}} for row in reversed(rows)
+                ]
+            },
+        }
+    )
+    run = {"source": "oxigraph:x", "elapsed_s": 0.1, "rows": 2, "truncated": False}
+    same = compare_results(
+        [_record(stored)], [_record(executed, execution=run, matches="s")], resamples=100
+    )
+    assert same.changed_inputs.reference == []
+    fewer = json.dumps({"head": {"vars": ["t"]}, "results": {"bindings": rows[:1]}})
+    moved = compare_results([_record(stored)], [_record(fewer, execution=run)], resamples=100)
+    assert moved.changed_inputs.reference == ["q"]
+    assert moved.cause("q") == "reference changed"

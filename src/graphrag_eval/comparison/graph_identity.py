@@ -26,6 +26,7 @@ _REFERENCE_STEP_KEYS = (
     "ignore_duplicates",
 )
 _JSON = msgspec.json.Decoder()
+_SORTED = msgspec.json.Encoder(order="sorted")
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,12 +153,37 @@ def _same_reference_step(then: Any, now: Any) -> bool:
 
 
 def _same_json(output: Any, output_then: Any) -> bool:
+    """Whether two outputs are the same: equal, or the same JSON, or SPARQL results with
+    the same variables and the same rows in another order."""
+    if output == output_then:
+        return True
     if not isinstance(output, str) or not isinstance(output_then, str):
-        return bool(output == output_then)
+        return False
     try:
-        return bool(_JSON.decode(output) == _JSON.decode(output_then))
+        document, document_then = _JSON.decode(output), _JSON.decode(output_then)
     except msgspec.DecodeError:
         return False
+    return bool(document == document_then) or _same_rows(document, document_then)
+
+
+def _same_rows(document: Any, document_then: Any) -> bool:
+    rows, rows_then = _bindings(document), _bindings(document_then)
+    if rows is None or rows_then is None or len(rows) != len(rows_then):
+        return False
+    if _variables(document) != _variables(document_then):
+        return False
+    return sorted(map(_SORTED.encode, rows)) == sorted(map(_SORTED.encode, rows_then))
+
+
+def _bindings(document: Any) -> list[Any] | None:
+    results = document.get("results") if isinstance(document, dict) else None
+    rows = results.get("bindings") if isinstance(results, dict) else None
+    return rows if isinstance(rows, list) else None
+
+
+def _variables(document: dict[str, Any]) -> Any:
+    head = document.get("head")
+    return head.get("vars") if isinstance(head, dict) else None
 
 
 def _same_response(then: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
