@@ -535,6 +535,9 @@ COMPARISON_KEYS = {
     "significant_scores",
     "resources",
     "failed",
+    "graph_warning",
+    "reference_changed",
+    "response_changed",
 }
 METRIC_KEYS = {
     "pairs",

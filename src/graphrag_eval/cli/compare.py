@@ -242,7 +242,15 @@ def _comparison(options: CompareOptions, first: SavedRun, second: SavedRun) -> C
         confidence=options.confidence,
         top=options.top,
         error_samples=options.error_samples,
+        graph_a=_graph(first),
+        graph_b=_graph(second),
     )
+
+
+def _graph(run: SavedRun) -> dict[str, Any] | None:
+    """The graph a saved run executed SPARQL queries against (``run.yaml``'s ``graph``)."""
+    graph = run.info.get("graph")
+    return graph if isinstance(graph, dict) else None
 
 
 def _gate_failures(options: CompareOptions, comparison: Comparison) -> list[str]:

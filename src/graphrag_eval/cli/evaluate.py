@@ -22,6 +22,7 @@ from graphrag_eval.cli.evaluate_summary import (
     incomplete_line,
     print_run_outcome,
 )
+from graphrag_eval.cli.graph_store import RunServices, close_all, open_services, store_incomplete
 from graphrag_eval.cli.options import (
     config_option,
     debug_option,
@@ -31,6 +32,8 @@ from graphrag_eval.cli.options import (
     max_expanded_size_option,
     no_cache_option,
     numeric_outputs,
+    store_options,
+    with_store,
 )
 from graphrag_eval.cli.signals import deferred_interrupts, interrupt_exit_code
 from graphrag_eval.comparison.gates import Threshold, check_known, check_thresholds
@@ -95,6 +98,8 @@ class EvaluateOptions:
     no_cache: bool
     dry_run: bool
     max_cost_usd: float | None
+    endpoint: str | None = None
+    data_files: Sequence[Path] = ()
 
     @property
     def gates(self) -> list[Threshold]:
@@ -169,6 +174,7 @@ class EvaluateOptions:
     "nothing, write nothing.",
 )
 @max_cost_option
+@store_options
 def evaluate_command(**options: Any) -> None:
     """Evaluate RESPONSES against the REFERENCE dataset.
 
@@ -190,8 +196,8 @@ def evaluate_command(**options: Any) -> None:
     \b
     Exit codes: 0 ok, 1 a --fail-under or --fail-over threshold not met, 2 bad input,
     config or option (an OUT_DIR holding an earlier run included), 3 evaluation incomplete
-    (a judge endpoint was unusable, the cost limit stopped calls, or a metric failed on
-    every question; the line printed says how to finish it),
+    (a judge endpoint or the SPARQL store was unusable, the cost limit stopped calls, or a
+    metric failed on every question; the line printed says how to finish it),
     130 interrupted (Ctrl-C), 143 stopped (SIGTERM).
 
     \b
@@ -200,6 +206,7 @@ def evaluate_command(**options: Any) -> None:
       graphrag-eval evaluate reference.yaml responses.jsonl -c config.yaml --dry-run
       graphrag-eval evaluate reference.yaml responses.jsonl -c config.yaml -o out/ --resume
       graphrag-eval evaluate reference.yaml responses.jsonl -o out/ --fail-under steps_score=0.8
+      graphrag-eval evaluate reference.yaml responses.jsonl --data graph.ttl -o out/
     """
     run_evaluate(EvaluateOptions(**options))
 
@@ -225,11 +232,13 @@ def _evaluate(options: EvaluateOptions) -> None:
         raise click.UsageError(
             "--resume continues the run in OUT_DIR and --overwrite replaces it: give one"
         )
-    config = load_config(options.config_path)
+    config = with_store(load_config(options.config_path), options.endpoint, options.data_files)
     check_known(options.gates, numeric_outputs(config))
     diagnostics = Diagnostics()
     rules, compact = config.steps.rules, COMPACT_ABOVE_BYTES
-    questions = prepare_reference(options.reference, diagnostics, rules, compact_above=compact)
+    questions = prepare_reference(
+        options.reference, diagnostics, rules, compact_above=compact, sparql=config.sparql
+    )
     response_set = prepare_responses(options.responses)
     check_evaluable(questions, response_set)  # before anything is written
     engine = build_run_engine(
@@ -242,6 +251,7 @@ def _evaluate(options: EvaluateOptions) -> None:
     if options.dry_run:
         dry_run(questions, response_set, config, engine)
         return
+    services = open_services(engine, config)  # a store that cannot be opened: exit 2
     # One run at a time writes a directory: a second fails at once, naming the first.
     with lock_out_dir(options.out_dir):
         if not options.resume:  # --resume continues the run there; else none may be there
@@ -257,10 +267,10 @@ def _evaluate(options: EvaluateOptions) -> None:
         )
         fold, inputs = AggregateFold(layout_for(config), config), (questions, response_set, config)
         streamed, tally = ResultsStream(options.out_dir, options.formats, fold), RunTally()
-        run = _run_checkpointed(checkpoint, streamed, tally, inputs, engine, options)
+        run = _run_checkpointed(checkpoint, streamed, tally, inputs, services, options)
         diagnostics.extend(run.diagnostics.notices)
         diagnostics.extend(checkpoint.resumed.notices)  # what the kept items' evaluation found
-        written = _write_outputs(options, run, streamed, diagnostics, engine, checkpoint, started)
+        written = _write_outputs(options, run, streamed, diagnostics, services, checkpoint, started)
     failures = check_thresholds(written.aggregates.micro, options.gates)
     if not options.quiet:
         resumed = checkpoint.resumed if options.resume else None
@@ -274,7 +284,8 @@ def _evaluate(options: EvaluateOptions) -> None:
             options.html_report,
         )
         print_run_outcome(outcome, options.gates, failures)
-    exit_on_failures(failures, incomplete_line(tally, config, engine, command_line("--resume")))
+    incomplete = incomplete_line(tally, config, engine, command_line("--resume"))
+    exit_on_failures(failures, store_incomplete(services[1], incomplete))
 
 
 def _warn_unpriced(engine: LLMEngine | None) -> None:
@@ -291,12 +302,13 @@ def _run_checkpointed(
     streamed: ResultsStream,
     tally: RunTally,
     inputs: tuple[Sequence[ReferenceQuestion], ResponseSet, EvaluationConfig],
-    engine: LLMEngine | None,
+    services: RunServices,
     options: EvaluateOptions,
 ) -> EvaluationRun:
     """The run, each item written as it finishes, with its progress on standard error; the
     results go to ``streamed`` (in reference order) and ``tally``, and the run keeps none."""
     questions, response_set, config = inputs
+    engine, store = services
     # A bar on a terminal; in a log (CI) a plain line every few seconds instead.
     progress = options.progress
     show = len(questions) >= _PROGRESS_MIN_ITEMS or engine is not None
@@ -328,10 +340,10 @@ def _run_checkpointed(
                     on_item=lambda _: bar.advance(),
                     on_result=on_result,
                     keep=False,
+                    store=store,
                 )
             finally:
-                if engine is not None:
-                    await engine.aclose()
+                await close_all(services)
 
         try:
             return run_sync(run_all)
@@ -350,13 +362,13 @@ def _write_outputs(
     run: EvaluationRun,
     streamed: ResultsStream,
     diagnostics: Diagnostics,
-    engine: LLMEngine | None,
+    services: RunServices,
     checkpoint: RunCheckpoint,
     started: float,
 ) -> WrittenRun:
     """The output directory: the results (written in reference order as they came),
     aggregates, run.yaml, the report."""
-    resumed = checkpoint.resumed
+    resumed, (engine, store) = checkpoint.resumed, services
     summary = RunSummary.of(
         run,
         reference=options.reference,
@@ -366,6 +378,7 @@ def _write_outputs(
         engine=engine,
         resumed=(len(resumed.kept), resumed.redo),
         counts=streamed.counts,
+        graph=store.identity.as_record() if store is not None else None,
     )
     written = write_run(
         options.out_dir, run, summary, options.formats, started_s=started, streamed=streamed

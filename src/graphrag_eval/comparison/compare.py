@@ -36,6 +36,7 @@ from graphrag_eval.comparison.bootstrap import (
     bootstrap_intervals,
 )
 from graphrag_eval.comparison.changes import MIN_PAIRS, Resampling, scope_changes
+from graphrag_eval.comparison.graph_identity import graph_difference, input_changes
 from graphrag_eval.comparison.model import (
     DEFAULT_CONFIDENCE,
     DEFAULT_ERROR_SAMPLES,
@@ -48,7 +49,7 @@ from graphrag_eval.comparison.model import (
     MetricChange,
     Verdict,
 )
-from graphrag_eval.comparison.pairing import pair_runs
+from graphrag_eval.comparison.pairing import PairedRuns, pair_runs
 from graphrag_eval.config import ConfigSource, EvaluationConfig
 from graphrag_eval.formatting import format_interval, format_signed
 from graphrag_eval.metrics.loading import load_config
@@ -89,6 +90,8 @@ def compare_results(
     confidence: float = DEFAULT_CONFIDENCE,
     top: int = DEFAULT_TOP,
     error_samples: ErrorSamples = DEFAULT_ERROR_SAMPLES,
+    graph_a: Mapping[str, Any] | None = None,
+    graph_b: Mapping[str, Any] | None = None,
 ) -> Comparison:
     """Compare the per-question results of run B with those of run A: typed results (a
     saved run's ``results``) or flat records (docs/outputs.md).
@@ -100,18 +103,14 @@ def compare_results(
     scores an error response 0 on the scores it would have had, so a question that newly
     fails counts as a fall; ``"exclude"`` leaves it out of the pairs. The configs give each
     run's metrics (custom evaluations declare theirs). See docs/report.md, "The method".
+
+    ``graph_a`` and ``graph_b`` are the graphs the runs executed SPARQL queries against
+    (``run.yaml``'s ``graph``; ``None``: no store): the comparison warns when they differ,
+    and says of each question whether its reference or its response changed
+    (docs/knowledge-graph.md, "The graph's identity").
     """
     _check_arguments(resamples, confidence, top, error_samples)
-    settings_a = _with_error_samples(config_a, error_samples)
-    settings_b = _with_error_samples(config_b, error_samples)
-    with fewer_collections():
-        values_a, values_b = item_values(results_a, settings_a), item_values(results_b, settings_b)
-        paired = pair_runs(values_a, values_b)
-        failed = {
-            name: Failures(values_a.failed.get(name, 0), values_b.failed.get(name, 0))
-            for name in {**values_a.failed, **values_b.failed}
-        }
-        del values_a, values_b  # the pairs hold what the resampling needs: not these too
+    paired, failed = _paired((results_a, config_a), (results_b, config_b), error_samples)
     if resamples is None:
         resamples = auto_resamples(len(paired.question_ids))
     resampling = Resampling(seed, resamples, confidence)
@@ -135,7 +134,30 @@ def compare_results(
         },
         error_samples=error_samples,
         failed=failed,
+        graph_warning=graph_difference(graph_a, graph_b),
+        changed_inputs=input_changes(results_a, results_b),
     )
+
+
+def _paired(
+    run_a: tuple[Sequence[Mapping[str, Any]] | RunResult, ConfigSource],
+    run_b: tuple[Sequence[Mapping[str, Any]] | RunResult, ConfigSource],
+    error_samples: ErrorSamples,
+) -> tuple[PairedRuns, dict[str, Failures]]:
+    """The questions of both runs (results and config) paired, and on how many questions of
+    each run every metric failed."""
+    settings_a = _with_error_samples(run_a[1], error_samples)
+    settings_b = _with_error_samples(run_b[1], error_samples)
+    with fewer_collections():
+        values_a = item_values(run_a[0], settings_a)
+        values_b = item_values(run_b[0], settings_b)
+        paired = pair_runs(values_a, values_b)
+        failed = {
+            name: Failures(values_a.failed.get(name, 0), values_b.failed.get(name, 0))
+            for name in {**values_a.failed, **values_b.failed}
+        }
+        del values_a, values_b  # the pairs hold what the resampling needs: not these too
+    return paired, failed
 
 
 def _check_arguments(

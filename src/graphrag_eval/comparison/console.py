@@ -19,7 +19,7 @@ from graphrag_eval.comparison.units import (
 )
 from graphrag_eval.formatting import format_interval, format_signed, plural, visible_text
 
-__all__ = ["failure_lines", "print_comparison"]
+__all__ = ["failure_lines", "input_lines", "print_comparison"]
 
 _VERDICT_STYLE = {
     "better": "green",
@@ -82,6 +82,8 @@ def print_comparison(console: Console, comparison: Comparison) -> None:
         _print_table(console, _overall_table(console, resources, resource=True))
     for line in failure_lines(comparison):
         console.print(Text(visible_text(line), style="yellow"), soft_wrap=True)
+    for line in input_lines(comparison):
+        console.print(Text(visible_text(line), style="yellow"), soft_wrap=True)
     _print_template_changes(console, comparison)
     for name, change in comparison.overall.items():
         # Scores: every question that fell, whatever the overall verdict (a mean that rose
@@ -89,7 +91,7 @@ def print_comparison(console: Console, comparison: Comparison) -> None:
         # are listed only when the metric got significantly worse overall.
         if not change.worse_items or (change.lower_is_better and change.verdict != "worse"):
             continue
-        _print_worse_items(console, name, change)
+        _print_worse_items(console, comparison, name, change)
 
 
 def failure_lines(comparison: Comparison) -> list[str]:
@@ -98,6 +100,18 @@ def failure_lines(comparison: Comparison) -> list[str]:
         f"{name} failed on {plural(count.b, 'question')} of B, {count.a:,} of A"
         for name, count in comparison.failed.items()
     ]
+
+
+def input_lines(comparison: Comparison) -> list[str]:
+    """The warning when the runs were scored against different graphs, and how many
+    questions' reference or response changed (docs/knowledge-graph.md)."""
+    lines = [f"warning: {comparison.graph_warning}"] if comparison.graph_warning else []
+    changed = comparison.changed_inputs
+    for part, ids in (("reference", changed.reference), ("response", changed.response)):
+        if ids:
+            shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+            lines.append(f"{part} changed on {plural(len(ids), 'question')}: {shown}")
+    return lines
 
 
 def _print_header(console: Console, comparison: Comparison) -> None:
@@ -191,7 +205,9 @@ def _print_template_changes(console: Console, comparison: Comparison) -> None:
         console.print(line, soft_wrap=True)
 
 
-def _print_worse_items(console: Console, name: str, change: MetricChange) -> None:
+def _print_worse_items(
+    console: Console, comparison: Comparison, name: str, change: MetricChange
+) -> None:
     """The questions that fell on ``name``, largest fall first, as many as were listed."""
     overall = {"better": ", better overall", "worse": ", worse overall"}
     console.print(
@@ -202,10 +218,11 @@ def _print_worse_items(console: Console, name: str, change: MetricChange) -> Non
         soft_wrap=True,
     )
     for item in change.worse_items:
+        cause = comparison.cause(item.question_id)
         console.print(
             visible_text(f"  {item.question_id} ({item.template_id}): ")
             + f"{_compared_value(change, item.a)} "
-            f"-> {_compared_value(change, item.b)}",
+            f"-> {_compared_value(change, item.b)}" + (f" ({cause})" if cause else ""),
             markup=False,
             highlight=False,
             soft_wrap=True,

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from graphrag_eval.comparison.graph_identity import InputChanges
 from graphrag_eval.comparison.units import Unit
 from graphrag_eval.metrics.base import JsonValue, OutputKey
 
@@ -167,6 +168,16 @@ class Comparison:
     failed: dict[str, Failures] = field(default_factory=dict)
     """Per metric that failed in either run: on how many questions of each (an internal
     error counts as any failure does)."""
+    graph_warning: str | None = None
+    """Set when the runs were scored against different graphs (or one against none):
+    docs/knowledge-graph.md, "The graph's identity"."""
+    changed_inputs: InputChanges = field(default_factory=InputChanges)
+    """The paired questions whose reference or response differs between the runs."""
+
+    def cause(self, question_id: str) -> str:
+        """What changed in a question's inputs: ``reference changed``, ``response
+        changed``, both, or nothing (empty)."""
+        return self.changed_inputs.cause(question_id)
 
     def significant(self, verdict: Verdict) -> list[str]:
         """The metrics that got significantly ``better`` or ``worse`` overall (costs, tokens
@@ -205,6 +216,9 @@ class Comparison:
                 name: change.resource_dict() for name, change in self.resources().items()
             },
             "failed": {name: {"a": count.a, "b": count.b} for name, count in self.failed.items()},
+            "graph_warning": self.graph_warning,
+            "reference_changed": _texts(self.changed_inputs.reference),
+            "response_changed": _texts(self.changed_inputs.response),
         }
 
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphrag_eval.comparison.console import failure_lines
+from graphrag_eval.comparison.console import failure_lines, input_lines
 from graphrag_eval.comparison.model import Comparison, MetricChange
 from graphrag_eval.comparison.units import (
     format_amount,
@@ -105,6 +105,7 @@ def render_comparison(
         questions=questions,
         confidence=f"{comparison.confidence:.0%}",
         failures=failure_lines(comparison),
+        input_lines=input_lines(comparison),
     )
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.evaluation.runner import ItemCallback, ResultCallback, evaluate
+from graphrag_eval.graph.execution import GraphStore
 from graphrag_eval.inputs import ReferenceQuestion, ResponseSet
 from graphrag_eval.llm.engine import LLMEngine
 from graphrag_eval.results.results_log import ResultsLog
@@ -29,12 +30,14 @@ async def evaluate_checkpointed(
     on_item: ItemCallback | None = None,
     on_result: ResultCallback | None = None,
     keep: bool = True,
+    store: GraphStore | None = None,
 ) -> EvaluationRun:
     """Evaluate ``questions`` against ``response_set``, appending each finished item to
     ``log`` so that an interrupted run loses nothing; the items the log kept from an earlier
     run are not evaluated again. ``on_item`` is called after each item is written;
-    ``on_result`` and ``keep`` are :func:`~graphrag_eval.evaluation.runner.evaluate`'s. The
-    results file is left in finishing order: ``write_run`` puts it in reference order::
+    ``on_result``, ``keep`` and ``store`` are
+    :func:`~graphrag_eval.evaluation.runner.evaluate`'s. The results file is left in finishing
+    order: ``write_run`` puts it in reference order::
 
         checkpoint = open_run(out_dir, reference, responses, config, questions)
         with start_checkpoint(checkpoint) as log:
@@ -55,4 +58,5 @@ async def evaluate_checkpointed(
         done=log.kept,
         on_result=on_result,
         keep=keep,
+        store=store,
     )

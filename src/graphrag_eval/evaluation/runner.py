@@ -26,7 +26,9 @@ from typing import Any, TypeVar
 
 from graphrag_eval.collector import fewer_collections
 from graphrag_eval.config import ConfigSource, EvaluationConfig
+from graphrag_eval.config.sparql import SparqlConfig
 from graphrag_eval.errors import InputError
+from graphrag_eval.evaluation.execution import ExecutedReferenceCheck
 from graphrag_eval.evaluation.items import (
     ORDER_WINDOW,
     ItemCallback,
@@ -36,7 +38,8 @@ from graphrag_eval.evaluation.items import (
     in_order,
 )
 from graphrag_eval.evaluation.planning import build_run_engine, check_services
-from graphrag_eval.evaluation.services import services_of
+from graphrag_eval.evaluation.services import open_run_store, services_of
+from graphrag_eval.graph.execution import GraphStore
 from graphrag_eval.inputs import (
     Diagnostics,
     Notice,
@@ -89,15 +92,21 @@ def prepare_reference(
     config_rules: Collection[str] = (),
     *,
     compact_above: int | None = None,
+    sparql: SparqlConfig | None = None,
 ) -> list[ReferenceQuestion]:
     """Load (if a path) and validate a reference dataset; raises ``InputError``.
     ``config_rules`` are the step names the config's ``steps.rules`` score: the registered
     rules do not check those reference steps. ``compact_above``: the questions of a JSON file
     larger than so many bytes are kept as their encoded JSON and parsed again when scored
-    (``inputs/compact.py``)."""
+    (``inputs/compact.py``). ``sparql``: the run's store settings; the output of a reference
+    step whose query the run will execute is not checked (docs/knowledge-graph.md)."""
     if isinstance(reference, list) and reference and isinstance(reference[0], ReferenceQuestion):
         return reference
-    check = check_reference_step.skipping(config_rules) if config_rules else check_reference_step
+    check: ReferenceCheck = (
+        check_reference_step.skipping(config_rules) if config_rules else check_reference_step
+    )
+    if sparql is not None and sparql.configured and sparql.execute != "never":
+        check = ExecutedReferenceCheck(check, sparql.execute)
     if isinstance(reference, str | Path):
         kept = None if compact_above is None else _compact(Path(reference), compact_above, check)
         if kept is not None:
@@ -197,6 +206,7 @@ async def evaluate(
     done: Mapping[str, dict[str, Any]] | None = None,
     on_result: ResultCallback | None = None,
     keep: bool = True,
+    store: GraphStore | None = None,
 ) -> EvaluationRun:
     """Evaluate every reference question; one bad item never stops the others.
 
@@ -210,7 +220,10 @@ async def evaluate(
     soon as it and those before it are final; at most :data:`ORDER_WINDOW` times the items in
     flight wait for an earlier one. With ``keep=False`` the run holds no result (its
     ``items`` are empty) and drops each response once scored: ``on_result`` is where the
-    results go (the command line writes and aggregates them as they come)."""
+    results go (the command line writes and aggregates them as they come).
+
+    ``store`` executes SPARQL steps (docs/knowledge-graph.md); by default the one the
+    config's ``sparql`` section names is opened, and closed at the end."""
     settings = load_config(config)
     with fewer_collections():
         return await _evaluate(
@@ -221,6 +234,7 @@ async def evaluate(
             max_concurrent_items,
             engine,
             done,
+            store,
         )
 
 
@@ -232,13 +246,16 @@ async def _evaluate(
     max_concurrent_items: int | None,
     engine: LLMEngine | None,
     done: Mapping[str, dict[str, Any]] | None,
+    store: GraphStore | None = None,
 ) -> EvaluationRun:
     diagnostics = Diagnostics()
-    questions = prepare_reference(reference, diagnostics, settings.steps.rules.keys())
+    rules = settings.steps.rules.keys()
+    questions = prepare_reference(reference, diagnostics, rules, sparql=settings.sparql)
     response_set = prepare_responses(responses)
     check_evaluable(questions, response_set)  # a run that would evaluate nothing is an error
     diagnostics.extend(response_set.notices)
     diagnostics.extend(check_coverage(questions, response_set))
+    own_store, store = store is None, store if store is not None else open_run_store(settings)
     own_engine = engine is None
     if engine is None:
         engine = build_run_engine(settings)
@@ -253,7 +270,7 @@ async def _evaluate(
         metrics_for(settings),
         response_set,
         diagnostics,
-        services=services_of(engine),
+        services=services_of(engine, store),
         slots=asyncio.Semaphore(max(1, max_concurrent_items)),
         kept=_read_kept(done or {}, layout),
         on_item=sinks.on_item,
@@ -271,8 +288,7 @@ async def _evaluate(
     try:
         await in_order(questions, run.one, window, emit)
     finally:
-        if own_engine and engine is not None:
-            await engine.aclose()
+        await _close_owned(engine if own_engine else None, store if own_store else None)
     return EvaluationRun(
         items=results,
         diagnostics=diagnostics,
@@ -280,6 +296,14 @@ async def _evaluate(
         layout=layout,
         llm=engine.stats if engine is not None else None,
     )
+
+
+async def _close_owned(engine: LLMEngine | None, store: GraphStore | None) -> None:
+    """Close what the run opened itself."""
+    if engine is not None:
+        await engine.aclose()
+    if store is not None:
+        await store.aclose()
 
 
 def _read_kept(

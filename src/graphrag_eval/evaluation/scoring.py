@@ -14,6 +14,7 @@ from typing import Any
 
 from graphrag_eval.config.model import EvaluationConfig
 from graphrag_eval.evaluation.diagnosis import diagnose_steps
+from graphrag_eval.evaluation.execution import execute_steps
 from graphrag_eval.evaluation.planning import ItemPlan, plan_item
 from graphrag_eval.inputs import (
     RESPONSES_LABEL,
@@ -70,6 +71,8 @@ async def evaluate_item(
         return _error_sample(typed_missing_result(question), question, config), []
     if response.is_error:
         return _error_sample(typed_error_result(question, response), question, config), []
+    if services is not None and services.store is not None and config.sparql.execute != "never":
+        question, response = await execute_steps(question, response, services.store, config)
     matching = _match_steps(question, response, config)
     store = services.store if services is not None else None  # query_diagnosis: after matching
     matching.steps = await diagnose_steps(question, response, matching.steps, config, store)

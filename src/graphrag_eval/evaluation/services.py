@@ -14,13 +14,17 @@ from graphrag_eval.embeddings.bert_score import BertScorer
 from graphrag_eval.embeddings.local import LocalEmbedder
 from graphrag_eval.embeddings.models import embeddings_extra_installed
 from graphrag_eval.embeddings.remote import RemoteEmbedder
+from graphrag_eval.errors import ConfigError
+from graphrag_eval.evaluation.execution import SharedExecutions
+from graphrag_eval.graph.execution import GraphStore
+from graphrag_eval.graph.stores import open_store
 from graphrag_eval.llm.client import Endpoint
 from graphrag_eval.llm.context import CallContext
 from graphrag_eval.llm.engine import LLMEngine
 from graphrag_eval.llm.services import Embedder
 from graphrag_eval.metrics.services import Services
 
-__all__ = ["build_engine", "embedder_of", "services_of"]
+__all__ = ["build_engine", "embedder_of", "open_run_store", "services_of"]
 
 
 def build_engine(
@@ -77,13 +81,32 @@ def embedder_of(
     return None
 
 
-def services_of(engine: LLMEngine | None) -> Services:
-    """The services the metrics of a run get from ``engine`` (none without one)."""
+def open_run_store(config: EvaluationConfig) -> SharedExecutions | None:
+    """The store ``config.sparql`` names, opened, its executions shared within the run
+    (:class:`~graphrag_eval.evaluation.execution.SharedExecutions`); ``None`` when it names
+    none. Raises :class:`~graphrag_eval.errors.ConfigError` or
+    :class:`~graphrag_eval.errors.InputError` when it cannot be opened (docs/knowledge-graph.md).
+    """
+    if not config.sparql.configured:
+        return None
+    store = open_store(config.sparql)
+    if store is None:
+        where = "sparql.endpoint" if config.sparql.endpoint is not None else "sparql.data"
+        raise ConfigError("this installation cannot open such a store", field=where)
+    return SharedExecutions(store)
+
+
+def services_of(engine: LLMEngine | None, store: GraphStore | None = None) -> Services:
+    """The services the metrics of a run get from ``engine`` (none without one) and
+    ``store`` (its executions shared within the run)."""
+    if store is not None and not isinstance(store, SharedExecutions):
+        store = SharedExecutions(store)
     if engine is None:
-        return Services()
+        return Services() if store is None else Services(store=store)
     return Services(
         judge=engine if engine.can_judge else None,
         embedder=engine.embedding,
         bert_scorer=engine.bert_scorer,
+        store=store,
         redact=engine.redact,
     )

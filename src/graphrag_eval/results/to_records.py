@@ -21,7 +21,9 @@ Keys added by graphrag-eval beyond the seed (never renamed, only added):
   query is wrong, as labels with the terms concerned (docs/knowledge-graph.md);
 * ``output_error`` on an unmatched actual step whose output could not be read as the reference
   step it was compared with expects (not SPARQL results JSON, not a list of contexts, ...);
-* ``skipped``: ``{metric: reason}`` for the metrics that did not apply to the question.
+* ``skipped``: ``{metric: reason}`` for the metrics that did not apply to the question;
+* ``execution`` on a step whose SPARQL query was executed in this run: where its output came
+  from (:class:`ExecutionRecord`; one copied from an earlier run's output is dropped).
 """
 
 from __future__ import annotations
@@ -52,7 +54,9 @@ from graphrag_eval.results.model import (
 from graphrag_eval.steps.matching import StepsOutcome
 
 __all__ = [
+    "EXECUTION_KEY",
     "MISSING_RESPONSE_ERROR",
+    "ExecutionRecord",
     "to_record",
     "to_records",
     "typed_error_result",
@@ -61,6 +65,16 @@ __all__ = [
 ]
 
 MISSING_RESPONSE_ERROR = "no response for this question"
+
+EXECUTION_KEY = "execution"
+"""The key, on a step, of where its output came from when its query was executed
+(docs/knowledge-graph.md, "Execution-based scoring")."""
+
+
+class ExecutionRecord(dict[str, Any]):
+    """The ``execution`` of a step executed in this run, as the evaluation puts it on the
+    step's data; a plain mapping under that key was copied from an earlier run's output
+    (a results file given as input) and is dropped, as stale."""
 
 
 def _head(
@@ -89,6 +103,7 @@ def _reference_steps_copy(
             item = copy.deepcopy(dict(step.raw))
             for stale in ("matches", "mismatch_reason", "nearest_match", "query_diagnosis"):
                 item.pop(stale, None)  # a stale value from an earlier run's output
+            _keep_fresh_execution(item)
             matched = steps.actual_for(g, i) if steps is not None else None
             if matched is not None and actual is not None:
                 item["matches"] = actual[matched].label
@@ -158,10 +173,18 @@ def typed_success_result(
     return QuestionResult(fields, outcomes, ResultLayout.of(metrics))
 
 
+def _keep_fresh_execution(item: dict[str, Any]) -> None:
+    """``item``'s ``execution`` as a plain dict when it was made in this run, else none."""
+    execution = item.pop(EXECUTION_KEY, None)
+    if isinstance(execution, ExecutionRecord):
+        item[EXECUTION_KEY] = dict(execution)
+
+
 def _actual_step_copy(raw: Any, problem: str | None, output_error: str | None) -> Any:
     item = copy.deepcopy(raw)
     if not isinstance(item, dict):
         return {"value": item, "input_error": problem} if problem else item
+    _keep_fresh_execution(item)
     if problem is not None:
         item["input_error"] = problem
     if output_error is not None:

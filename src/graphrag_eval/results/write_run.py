@@ -139,6 +139,9 @@ class RunSummary:
     llm: LLMSummary | None = None
     notices: Sequence[Notice] = field(default_factory=list)
     """Every input problem the run found."""
+    graph: Mapping[str, Any] | None = None
+    """What SPARQL queries were executed against (``StoreIdentity.as_record()``), when a
+    store was configured (docs/knowledge-graph.md, "The graph's identity")."""
 
     @classmethod
     def of(
@@ -153,10 +156,12 @@ class RunSummary:
         engine: LLMEngine | None = None,
         resumed: tuple[int, int] | None = None,
         counts: Counts | None = None,
+        graph: Mapping[str, Any] | None = None,
     ) -> RunSummary:
         """The summary of ``run``; ``notices`` default to the run's own diagnostics (pass them
         when the reference's were collected apart), ``resumed`` is (kept, evaluated again),
-        ``counts`` the questions counted as they came (a run that kept no result)."""
+        ``counts`` the questions counted as they came (a run that kept no result), ``graph``
+        the identity of the store SPARQL queries were executed against."""
         if counts is None:
             counts = Counts()
             for result in run.items:
@@ -174,11 +179,12 @@ class RunSummary:
             resumed=resumed if resumed is not None and any(resumed) else None,
             llm=LLMSummary.of(engine) if engine is not None else None,
             notices=list(run.diagnostics.notices if notices is None else notices),
+            graph=graph,
         )
 
     def as_dict(self) -> dict[str, Any]:
         """The summary as written to ``run.yaml`` (and shown by the report's settings)."""
-        return {
+        summary: dict[str, Any] = {
             "graphrag_eval_version": __version__,
             "reference": self.reference,
             "responses": self.responses,
@@ -198,6 +204,9 @@ class RunSummary:
             "input_problems": count_kinds(self.notices),
             "notices": [str(notice) for notice in self.notices],
         }
+        if self.graph is not None:
+            summary["graph"] = dict(self.graph)
+        return summary
 
 
 def earlier_run_files(out_dir: str | Path) -> list[str]:
