@@ -90,6 +90,8 @@ class SharedExecutions:
         self._kept: OrderedDict[str, Executed] = OrderedDict()
         self._kept_bytes = 0
         self._running: dict[str, asyncio.Future[Executed]] = {}
+        self._store_failures = 0
+        self._last_store_failure: str | None = None
 
     @property
     def identity(self) -> StoreIdentity:
@@ -97,7 +99,17 @@ class SharedExecutions:
 
     @property
     def unusable(self) -> str | None:
-        return self.store.unusable
+        """Why the store did not execute every query it was given: its own reason (its
+        breaker opened), or the executions that failed on its side (unreachable, refused, a
+        server error) though it stayed usable; a query's own error (syntax, update, timeout)
+        is not the store's."""
+        if self.store.unusable is not None or not self._store_failures:
+            return self.store.unusable
+        count = self._store_failures
+        return (
+            f"{count} {'query' if count == 1 else 'queries'} failed on its side, "
+            f"the last: {self._last_store_failure}"
+        )
 
     async def execute(self, query: str) -> Execution:
         """``query`` executed with its results (what a metric asks for: not shared)."""
@@ -126,6 +138,9 @@ class SharedExecutions:
         finally:
             del self._running[query]
         future.set_result(done)
+        if done.execution.error_kind in _PASSING:
+            self._store_failures += 1
+            self._last_store_failure = done.execution.error
         self._keep(query, done)
         return done
 
