@@ -318,3 +318,33 @@ def test_a_graph_variable_may_have_another_name() -> None:
         "missing_pattern",
         "extra_pattern",
     ]
+
+
+def test_a_long_query_is_diagnosed_with_pyparsings_packrat_cache_on(tmp_path: Path) -> None:
+    """Another library of the process (matplotlib) turns pyparsing's packrat cache on for
+    all, which makes rdflib's parser recurse deeper: a chain of 90 patterns is still
+    diagnosed (in a process of its own: the cache cannot be turned off again)."""
+    script = tmp_path / "packrat.py"
+    script.write_text(
+        "import pyparsing\n"
+        "pyparsing.ParserElement.enable_packrat()\n"
+        "from graphrag_eval.graph.diagnosis import diagnose_queries\n"
+        "EX = 'PREFIX ex: <http://example.org/>\\n'\n"
+        "chain = ' '.join(f'?s{i} ex:p{i % 3} ?s{i + 1} .' for i in range(90))\n"
+        "reference = EX + f'SELECT ?s0 ?s90 WHERE {{ {chain} }}'\n"
+        "actual = reference.replace('?s', '?v').replace('ex:p1', 'ex:q1', 1)\n"
+        "found = diagnose_queries(reference, actual)\n"
+        "print([finding.as_record() for finding in found[0]] if found else None)\n",
+        encoding="utf-8",
+    )
+    ran = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": SOURCE},
+    )
+    assert ran.stdout.strip() == str(
+        [{"label": "wrong_predicate", "expected": ["ex:p1"], "found": ["ex:q1"]}]
+    )

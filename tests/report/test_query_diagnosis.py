@@ -46,7 +46,10 @@ def run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     """A run of two templates: t1 with two wrong predicates and one right query, t2 with a
     LIMIT that differs."""
     data = tmp_path / "graph.ttl"
-    data.write_text("<http://example.org/ann> <http://example.org/age> 31 .\n")
+    data.write_text(  # every IRI the queries use is in the graph: no unknown_iri
+        "@prefix ex: <http://example.org/> .\n"
+        "ex:ann a ex:Person ; ex:age 31 ; ex:height 170 .\n"
+    )
     reference = tmp_path / "ref.json"
     reference.write_text(
         json.dumps(

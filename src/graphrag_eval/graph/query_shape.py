@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from graphrag_eval.graph.deep_calls import deep_call
 from graphrag_eval.graph.query_render import iris_in, name_of, variables_in
 
 __all__ = [
@@ -141,7 +142,7 @@ def parse_query(query: str) -> ParsedQuery:
     from rdflib.plugins.sparql.parser import parseQuery
 
     try:
-        tree = parseQuery(query)
+        tree = deep_call(lambda: parseQuery(query))
     except RecursionError:
         raise ValueError("query nested too deeply") from None
     except Exception as exc:  # pyparsing's errors
@@ -175,7 +176,7 @@ def shape_of(parsed: ParsedQuery, namespaces: Mapping[str, str] | None = None) -
     for prefix in parsed.used - parsed.declared.keys() - init.keys() - known:
         init[prefix] = f"{UNDECLARED}{prefix}:"
     try:
-        translated = translateQuery(parsed.tree, initNs=init)
+        translated = deep_call(lambda: translateQuery(parsed.tree, initNs=init))
     except RecursionError:
         raise ValueError("query nested too deeply") from None
     except Exception as exc:  # rdflib's plain errors (a variable projected but not grouped)

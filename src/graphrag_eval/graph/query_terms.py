@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphrag_eval.errors import ConfigError
+from graphrag_eval.graph.deep_calls import deep_call
 
 __all__ = ["RDF_TYPE", "QueryTerms", "query_terms"]
 
@@ -83,7 +84,7 @@ def _skeleton_terms(query: str) -> QueryTerms:
             field="sparql.test_suite",
         ) from None
     try:
-        parsed = translateQuery(parseQuery(query))
+        parsed = deep_call(lambda: translateQuery(parseQuery(query)))
     except Exception as exc:  # pyparsing and rdflib raise many kinds
         raise ValueError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
     found = _Found()
