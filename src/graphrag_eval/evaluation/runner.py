@@ -260,7 +260,7 @@ async def _evaluate(
     if engine is None:
         engine = build_run_engine(settings)
     else:
-        check_services(settings, engine)
+        check_services(settings, engine, store)
     if max_concurrent_items is None:
         # Enough items in flight to keep every judge slot busy.
         max_concurrent_items = max(64, 4 * settings.llm.max_concurrency)

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["Execution", "ExecutionError", "GraphStore", "StoreIdentity"]
+__all__ = ["Execution", "ExecutionError", "GraphStore", "StoreIdentity", "innermost"]
 
 
 class ExecutionError(enum.Enum):
@@ -103,3 +103,13 @@ class GraphStore(Protocol):
     async def execute(self, query: str) -> Execution: ...
 
     async def aclose(self) -> None: ...
+
+
+def innermost(store: GraphStore) -> GraphStore:
+    """The store itself, beneath the wrappers a run puts around it (one that shares its
+    executions within the run names the store it wraps ``wrapped``)."""
+    inner: GraphStore | None = getattr(store, "wrapped", None)
+    while inner is not None:
+        store = inner
+        inner = getattr(store, "wrapped", None)
+    return store

@@ -301,6 +301,11 @@ class Metric(ABC):
         """Whether the metric runs under ``config``; enabled by default."""
         return True
 
+    def why_disabled(self, config: EvaluationConfig) -> str:
+        """What keeps the metric off under ``config`` (it is listed, but not
+        :meth:`enabled`): the setting to change."""
+        return f"{self.name}.enabled is false"
+
 
 class ItemMetric(Metric):
     """A metric of the item as a whole; its keys go on the item."""

@@ -112,4 +112,5 @@ def _check_listed_names(config: EvaluationConfig) -> None:
         raise ValueError("metrics: a metric is listed more than once")
     for name in config.metrics:
         if not by_name[name].enabled(config):
-            raise ValueError(f"metrics lists '{name}' but {name}.enabled is false")
+            why = by_name[name].why_disabled(config)
+            raise ValueError(f"metrics lists '{name}' but {why}")

@@ -12,6 +12,7 @@ from typing import Any
 
 from graphrag_eval.config.model import EvaluationConfig
 from graphrag_eval.graph.embedded import EmbeddedStore
+from graphrag_eval.graph.execution import innermost
 from graphrag_eval.graph.execution import Execution, ExecutionError
 from graphrag_eval.graph.perturb import PerturbedCopies, perturbed_copies
 from graphrag_eval.graph.query_terms import QueryTerms, query_terms
@@ -70,8 +71,12 @@ class TestSuiteAccuracy(ItemMetric):
     def enabled(self, config: EvaluationConfig) -> bool:
         return config.sparql.test_suite.copies > 0
 
+    def why_disabled(self, config: EvaluationConfig) -> str:
+        return "sparql.test_suite.copies is 0 (set it to the number of perturbed copies)"
+
     async def score(self, context: ItemContext) -> Outcome:
         store = need(context.services.store, "store")
+        store = innermost(store)
         if not isinstance(store, EmbeddedStore):
             return Skipped("test-suite accuracy needs the embedded store", run_wide=True)
         if context.steps is None:
