@@ -12,8 +12,7 @@ from typing import Any
 
 from graphrag_eval.config.model import EvaluationConfig
 from graphrag_eval.graph.embedded import EmbeddedStore
-from graphrag_eval.graph.execution import innermost
-from graphrag_eval.graph.execution import Execution, ExecutionError
+from graphrag_eval.graph.execution import Execution, ExecutionError, innermost
 from graphrag_eval.graph.perturb import PerturbedCopies, perturbed_copies
 from graphrag_eval.graph.query_terms import QueryTerms, query_terms
 from graphrag_eval.inputs import ActualStep, ReferenceStep
