@@ -171,3 +171,20 @@ def test_the_bundled_examples_reference_outputs_are_the_graphs() -> None:
     config = {"sparql": {"data": [str(EXAMPLE / "graph.ttl")], "execute": "always"}}
     results = run_evaluation(EXAMPLE / "reference.yaml", EXAMPLE / "responses.jsonl", config)
     assert {record["question_id"]: record["steps_score"] for record in results} == EXPECTED
+
+
+def test_resume_refuses_a_run_scored_against_another_graph(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The graph's content is part of what a resumed run must share with the run it continues:
+    the same file path with other triples is another graph."""
+    graph, reference, responses = _inputs(tmp_path)
+    out = tmp_path / "out"
+    assert evaluate_cli(reference, responses, "--data", graph, "-o", out, "-q") == 0
+    assert evaluate_cli(reference, responses, "--data", graph, "-o", out, "--resume", "-q") == 0
+    graph.write_text(f'<{EX}a> <{EX}name> "B" .\n', encoding="utf-8")
+    capsys.readouterr()
+    code = evaluate_cli(reference, responses, "--data", graph, "-o", out, "--resume", "-q")
+    assert code == EXIT_BAD_INPUT
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert "scoring settings or graph" in line

@@ -264,6 +264,7 @@ def _evaluate(options: EvaluateOptions) -> None:
             questions,
             source=response_set.source,
             resume_run=options.resume,
+            graph=services[1].identity.as_record() if services[1] is not None else None,
         )
         fold, inputs = AggregateFold(layout_for(config), config), (questions, response_set, config)
         streamed, tally = ResultsStream(options.out_dir, options.formats, fold), RunTally()

@@ -73,8 +73,15 @@ __all__ = [
 ]
 
 
-def fingerprint(reference: Path, responses: Path, config: EvaluationConfig) -> str:
-    """SHA-256 over the input files' bytes and the settings that can change a score."""
+def fingerprint(
+    reference: Path,
+    responses: Path,
+    config: EvaluationConfig,
+    graph: Mapping[str, Any] | None = None,
+) -> str:
+    """SHA-256 over the input files' bytes and the settings that can change a score, and the
+    identity of the graph SPARQL steps are executed against (``graph``: its data files'
+    hashes and content fingerprint, or its endpoint), when there is one."""
     digest = hashlib.sha256()
     for path in (reference, responses):
         with path.open("rb") as stream:
@@ -82,8 +89,11 @@ def fingerprint(reference: Path, responses: Path, config: EvaluationConfig) -> s
                 digest.update(chunk)
         digest.update(b"\0")
     # The version too: built-in prompts and rules change between releases.
+    scoring: dict[str, Any] = {"version": __version__, "config": config.scoring_fingerprint()}
+    if graph is not None:
+        scoring["graph"] = {key: value for key, value in graph.items() if key != "label"}
     settings = json.dumps(
-        {"version": __version__, "config": config.scoring_fingerprint()},
+        scoring,
         sort_keys=True,
         ensure_ascii=False,
     )
@@ -228,7 +238,7 @@ def _check_fingerprint(checkpoint: Path, run_fingerprint: str) -> None:
         )
     if recorded != run_fingerprint:
         raise InputError(
-            "the earlier run in this directory used other inputs or scoring settings; "
+            "the earlier run in this directory used other inputs, scoring settings or graph; "
             "use another --out-dir, or start afresh with --overwrite instead of --resume",
             file=str(checkpoint),
         )
@@ -276,13 +286,15 @@ def open_run(
     *,
     source: str = RESPONSES_LABEL,
     resume_run: bool = False,
+    graph: Mapping[str, Any] | None = None,
 ) -> RunCheckpoint:
     """Create ``out_dir`` for a run of the files ``reference`` and ``responses`` (read as
     ``questions``); with ``resume_run``, continue the interrupted run it holds (see
-    :func:`resume`; ``source`` names the responses in the kept items' notices)."""
+    :func:`resume`; ``source`` names the responses in the kept items' notices; ``graph``: the
+    identity of the run's SPARQL store, part of the fingerprint)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    run_fingerprint = fingerprint(reference, responses, config)
+    run_fingerprint = fingerprint(reference, responses, config, graph)
     metrics = metrics_for(config)
     resumed = (
         resume(out_dir, RESULTS_JSONL, run_fingerprint, questions, metrics, source=source)
