@@ -188,3 +188,17 @@ def test_resume_refuses_a_run_scored_against_another_graph(
     assert code == EXIT_BAD_INPUT
     [line] = capsys.readouterr().err.strip().splitlines()
     assert "scoring settings or graph" in line
+
+
+def test_the_summary_says_what_was_executed_against_the_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    graph, reference, responses = _inputs(tmp_path, questions=3)
+    out = tmp_path / "out"
+    capsys.readouterr()
+    assert evaluate_cli(reference, responses, "--data", graph, "-o", out) == 0
+    label = yaml.safe_load((out / "run.yaml").read_text(encoding="utf-8"))["graph"]["label"]
+    # one query text, on both sides of three questions: executed once for the run (each item
+    # asks once for its query), served to the two other items
+    expected = f"SPARQL: 1 query executed against {label} (2 more served from those)"
+    assert expected in capsys.readouterr().out.splitlines()

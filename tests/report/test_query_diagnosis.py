@@ -47,8 +47,7 @@ def run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     LIMIT that differs."""
     data = tmp_path / "graph.ttl"
     data.write_text(  # every IRI the queries use is in the graph: no unknown_iri
-        "@prefix ex: <http://example.org/> .\n"
-        "ex:ann a ex:Person ; ex:age 31 ; ex:height 170 .\n"
+        "@prefix ex: <http://example.org/> .\nex:ann a ex:Person ; ex:age 31 ; ex:height 170 .\n"
     )
     reference = tmp_path / "ref.json"
     reference.write_text(

@@ -22,7 +22,13 @@ from graphrag_eval.cli.evaluate_summary import (
     incomplete_line,
     print_run_outcome,
 )
-from graphrag_eval.cli.graph_store import RunServices, close_all, open_services, store_incomplete
+from graphrag_eval.cli.graph_store import (
+    RunServices,
+    close_all,
+    execution_summary,
+    open_services,
+    store_incomplete,
+)
 from graphrag_eval.cli.options import (
     config_option,
     debug_option,
@@ -283,6 +289,7 @@ def _evaluate(options: EvaluateOptions) -> None:
             engine,
             resumed,
             options.html_report,
+            execution_summary(services[1]),
         )
         print_run_outcome(outcome, options.gates, failures)
     incomplete = incomplete_line(tally, config, engine, command_line("--resume"))

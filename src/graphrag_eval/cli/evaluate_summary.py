@@ -82,6 +82,8 @@ class RunOutcome:
     resumed: Resumed | None
     """What the run started from, when it was resumed."""
     html_report: bool
+    executions: str | None = None
+    """What the run executed against its SPARQL store, in a line (none without one)."""
 
 
 def print_run_outcome(
@@ -100,6 +102,8 @@ def print_run_outcome(
             "LLM-judged answer metrics not run: the config names no judge "
             "(llm.generation); see docs/llm.md"
         )
+    if outcome.executions is not None:
+        console.print(outcome.executions, markup=False, highlight=False, soft_wrap=True)
     failed = tally.failed_values
     if failed:
         console.print(

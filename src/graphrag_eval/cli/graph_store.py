@@ -5,11 +5,13 @@ incomplete run, exit 3, as for a judge endpoint (docs/knowledge-graph.md)."""
 from __future__ import annotations
 
 from graphrag_eval.config import EvaluationConfig
+from graphrag_eval.evaluation.execution import SharedExecutions
 from graphrag_eval.evaluation.services import open_run_store
+from graphrag_eval.formatting import plural
 from graphrag_eval.graph.execution import GraphStore
 from graphrag_eval.llm.engine import LLMEngine
 
-__all__ = ["RunServices", "close_all", "open_services", "store_incomplete"]
+__all__ = ["RunServices", "close_all", "execution_summary", "open_services", "store_incomplete"]
 
 RunServices = tuple[LLMEngine | None, GraphStore | None]
 """A run's judge engine and store, each ``None`` when it has none."""
@@ -44,3 +46,19 @@ def store_incomplete(store: GraphStore | None, incomplete: str | None) -> str | 
         "run the command again with --overwrite"
     )
     return line if incomplete is None else f"{incomplete}\n{line}"
+
+
+def execution_summary(store: GraphStore | None) -> str | None:
+    """The line ``evaluate`` prints on the queries the run executed against its store (how
+    many, how many more were served from the ones kept, how many failed and why), or
+    ``None`` without a store."""
+    if not isinstance(store, SharedExecutions):
+        return None
+    line = f"SPARQL: {plural(store.sent, 'query', 'queries')} executed against "
+    line += store.identity.label
+    if store.reused:
+        line += f" ({store.reused:,} more served from those)"
+    if store.failed:
+        kinds = ", ".join(f"{kind} {count:,}" for kind, count in store.failed.most_common())
+        line += f"; {plural(sum(store.failed.values()), 'execution')} failed: {kinds}"
+    return line

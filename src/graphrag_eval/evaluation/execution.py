@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -95,6 +95,12 @@ class SharedExecutions:
         self._running: dict[str, asyncio.Future[Executed]] = {}
         self._store_failures = 0
         self._last_store_failure: str | None = None
+        self.sent = 0
+        """Queries executed by the store."""
+        self.reused = 0
+        """Executions served from those kept or running (the same query text again)."""
+        self.failed: Counter[str] = Counter()
+        """Executions that gave no results, by ``error_kind``."""
 
     @property
     def identity(self) -> StoreIdentity:
@@ -123,9 +129,11 @@ class SharedExecutions:
         kept = self._kept.get(query)
         if kept is not None:
             self._kept.move_to_end(query)
+            self.reused += 1
             return kept
         running = self._running.get(query)
         if running is not None:
+            self.reused += 1
             return await asyncio.shield(running)
         future: asyncio.Future[Executed] = asyncio.get_running_loop().create_future()
         self._running[query] = future
@@ -141,6 +149,10 @@ class SharedExecutions:
         finally:
             del self._running[query]
         future.set_result(done)
+        self.sent += 1
+        if done.text is None:
+            kind = done.execution.error_kind
+            self.failed[kind.value if kind is not None else "error"] += 1
         if done.execution.error_kind in _PASSING:
             self._store_failures += 1
             self._last_store_failure = done.execution.error

@@ -26,6 +26,7 @@ __all__ = [
     "DiagnosisView",
     "MismatchView",
     "diagnosis_views",
+    "execution_line",
     "mismatch_views",
 ]
 
@@ -108,6 +109,9 @@ class MismatchView:
     """Why the actual query is wrong (``query_diagnosis``), shown beside the rows."""
     diagnosed: bool = False
     """The step has a ``query_diagnosis`` (empty: the queries do not differ)."""
+    executions: list[str] = field(default_factory=list)
+    """Where the outputs compared came from when they were executed against the graph
+    (``execution``: docs/knowledge-graph.md, "Execution-based scoring")."""
 
 
 def mismatch_views(fields: Mapping[str, Any]) -> list[MismatchView]:
@@ -128,6 +132,11 @@ def mismatch_views(fields: Mapping[str, Any]) -> list[MismatchView]:
                 diagnosed=isinstance(step.get("query_diagnosis"), list),
             )
             actual = actual_by_label.get(str(nearest)) if nearest is not None else None
+            view.executions = [
+                line
+                for side, saved in (("reference", step), ("actual", actual))
+                if (line := execution_line(side, saved)) is not None
+            ]
             if step.get("output_media_type") == _SPARQL_JSON:
                 if actual is not None:
                     _side_by_side(view, step, actual)
@@ -135,6 +144,25 @@ def mismatch_views(fields: Mapping[str, Any]) -> list[MismatchView]:
                     _expected_rows(view, step)
             views.append(view)
     return views
+
+
+def execution_line(side: str, step: Mapping[str, Any] | None) -> str | None:
+    """One line on where a step's output came from, when it was executed (its saved
+    ``execution``), else ``None``."""
+    execution = step.get("execution") if step is not None else None
+    if not isinstance(execution, Mapping):
+        return None
+    where = f"{side} output executed against {execution.get('source', 'the store')}"
+    seconds = execution.get("elapsed_s")
+    took = f" in {seconds:.3g} s" if isinstance(seconds, int | float) else ""
+    error = execution.get("error")
+    if error is not None:
+        kind = execution.get("error_kind")
+        return f"{where}: failed{took}{f' ({kind})' if kind else ''}: {error}"
+    rows = execution.get("rows")
+    counted = f"{rows} rows" if isinstance(rows, int) else "an answer"
+    cut = ", truncated at the row limit" if execution.get("truncated") is True else ""
+    return f"{where}: {counted}{took}{cut}"
 
 
 def _actual_by_label(steps: Any) -> dict[str, Mapping[str, Any]]:
