@@ -90,6 +90,9 @@ def _template(encoded: dict[str, msgspec.Raw]) -> dict[str, Any]:
 def decode_question(encoded: msgspec.Raw) -> Any:
     """One question of :func:`load_compact_reference`'s templates, decoded."""
     value = _value.decode(encoded)
+    text = bytes(encoded)
+    if text.count(b"[") + text.count(b"{") <= _QUESTION_DEPTH:
+        return value  # each list or object opens with one: it cannot be nested deeper
     if check_json_depth(value, _QUESTION_DEPTH) is not None:
         raise NotCompact
     return value
