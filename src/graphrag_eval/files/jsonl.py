@@ -138,8 +138,6 @@ def _jsonl_value(number: int, line: str, max_depth: int) -> Any:
         return BrokenLine(f"invalid JSON at column {exc.colno}: {exc.msg}", line)
     except RecursionError:
         return BrokenLine("JSON nested too deeply to read", line)
-    if line.count("[") + line.count("{") <= max_depth:
-        return value  # each list or object opens with one: it cannot be nested deeper
     too_deep = check_json_depth(value, max_depth)
     return value if too_deep is None else BrokenLine(f"JSON {too_deep}", line)
 
