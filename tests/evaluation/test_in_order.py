@@ -68,3 +68,28 @@ def test_an_interrupted_run_cancels_the_items_started() -> None:
 
     asyncio.run(main())
     assert sorted(cancelled) == ["q0", "q1", "q2"]
+
+
+def test_one_at_a_time_gives_every_result_in_order_and_stops_when_cancelled() -> None:
+    """A window of 1 (a run without services) runs the items one after the other in the
+    caller's task, and a cancelled run (Ctrl-C) stops between two items."""
+    questions = _questions(6)
+    emitted: list[str] = []
+    task: asyncio.Task[None] | None = None
+
+    async def one(q: ReferenceQuestion) -> QuestionResult:
+        assert asyncio.current_task() is task  # no task of its own
+        if q.id == "q3" and task is not None:
+            task.cancel()  # as Ctrl-C does: the run stops at its next pause
+        return QuestionResult({"question_id": q.id, "template_id": q.template_id})
+
+    async def main() -> None:
+        nonlocal task
+        task = asyncio.ensure_future(
+            in_order(questions, one, 1, lambda r: emitted.append(str(r.question_id)))
+        )
+        await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(main())
+    assert task is not None and task.cancelled()
+    assert emitted == ["q0", "q1", "q2", "q3"]

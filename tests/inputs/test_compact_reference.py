@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -109,3 +110,44 @@ def test_a_reference_up_to_the_size_is_read_the_ordinary_way(tmp_path: Path) -> 
     size = path.stat().st_size
     assert not isinstance(prepare_reference(path, None, (), compact_above=size)[0], CompactQuestion)
     assert isinstance(prepare_reference(path, None, (), compact_above=size - 1)[0], CompactQuestion)
+
+
+def test_a_json_reference_over_the_document_limit_is_kept_compact_up_to_its_own_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A JSON reference kept compact costs about its size in memory, not a whole parsed
+    document's: it may be larger than MAX_DOCUMENT_BYTES, up to MAX_COMPACT_DOCUMENT_BYTES
+    (the limits made small here, the files stay small)."""
+    reference = dataset(
+        *(question(f"q{i}", [[sparql_ref(sparql(["a"], [["x"]]))]]) for i in range(20))
+    )
+    path = tmp_path / "reference.json"
+    path.write_text(json.dumps(reference), encoding="utf-8")
+    size = path.stat().st_size
+    monkeypatch.setattr("graphrag_eval.files.bounded.MAX_DOCUMENT_BYTES", size // 2)
+    with pytest.raises(InputError, match="over the limit of"):
+        _read(path, compact=False)  # read whole: refused, as before
+    monkeypatch.setattr("graphrag_eval.inputs.compact.MAX_COMPACT_DOCUMENT_BYTES", size)
+    questions, _ = _read(path, compact=True)
+    assert [item.id for item in questions] == [f"q{i}" for i in range(20)]
+    assert all(isinstance(item, CompactQuestion) for item in questions)
+    monkeypatch.setattr("graphrag_eval.inputs.compact.MAX_COMPACT_DOCUMENT_BYTES", size - 1)
+    with pytest.raises(InputError, match="over the limit of"):
+        _read(path, compact=True)  # over both limits: refused
+
+
+def test_a_binary_file_over_the_document_limit_is_not_read_whole_to_be_kept_compact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "reference.json"
+    with path.open("wb") as stream:
+        stream.truncate(4 << 20)  # sparse: NUL bytes, nothing on disk
+    monkeypatch.setattr("graphrag_eval.files.bounded.MAX_DOCUMENT_BYTES", 1 << 20)
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError, match="over the limit of 1 MiB"):
+            _read(path, compact=True)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20  # its 4 MiB were never read into memory

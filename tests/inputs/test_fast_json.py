@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from graphrag_eval.files.documents import iter_jsonl, read_document
+from graphrag_eval.files.jsonl import BrokenLine
 from graphrag_eval.results.records_file import RecordsFile
 
 DOCUMENTS = {
@@ -69,3 +70,20 @@ def test_saved_records_read_one_at_a_time(tmp_path: Path) -> None:
     assert repr(saved[3]) == repr(records[3])
     assert repr(saved[-1]) == repr(records[-1])
     assert repr(saved[1:3]) == repr(records[1:3])
+
+
+def test_a_line_is_refused_for_its_depth_only_when_its_values_nest_that_deep(
+    tmp_path: Path,
+) -> None:
+    """Brackets inside strings do not count (a line is only walked for its depth when it has
+    more brackets than the limit); lists and objects nested past it do."""
+    path = tmp_path / "lines.jsonl"
+    shallow = {"a": "[{" * 20, "b": [[1]]}  # 43 brackets, 3 levels
+    deep: object = 1
+    for _ in range(6):
+        deep = [deep]
+    path.write_text(json.dumps(shallow) + "\n" + json.dumps({"deep": deep}) + "\n")
+    values = dict(iter_jsonl(path, max_depth=5))
+    assert values[1] == shallow
+    assert isinstance(values[2], BrokenLine)
+    assert str(values[2]) == "JSON nested more than 5 levels deep (in the field 'deep')"

@@ -4,6 +4,8 @@ failed and partly failed metrics, custom evaluations and skipped metrics."""
 
 from __future__ import annotations
 
+import copy
+import datetime
 import json
 from collections.abc import Callable
 from typing import Any
@@ -14,7 +16,7 @@ from graphrag_eval import compute_aggregates, run_evaluation
 from graphrag_eval.metrics.base import Failed, Scored
 from graphrag_eval.results.from_records import layout_for, read_records
 from graphrag_eval.results.model import OutcomeKey
-from graphrag_eval.results.to_records import to_records
+from graphrag_eval.results.to_records import copy_tree, to_records
 
 from builders import contexts, dataset, question, response, step
 from judge_server import JudgeServer
@@ -87,3 +89,21 @@ def test_judged_results_read_back_and_write_the_same(
     assert isinstance(q2.outcomes[OutcomeKey("answer_correctness")], Failed)
     assert "answer_correctness" in q3.skipped()
     assert compute_aggregates(to_records(typed), config) == compute_aggregates(records, config)
+
+
+def test_copy_tree_copies_a_decoded_document_as_deepcopy_does() -> None:
+    original = {
+        "name": "sparql_query",
+        "args": {"query": "SELECT *", "limit": 5, "ratio": 0.5, "flag": True, "none": None},
+        "rows": [[1, "a"], {"nested": [{"deep": "x"}]}],
+        "when": datetime.date(2026, 11, 26),
+        "tags": {"a", "b"},
+    }
+    copied = copy_tree(original)
+    assert copied == copy.deepcopy(original)
+    copied["args"]["limit"] = 6
+    copied["rows"][1]["nested"][0]["deep"] = "y"
+    copied["tags"].add("c")
+    assert original["args"]["limit"] == 5
+    assert original["rows"][1]["nested"][0]["deep"] == "x"
+    assert original["tags"] == {"a", "b"}

@@ -98,6 +98,24 @@ def test_declared_step_names_limit_the_pairs_a_rule_scores() -> None:
     assert not registry.score_pair(_ref(ref_step("find", "x")), _act(step("find", "x", "f"))).score
 
 
+def test_a_rule_registered_or_removed_after_a_pair_was_scored_applies_to_it() -> None:
+    """The rules a pair of step names admits are looked up once; registering or removing a
+    rule looks them up again."""
+    registry = StepRuleRegistry(BUILTIN_RULES)
+    ref, act = _ref(ref_step("lookup", "a")), _act(step("lookup", "a", "l"))
+    assert registry.score_pair(ref, act).score == pytest.approx(1.0)
+    registry.register(StepRule(name="halves", reference_steps="lookup", score=lambda r, a: 0.5))
+    assert registry.score_pair(ref, act).score == pytest.approx(0.5)
+    registry.unregister("halves")
+    assert registry.score_pair(ref, act).score == pytest.approx(1.0)
+    checked = StepRule(
+        name="checked", reference_steps="lookup", score=_zero, check_reference=lambda r: "bad"
+    )
+    assert registry.check_reference(ref) is None
+    registry.register(checked)
+    assert registry.check_reference(ref) == "bad"
+
+
 # ---------------------------------------------------------------- the public registry
 
 

@@ -103,7 +103,13 @@ async def in_order(
     soon as it and those before it are done; a question is started only while fewer than
     ``window`` are started and not yet emitted (the items in flight are bounded by ``one``
     itself), so neither the tasks nor the results waiting for an earlier one grow with the
-    run."""
+    run. A ``window`` of 1 evaluates the questions one after the other in the caller's task:
+    a run whose items never wait for a service gains nothing from a task per item."""
+    if window <= 1:  # one at a time (a run without services): no task per item
+        for question in questions:
+            emit(await one(question))
+            await asyncio.sleep(0)  # where Ctrl-C's cancellation of the run reaches it
+        return
     pending: deque[asyncio.Future[QuestionResult]] = deque()
     try:
         for question in questions:

@@ -284,7 +284,8 @@ async def _evaluate(
         if sinks.on_result is not None:
             sinks.on_result(result)
 
-    window = ORDER_WINDOW * max(1, max_concurrent_items)
+    # Without a service no item waits for anything: one after the other, no task each.
+    window = ORDER_WINDOW * max(1, max_concurrent_items) if run.services.provided else 1
     try:
         await in_order(questions, run.one, window, emit)
     finally:

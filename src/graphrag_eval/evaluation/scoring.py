@@ -166,7 +166,8 @@ async def _score(
     metrics: Sequence[Metric], plan: ItemPlan, context: ItemContext
 ) -> list[tuple[_Key, Outcome]]:
     """Every outcome of the item, in ``metrics`` order: the skipped metrics' reasons, the
-    others run concurrently, and derived metrics after them, from their values."""
+    others run concurrently (one after the other when the run has no service: none of them
+    waits for anything), and derived metrics after them, from their values."""
     outcomes: dict[_Key, Outcome] = {}
     for metric, skipped in plan.skipped:
         outcomes.update((key, skipped) for key, _ in _targets(metric, context))
@@ -176,7 +177,11 @@ async def _score(
         if not isinstance(metric, DerivedMetric)
         for key, step in _targets(metric, context)
     }
-    outcomes.update(zip(jobs, await asyncio.gather(*jobs.values()), strict=True))
+    if context.services.provided:  # calls to a service: concurrently
+        outcomes.update(zip(jobs, await asyncio.gather(*jobs.values()), strict=True))
+    else:  # nothing to wait for: one after the other, without a task each
+        for key, job in jobs.items():
+            outcomes[key] = await job
     derived = [metric for metric in plan.runs if isinstance(metric, DerivedMetric)]
     if derived:
         # Computed from the others' values (ragas_score from its components), after them.

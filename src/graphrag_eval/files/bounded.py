@@ -31,6 +31,7 @@ __all__ = [
     "EXPANDED_SIZE_ENV",
     "EXPANDED_SIZE_FLOOR",
     "EXPANDED_SIZE_RATIO",
+    "MAX_COMPACT_DOCUMENT_BYTES",
     "MAX_DEPTH",
     "MAX_DOCUMENT_BYTES",
     "MAX_DOCUMENT_DEPTH",
@@ -50,6 +51,11 @@ __all__ = [
 
 MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
 """The largest YAML or JSON document read whole (JSON Lines are read line by line)."""
+MAX_COMPACT_DOCUMENT_BYTES = 1024 * 1024 * 1024
+"""The largest JSON reference ``evaluate`` keeps compact (:mod:`graphrag_eval.inputs.compact`):
+it is held as its bytes, each question decoded alone when validated and when scored, so its
+memory is about its size, not the several times that a whole parsed document takes; a
+reference that cannot be read that way is read whole, within :data:`MAX_DOCUMENT_BYTES`."""
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """The longest JSON Lines line read (without its line end): a longer line is that line's
 error, read no further than its first bytes, and the lines after it are read."""
@@ -138,13 +144,15 @@ class Refused:
     text: str = ""
 
 
-def document_too_large(size_bytes: int) -> str | None:
-    """The message for a document of ``size_bytes``, or ``None`` when it is within the limit."""
-    if size_bytes <= MAX_DOCUMENT_BYTES:
+def document_too_large(size_bytes: int, limit: int | None = None) -> str | None:
+    """The message for a document of ``size_bytes``, or ``None`` when it is within ``limit``
+    (by default :data:`MAX_DOCUMENT_BYTES`)."""
+    limit = MAX_DOCUMENT_BYTES if limit is None else limit
+    if size_bytes <= limit:
         return None
     return (
         f"the file is {size_bytes / 2**20:,.0f} MiB, over the limit of "
-        f"{MAX_DOCUMENT_BYTES // 2**20} MiB for a YAML or JSON document"
+        f"{limit // 2**20} MiB for a YAML or JSON document"
     )
 
 

@@ -91,12 +91,13 @@ def read_document(path: Path, *, split_items: bool = False) -> Any:
     return _broken_refused(data)
 
 
-def read_bounded(path: Path) -> bytes:
-    """The bytes of ``path``, refused beyond :data:`~graphrag_eval.files.bounded.MAX_DOCUMENT_BYTES`
-    (checked before reading, and while reading: a pipe or a growing file)."""
+def read_bounded(path: Path, limit: int | None = None) -> bytes:
+    """The bytes of ``path``, refused beyond ``limit`` (by default
+    :data:`~graphrag_eval.files.bounded.MAX_DOCUMENT_BYTES`; checked before reading, and
+    while reading: a pipe or a growing file)."""
     with path.open("rb", buffering=0) as stream:
         size = os.fstat(stream.fileno()).st_size
-        problem = document_too_large(size)
+        problem = document_too_large(size, limit)
         # A regular file in one piece (one copy of it in memory, never two), then whatever
         # it grew by, or a pipe, by chunks.
         chunks: list[bytes] = [stream.read(size)] if problem is None and size else []
@@ -104,7 +105,7 @@ def read_bounded(path: Path) -> bytes:
         while problem is None and (chunk := stream.read(1 << 20)):
             chunks.append(chunk)
             total += len(chunk)
-            problem = document_too_large(total)
+            problem = document_too_large(total, limit)
     if problem is not None:
         raise ValueError(problem)
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)

@@ -26,7 +26,7 @@ from graphrag_eval.results.aggregates import (
     StepCounts,
 )
 from graphrag_eval.results.item_values import AggregatedKeys, KeyEvidence
-from graphrag_eval.results.model import QuestionResult, ResultLayout, is_number
+from graphrag_eval.results.model import QuestionResult, ResultLayout, StepOutcomes, is_number
 
 __all__ = ["AggregateFold", "is_empty_output"]
 
@@ -57,12 +57,14 @@ class AggregateFold:
 
     def add(self, result: QuestionResult) -> None:
         """Fold one result in (results come in reference order)."""
+        found = result.by_step()  # one pass over its outcomes
         failed: dict[str, str] = {}
-        if result.failed_metrics():  # rare: no further pass over most results
-            for step in (None, *result.step_indices()):
-                failed.update(result.failed_keys(step))
-        self.evidence.add(result.is_error, result.values(), result.step_scores(), failed)
-        facts = _facts(result, self.candidates, self.zero_candidates)
+        if found.any_failed:  # rare
+            for step in (None, *sorted(step for step in found.failed if step is not None)):
+                failed.update(found.failed.get(step, {}))
+        steps = found.step_scores(result.actual_steps)
+        self.evidence.add(result.is_error, found.values[None], steps, failed)
+        facts = _facts(result, found, self.candidates, self.zero_candidates)
         template = str(result.template_id)
         group = self.groups.get(template)
         if group is None:
@@ -116,7 +118,10 @@ class _Facts:
 
 
 def _facts(
-    item: QuestionResult, keys: AggregatedKeys, zero_candidates: Mapping[str, OutputKey]
+    item: QuestionResult,
+    outcomes: StepOutcomes,
+    keys: AggregatedKeys,
+    zero_candidates: Mapping[str, OutputKey],
 ) -> _Facts:
     values: dict[str, list[Any]] = {}
     coverage: dict[str, str] = {}
@@ -127,8 +132,8 @@ def _facts(
         return _Facts(True, item.missing_response, values, coverage, [], [], [])
     positions = item.step_positions()
     levels: dict[bool, list[int | None]] = {True: list(positions), False: [None]}
-    scored = {level: item.values(level) for level in (None, *positions)}
-    failed = {level: item.failed_keys(level) for level in (None, *positions)}
+    scored = {level: outcomes.values.get(level, {}) for level in (None, *positions)}
+    failed = {level: outcomes.failed.get(level, {}) for level in (None, *positions)}
     reasons: dict[str, str] = {}
     # Most of the keys the metrics declare are not on a given question (another metric's, a
     # step metric's on a question without such steps): only those it has are looked into.

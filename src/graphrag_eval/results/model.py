@@ -39,6 +39,7 @@ __all__ = [
     "QuestionResult",
     "ResultLayout",
     "RunResult",
+    "StepOutcomes",
     "is_number",
     "undeclared_metric",
 ]
@@ -261,9 +262,54 @@ class QuestionResult:
                 skipped.setdefault(key.metric, outcome.reason)
         return skipped
 
+    def by_step(self) -> StepOutcomes:
+        """:meth:`values` and :meth:`failed_keys` of the question and of every step at once,
+        and which steps some value was scored on, in one pass over the outcomes."""
+        found = StepOutcomes({None: {}}, {}, set(), False)
+        layouts = self.layout.metrics
+        for key, outcome in self.outcomes.items():
+            step = key.step
+            if isinstance(outcome, Scored):
+                values = found.values.get(step)
+                if values is None:
+                    values = found.values[step] = {}
+                values.update(outcome.values)
+                if step is not None:
+                    found.scored_steps.add(step)
+                if outcome.failures:
+                    found.any_failed = True
+                    found.failed.setdefault(step, {}).update(outcome.failures)
+            elif isinstance(outcome, Failed):
+                found.any_failed = True
+                layout = layouts.get(key.metric)
+                errors = dict.fromkeys(layout.error_keys if layout else (), outcome.error)
+                found.failed.setdefault(step, {}).update(errors)
+        return found
+
     def step_indices(self) -> list[int]:
         """The actual steps some metric scored or tried to."""
         return sorted({key.step for key in self.outcomes if key.step is not None})
+
+
+@dataclass(slots=True)
+class StepOutcomes:
+    """:meth:`QuestionResult.by_step`: by step (``None``: the question), the values scored
+    and the error keys of what failed (error key -> message)."""
+
+    values: dict[int | None, dict[str, JsonValue]]
+    failed: dict[int | None, dict[str, str]]
+    scored_steps: set[int]
+    """The steps with a scored outcome."""
+    any_failed: bool
+    """Some metric failed, wholly or in part (:meth:`QuestionResult.failed_metrics`)."""
+
+    def step_scores(self, actual_steps: Sequence[JsonValue]) -> list[dict[str, JsonValue]]:
+        """:meth:`QuestionResult.step_scores` (``actual_steps``: the result's)."""
+        return [
+            self.values[i]
+            for i in sorted(self.scored_steps)
+            if i < len(actual_steps) and isinstance(actual_steps[i], Mapping)
+        ]
 
 
 @dataclass(slots=True)

@@ -100,7 +100,7 @@ def _reference_steps_copy(
     for g, group in enumerate(question.reference_steps or ()):
         copies = []
         for i, step in enumerate(group):
-            item = copy.deepcopy(dict(step.raw))
+            item = copy_tree(dict(step.raw))
             for stale in ("matches", "mismatch_reason", "nearest_match", "query_diagnosis"):
                 item.pop(stale, None)  # a stale value from an earlier run's output
             _keep_fresh_execution(item)
@@ -180,8 +180,25 @@ def _keep_fresh_execution(item: dict[str, Any]) -> None:
         item[EXECUTION_KEY] = dict(execution)
 
 
+_IMMUTABLE = frozenset({str, int, float, bool, type(None)})
+
+
+def copy_tree(value: Any) -> Any:
+    """A deep copy of a decoded document (the same as :func:`copy.deepcopy` for it, a few
+    times faster): dictionaries and lists copied, strings and numbers shared, anything else
+    (a YAML date) deep-copied. The inputs hold no recursive value (docs/security.md)."""
+    kind = type(value)
+    if kind is dict:
+        return {key: copy_tree(item) for key, item in value.items()}
+    if kind is list:
+        return [copy_tree(item) for item in value]
+    if kind in _IMMUTABLE:
+        return value
+    return copy.deepcopy(value)
+
+
 def _actual_step_copy(raw: Any, problem: str | None, output_error: str | None) -> Any:
-    item = copy.deepcopy(raw)
+    item = copy_tree(raw)
     if not isinstance(item, dict):
         return {"value": item, "input_error": problem} if problem else item
     _keep_fresh_execution(item)

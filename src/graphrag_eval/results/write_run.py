@@ -244,7 +244,11 @@ def claim_out_dir(out_dir: str | Path, *, overwrite: bool = False) -> None:
 
 def results_jsonl_text(results: Iterable[Mapping[str, Any]]) -> str:
     """``results`` as the text of ``results.jsonl``."""
-    return "".join(json.dumps(result, ensure_ascii=False) + "\n" for result in results)
+    return "".join(_JSONL_ENCODER.encode(result) + "\n" for result in results)
+
+
+_JSONL_ENCODER = json.JSONEncoder(ensure_ascii=False)
+"""What ``json.dumps(result, ensure_ascii=False)`` uses, made once."""
 
 
 def write_results(

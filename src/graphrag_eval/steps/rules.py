@@ -78,6 +78,11 @@ class StepRuleRegistry:
         self._builtin_names = frozenset(rule.name for rule in builtins)
         self._registered: dict[str, tuple[int, StepRule]] = {}
         self._ordered: tuple[StepRule, ...] = ()
+        self._by_names: dict[tuple[str, str | None], tuple[StepRule, ...]] = {}
+        """(reference step name, actual step name) -> the rules whose names admit the pair, in
+        order: the only ones :meth:`rule_for` asks (a run has few pairs of names)."""
+        self._checks: dict[str, tuple[StepRule, ...]] = {}
+        """Reference step name -> the rules with a reference check whose names admit it."""
         self._sequence = 0
         self._entry_points_loaded = False
         for rule in builtins:
@@ -123,7 +128,12 @@ class StepRuleRegistry:
         if overrides and reference.name in overrides:
             override = overrides[reference.name]
             return override if override.handles(reference, actual) else None
-        return next((rule for rule in self.rules() if rule.handles(reference, actual)), None)
+        names = (reference.name, actual.name)
+        candidates = self._by_names.get(names)
+        if candidates is None:
+            candidates = tuple(rule for rule in self.rules() if _names_admit(rule, *names))
+            self._by_names[names] = candidates
+        return next((rule for rule in candidates if rule.handles(reference, actual)), None)
 
     def explain_pair(
         self,
@@ -156,7 +166,16 @@ class StepRuleRegistry:
 
     def check_reference(self, step: ReferenceStep) -> str | None:
         """See :func:`check_reference_step`."""
-        for rule in self.rules():
+        checks = self._checks.get(step.name)
+        if checks is None:
+            checks = tuple(
+                rule
+                for rule in self.rules()
+                if rule.check_reference is not None
+                and (not rule.reference_steps or step.name in rule.reference_steps)
+            )
+            self._checks[step.name] = checks
+        for rule in checks:
             if rule.check_reference is None or not rule.handles_reference(step):
                 continue
             try:
@@ -179,6 +198,8 @@ class StepRuleRegistry:
             return specificity(rule), rule.name in self._builtin_names, sequence
 
         self._ordered = tuple(rule for _, rule in sorted(self._registered.values(), key=key))
+        self._by_names = {}
+        self._checks = {}
 
     def _load_entry_points(self) -> None:
         if self._entry_points_loaded:
@@ -191,6 +212,16 @@ class StepRuleRegistry:
         except ConfigError:
             self._entry_points_loaded = False  # the next use says so again
             raise
+
+
+def _names_admit(rule: StepRule, reference_name: str, actual_name: str | None) -> bool:
+    """The part of :meth:`StepRule.handles` that looks at the steps' names only."""
+    if rule.actual_steps:
+        if actual_name not in rule.actual_steps:
+            return False
+    elif actual_name != reference_name:
+        return False
+    return not rule.reference_steps or reference_name in rule.reference_steps
 
 
 def _rules_of(entry_point: EntryPoint) -> tuple[StepRule, ...]:
