@@ -21,6 +21,7 @@ from graphrag_eval.cli.evaluate_summary import (
     dry_run,
     incomplete_line,
     print_run_outcome,
+    warn_unpriced,
 )
 from graphrag_eval.cli.graph_store import (
     RunServices,
@@ -54,7 +55,6 @@ from graphrag_eval.evaluation.runner import (
 from graphrag_eval.files.locking import lock_out_dir
 from graphrag_eval.inputs import Diagnostics, ReferenceQuestion, ResponseSet, check_evaluable
 from graphrag_eval.inputs.compact import COMPACT_ABOVE_BYTES
-from graphrag_eval.llm.engine import LLMEngine
 from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.report.html import write_report
 from graphrag_eval.report.progress import start_progress
@@ -253,7 +253,7 @@ def _evaluate(options: EvaluateOptions) -> None:
         dry_run=options.dry_run,
         max_cost_usd=options.max_cost_usd,
     )
-    _warn_unpriced(engine)
+    warn_unpriced(engine)
     if options.dry_run:
         dry_run(questions, response_set, config, engine)
         return
@@ -281,28 +281,14 @@ def _evaluate(options: EvaluateOptions) -> None:
     failures = check_thresholds(written.aggregates.micro, options.gates)
     if not options.quiet:
         resumed = checkpoint.resumed if options.resume else None
+        executed = execution_summary(services[1])
         outcome = RunOutcome(
-            options.out_dir,
-            tally,
-            layout_for(config),
-            written,
-            engine,
-            resumed,
-            options.html_report,
-            execution_summary(services[1]),
-        )
+            options.out_dir, tally, layout_for(config), written, engine, resumed,
+            options.html_report, executed,
+        )  # fmt: skip
         print_run_outcome(outcome, options.gates, failures)
     incomplete = incomplete_line(tally, config, engine, command_line("--resume"))
     exit_on_failures(failures, store_incomplete(services[1], incomplete))
-
-
-def _warn_unpriced(engine: LLMEngine | None) -> None:
-    if engine is not None and engine.max_cost_usd is not None and engine.stats.unpriced_models:
-        stderr().print(
-            f"warning: no price known for {', '.join(sorted(engine.stats.unpriced_models))}: "
-            "its calls count as $0, so the cost limit cannot stop them (set llm.prices)",
-            markup=False,
-        )
 
 
 def _run_checkpointed(

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphrag_eval.cli.console import stdout
+from graphrag_eval.cli.console import stderr, stdout
 from graphrag_eval.cli.incomplete import Failures, unexplained_failures
 from graphrag_eval.comparison.gates import Threshold
 from graphrag_eval.config import EvaluationConfig
@@ -37,6 +37,7 @@ __all__ = [
     "incomplete_line",
     "print_run_outcome",
     "resumed_line",
+    "warn_unpriced",
 ]
 
 
@@ -200,3 +201,13 @@ def dry_run(
 
     asyncio.run(plan())
     print_dry_run(console, engine.stats.plan_dict(), len(questions))
+
+
+def warn_unpriced(engine: LLMEngine | None) -> None:
+    """Warn that the cost limit cannot stop the calls of models without a price."""
+    if engine is not None and engine.max_cost_usd is not None and engine.stats.unpriced_models:
+        stderr().print(
+            f"warning: no price known for {', '.join(sorted(engine.stats.unpriced_models))}: "
+            "its calls count as $0, so the cost limit cannot stop them (set llm.prices)",
+            markup=False,
+        )
