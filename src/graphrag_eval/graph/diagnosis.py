@@ -281,12 +281,21 @@ class _Sides:
         findings = []
         if expected:
             findings.append(Finding(Diagnosis.WRONG_PREDICATE, tuple(expected), tuple(found)))
+        pair = (Diagnosis.MISSING_PATTERN, Diagnosis.EXTRA_PATTERN)
+        return findings + self._missing_and_extra(missing, extra, pair)
+
+    def _missing_and_extra(
+        self, missing: list[Element], extra: list[Element], labels: tuple[Diagnosis, Diagnosis]
+    ) -> list[Finding]:
+        """The findings of the reference's elements the actual query lacks (``labels[0]``)
+        and of its extra ones (``labels[1]``)."""
+        findings = []
         if missing:
             shown = tuple(self.shown_element(self.reference, e) for e in missing)
-            findings.append(Finding(Diagnosis.MISSING_PATTERN, expected=shown))
+            findings.append(Finding(labels[0], expected=shown))
         if extra:
             shown = tuple(self.shown_element(self.actual, e) for e in extra)
-            findings.append(Finding(Diagnosis.EXTRA_PATTERN, found=shown))
+            findings.append(Finding(labels[1], found=shown))
         return findings
 
     def _same_but_predicate(self, ref: Element, act: Element) -> bool:
@@ -298,14 +307,8 @@ class _Sides:
 
     def filters(self) -> list[Finding]:
         missing, extra = self._differences((self.reference.filters, self.actual.filters))
-        findings = []
-        if missing:
-            shown = tuple(self.shown_element(self.reference, e) for e in missing)
-            findings.append(Finding(Diagnosis.MISSING_FILTER, expected=shown))
-        if extra:
-            shown = tuple(self.shown_element(self.actual, e) for e in extra)
-            findings.append(Finding(Diagnosis.EXTRA_FILTER, found=shown))
-        return findings
+        pair = (Diagnosis.MISSING_FILTER, Diagnosis.EXTRA_FILTER)
+        return self._missing_and_extra(missing, extra, pair)
 
     def _projected(self, shape: QueryShape) -> list[tuple[str, str]]:
         """Each projected column as (key, text)."""

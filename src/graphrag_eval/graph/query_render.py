@@ -28,41 +28,41 @@ def name_of(node: Any) -> str:
     return name if isinstance(name, str) and isinstance(node, Mapping) else ""
 
 
-def variables_in(term: Any, depth: int = 0) -> Iterator[str]:
+def variables_in(term: Any) -> Iterator[str]:
     """The names of the variables in a term, a path or an expression."""
     from rdflib.term import Variable
 
-    if depth > _RENDER_DEPTH:
-        return
-    if isinstance(term, Variable):
-        yield str(term)
-    elif isinstance(term, Mapping):
-        for key, value in term.items():
-            if not str(key).startswith("_"):
-                yield from variables_in(value, depth + 1)
-    elif isinstance(term, list | tuple):
-        for item in term:
-            yield from variables_in(item, depth + 1)
+    return (str(variable) for variable in _found(term, Variable))
 
 
-def iris_in(term: Any, depth: int = 0) -> Iterator[str]:
-    from rdflib.paths import Path
+def iris_in(term: Any) -> Iterator[str]:
+    """The IRIs in a term, a path or an expression (a function's name is none)."""
     from rdflib.term import URIRef
 
+    return (str(iri) for iri in _found(term, URIRef, skipped=("iri",), paths=True))
+
+
+def _found(
+    term: Any, kind: type, skipped: tuple[str, ...] = (), paths: bool = False, depth: int = 0
+) -> Iterator[Any]:
+    """The ``kind`` terms in ``term``, walked through mappings (but their private keys and
+    ``skipped``), lists and, with ``paths``, property paths; at most so deep."""
+    from rdflib.paths import Path
+
     if depth > _RENDER_DEPTH:
         return
-    if isinstance(term, URIRef):
-        yield str(term)
-    elif isinstance(term, Path):
+    if isinstance(term, kind):
+        yield term
+    elif paths and isinstance(term, Path):
         for part in _path_parts(term):
-            yield from iris_in(part, depth + 1)
+            yield from _found(part, kind, skipped, paths, depth + 1)
     elif isinstance(term, Mapping):
         for key, value in term.items():
-            if not str(key).startswith("_") and key != "iri":  # a function's name: no IRI
-                yield from iris_in(value, depth + 1)
+            if not str(key).startswith("_") and key not in skipped:
+                yield from _found(value, kind, skipped, paths, depth + 1)
     elif isinstance(term, list | tuple):
         for item in term:
-            yield from iris_in(item, depth + 1)
+            yield from _found(item, kind, skipped, paths, depth + 1)
 
 
 def _path_parts(path: Any) -> list[Any]:
