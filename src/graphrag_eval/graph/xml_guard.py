@@ -11,13 +11,14 @@ against amplification stops it (docs/security.md, "Knowledge-graph data files").
 from __future__ import annotations
 
 import contextlib
+import io
 import xml.parsers.expat
 from pathlib import Path
 from typing import Any
 
 from graphrag_eval.errors import InputError
 
-__all__ = ["check_xml_entities"]
+__all__ = ["check_xml_entities", "xml_entities_problem"]
 
 _CHUNK = 1 << 20
 _MIN_EXPANDED = 64 << 20
@@ -29,23 +30,31 @@ class _Stop(Exception):
 
 
 def check_xml_entities(path: Path) -> None:
-    """Refuse the RDF/XML file ``path`` when its entities are external or expand beyond the
-    bound; a file whose prolog does not parse is left to Oxigraph to report."""
-    entities = _declared_entities(path)
+    """Refuse the RDF/XML file ``path`` (an :class:`InputError` naming it) when its entities
+    are external or expand beyond the bound; a file whose prolog does not parse is left to
+    Oxigraph to report."""
+    problem = xml_entities_problem(path)
+    if problem is not None:
+        raise InputError(problem, file=str(path))
+
+
+def xml_entities_problem(source: Path | bytes) -> str | None:
+    """What is wrong with the entities of the XML document ``source`` (a file or its bytes,
+    such as an endpoint's RDF/XML reply), or ``None``."""
+    entities = _declared_entities(source)
     if not entities:
-        return
+        return None
     for name, system_id, public_id in entities:
         if system_id is not None or public_id is not None:
             where = system_id or public_id
-            raise InputError(
+            return (
                 f"declares the external entity {name!r} ({where}): external entities are "
-                "never read; write its text in the file",
-                file=str(path),
+                "never read; write its text in the file"
             )
-    _check_expansion(path)
+    return _expansion_problem(source)
 
 
-def _declared_entities(path: Path) -> list[tuple[str, str | None, str | None]]:
+def _declared_entities(source: Path | bytes) -> list[tuple[str, str | None, str | None]]:
     """The entities the prolog declares: name, system id, public id (read up to the root
     element only)."""
     parser = xml.parsers.expat.ParserCreate()
@@ -63,12 +72,13 @@ def _declared_entities(path: Path) -> list[tuple[str, str | None, str | None]]:
     parser.StartElementHandler = root
     # Not well formed: what was declared before the error is checked all the same.
     with contextlib.suppress(xml.parsers.expat.ExpatError):
-        _feed(parser, path)
+        _feed(parser, source)
     return declared
 
 
-def _check_expansion(path: Path) -> None:
-    limit = max(_MIN_EXPANDED, _FACTOR * path.stat().st_size)
+def _expansion_problem(source: Path | bytes) -> str | None:
+    size_read = len(source) if isinstance(source, bytes) else source.stat().st_size
+    limit = max(_MIN_EXPANDED, _FACTOR * size_read)
     parser = xml.parsers.expat.ParserCreate()
     size = 0
 
@@ -85,27 +95,26 @@ def _check_expansion(path: Path) -> None:
     parser.CharacterDataHandler = count
     parser.StartElementHandler = element
     try:
-        stopped = _feed(parser, path)
+        stopped = _feed(parser, source)
     except xml.parsers.expat.ExpatError as exc:
         if "amplification" not in str(exc):
-            return  # not well formed: Oxigraph says where
-        raise InputError(
+            return None  # not well formed: Oxigraph says where
+        return (
             f"line {exc.lineno}: its XML entities expand it past the XML parser's "
-            "amplification limit (an entity bomb?); write the file without nested entities",
-            file=str(path),
-        ) from None
-    if stopped:
-        raise InputError(
-            f"its XML entities expand it to more than {limit / (1 << 20):,.0f} MiB of text "
-            "(an entity bomb?); write the file without nested entities",
-            file=str(path),
+            "amplification limit (an entity bomb?); write the file without nested entities"
         )
+    if stopped:
+        return (
+            f"its XML entities expand it to more than {limit / (1 << 20):,.0f} MiB of text "
+            "(an entity bomb?); write the file without nested entities"
+        )
+    return None
 
 
-def _feed(parser: Any, path: Path) -> bool:
-    """Feed ``path`` to ``parser`` until its end or a handler stops it (``True``)."""
+def _feed(parser: Any, source: Path | bytes) -> bool:
+    """Feed ``source`` to ``parser`` until its end or a handler stops it (``True``)."""
     try:
-        with path.open("rb") as stream:
+        with io.BytesIO(source) if isinstance(source, bytes) else source.open("rb") as stream:
             while chunk := stream.read(_CHUNK):
                 parser.Parse(chunk, False)
             parser.Parse(b"", True)
