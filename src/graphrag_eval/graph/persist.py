@@ -46,6 +46,11 @@ _LOCK_WAIT_S = 3600.0
 _LOCK_POLL_S = 0.2
 _MANIFEST_TEMPORARY = re.compile(r"\A\.manifest\.json\.[0-9a-f]{12}\.tmp\Z")
 """The temporary file of a manifest being written (``files/documents.py``)."""
+_STORE_FILE = re.compile(
+    r"\A(?:CURRENT|IDENTITY|LOCK|LOG(?:\.old\.\d+)?|(?:MANIFEST|OPTIONS)-\d+(?:\.dbtmp)?"
+    r"|\d+\.(?:log|sst|blob|dbtmp))\Z"
+)
+"""The names of the files of an Oxigraph (RocksDB) store directory."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +122,8 @@ def _check_ours(directory: Path) -> None:
 
 def _ours(entry: Path) -> bool:
     """Whether ``entry`` is one a build makes: the manifest (or its temporary file), the
-    lock, or a store directory (not a link) that is empty or holds an Oxigraph store."""
+    lock, or a store directory (not a link) that holds only the files of an Oxigraph
+    (RocksDB) store, or none yet."""
     name = entry.name
     if name in (MANIFEST, LOCK_FILE) or _MANIFEST_TEMPORARY.match(name):
         return entry.is_file() and not entry.is_symlink()
@@ -126,7 +132,7 @@ def _ours(entry: Path) -> bool:
     if entry.is_symlink() or not entry.is_dir():
         return False
     try:
-        return not any(entry.iterdir()) or (entry / "CURRENT").is_file()
+        return all(_STORE_FILE.match(part.name) and part.is_file() for part in entry.iterdir())
     except OSError:
         return False
 
