@@ -169,8 +169,20 @@ def with_store(
     try:
         sparql = type(config.sparql).model_validate({**config.sparql.model_dump(), **update})
     except ValueError as exc:
-        raise click.BadParameter(str(exc).splitlines()[-1].strip()) from None
+        hint = "--endpoint" if endpoint is not None else "--data"
+        raise click.BadParameter(_first_error(exc), param_hint=hint) from None
     return config.model_copy(update={"sparql": sparql})
+
+
+def _first_error(exc: ValueError) -> str:
+    """The message of a validation error, without pydantic's decorations (its last line is
+    a link to pydantic's documentation, not the reason)."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        found = errors()
+        if found:
+            return str(found[0].get("msg", exc)).removeprefix("Value error, ")
+    return str(exc).splitlines()[0].strip()
 
 
 def saved_run_arguments(function: Callable[..., Any]) -> Callable[..., Any]:

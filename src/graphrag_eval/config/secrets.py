@@ -20,7 +20,8 @@ __all__ = [
 
 
 _SECRET_NAME = re.compile(
-    r"key|token|secret|passw|authorization|^auth|[_-]auth|headers?$", re.IGNORECASE
+    r"key|token|secret|passw|authorization|^auth|[_-]auth|headers?$|signature|^sig$|credential",
+    re.IGNORECASE,
 )
 """A name whose value is a secret: it contains key, token, secret or password (or is an
 authorization header, or the headers themselves); ``..._env`` names a variable instead."""
@@ -85,9 +86,22 @@ def proxy_credentials() -> list[str]:
     return list(dict.fromkeys(found))
 
 
+_QUERY_PARAMETER = re.compile(r"(?P<name>(?<=[?&;])[^=&;#\s?]+)=(?P<value>[^&;#\s]*)")
+
+
 def mask_url_credentials(text: str) -> str:
-    """``text`` with the credentials of every URL in it replaced (``https://***@host/``)."""
-    return _URL_CREDENTIALS.sub(r"\g<scheme>***@", text)
+    """``text`` with the credentials of every URL in it replaced (``https://***@host/``), and
+    the values of query parameters named like a secret (``?api_key=...``) too."""
+    text = _URL_CREDENTIALS.sub(r"\g<scheme>***@", text)
+    if "=" not in text or "?" not in text:
+        return text
+
+    def masked(match: re.Match[str]) -> str:
+        if match["value"] and _secret_name(match["name"]):
+            return f"{match['name']}=***"
+        return match.group(0)
+
+    return _QUERY_PARAMETER.sub(masked, text)
 
 
 def secret_values(data: Any, under_secret: bool = False) -> set[str]:

@@ -88,12 +88,30 @@ def open_run_store(config: EvaluationConfig) -> SharedExecutions | None:
     :class:`~graphrag_eval.errors.InputError` when it cannot be opened (docs/knowledge-graph.md).
     """
     if not config.sparql.configured:
+        _nothing_asks_for_a_store(config)
         return None
     store = open_store(config.sparql)
     if store is None:
         where = "sparql.endpoint" if config.sparql.endpoint is not None else "sparql.data"
         raise ConfigError("this installation cannot open such a store", field=where)
     return SharedExecutions(store)
+
+
+def _nothing_asks_for_a_store(config: EvaluationConfig) -> None:
+    """Refuse a config that asks for executions without naming a store: ``execute: always``
+    or test-suite copies would silently do nothing (docs/knowledge-graph.md)."""
+    sparql = config.sparql
+    asked = None
+    if sparql.execute == "always":
+        asked = ("sparql.execute", "'always'")
+    elif sparql.test_suite.copies:
+        asked = ("sparql.test_suite.copies", f"{sparql.test_suite.copies} copies")
+    if asked is not None:
+        raise ConfigError(
+            f"{asked[1]} needs a store to execute queries against, and none is named: give "
+            "sparql.data or sparql.endpoint in the config, or --data FILE / --endpoint URL",
+            field=asked[0],
+        )
 
 
 def services_of(engine: LLMEngine | None, store: GraphStore | None = None) -> Services:

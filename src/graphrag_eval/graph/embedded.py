@@ -19,7 +19,7 @@ from graphrag_eval.config.sparql import SparqlConfig
 from graphrag_eval.graph.execution import Execution, ExecutionError, StoreIdentity
 from graphrag_eval.graph.loading import pyoxigraph, rdf_format
 from graphrag_eval.graph.persist import LoadedGraph, load_in_memory, open_persisted
-from graphrag_eval.graph.readonly import update_refusal
+from graphrag_eval.graph.readonly import service_refusal, update_refusal
 
 __all__ = ["EmbeddedStore", "graph_identity", "load_embedded", "rdf_format", "sparql_json"]
 
@@ -75,9 +75,9 @@ class EmbeddedStore:
         """Execute ``query`` on a worker thread with Oxigraph's query ``options`` (such as
         ``default_graph``), within ``sparql.timeout_s``."""
         started = time.perf_counter()
-        refusal = update_refusal(query)
-        if refusal is not None:
-            return self._failed(started, refusal, ExecutionError.UPDATE_REFUSED)
+        refused = _refused(query)
+        if refused is not None:
+            return self._failed(started, *refused)
         loop = asyncio.get_running_loop()
         async with self._semaphore(loop):
             done: asyncio.Future[Execution] = loop.create_future()
@@ -104,9 +104,9 @@ class EmbeddedStore:
     def execute_now(self, query: str, started: float | None = None) -> Execution:
         """Execute ``query`` on this thread (no timeout)."""
         started = time.perf_counter() if started is None else started
-        refusal = update_refusal(query)
-        if refusal is not None:
-            return self._failed(started, refusal, ExecutionError.UPDATE_REFUSED)
+        refused = _refused(query)
+        if refused is not None:
+            return self._failed(started, *refused)
         return self._run(query, {}, started, None)
 
     def _run(
@@ -138,6 +138,19 @@ class EmbeddedStore:
 
     async def aclose(self) -> None:
         return None
+
+
+def _refused(query: str) -> tuple[str, ExecutionError] | None:
+    """Why the embedded store never executes ``query``: an update (read-only), or a
+    federated query (Oxigraph would send its ``SERVICE`` part over the network: the embedded
+    store is offline)."""
+    refusal = update_refusal(query)
+    if refusal is not None:
+        return refusal, ExecutionError.UPDATE_REFUSED
+    refusal = service_refusal(query)
+    if refusal is not None:
+        return refusal, ExecutionError.QUERY
+    return None
 
 
 def _settle(future: asyncio.Future[Execution], outcome: Execution) -> None:

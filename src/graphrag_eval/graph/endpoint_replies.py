@@ -11,6 +11,7 @@ import json
 from typing import Any, Final, Protocol
 
 from graphrag_eval.graph.embedded import sparql_json
+from graphrag_eval.graph.xml_guard import xml_entities_problem
 
 __all__ = [
     "ACCEPT",
@@ -123,6 +124,11 @@ def _parsed(content: bytes, content_type: str) -> Any:
         if results_format is not None:
             return pyoxigraph.parse_query_results(content, format=results_format)
         rdf_format = pyoxigraph.RdfFormat.from_media_type(content_type)
+        if rdf_format == pyoxigraph.RdfFormat.RDF_XML:
+            # Oxigraph expands the entities of RDF/XML without bound (docs/security.md).
+            problem = xml_entities_problem(content)
+            if problem is not None:
+                raise NotResults(f"the endpoint's RDF/XML reply {problem}", page=False)
         if rdf_format is not None:
             return pyoxigraph.parse(content, format=rdf_format)
     except (SyntaxError, ValueError, OSError) as exc:

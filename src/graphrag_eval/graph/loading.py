@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import re
+import stat
 import xml.parsers.expat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from graphrag_eval.errors import ConfigError, InputError
+from graphrag_eval.graph.xml_guard import check_xml_entities
 
 __all__ = [
     "FileEntry",
@@ -79,6 +81,9 @@ def load_files(store: Any, paths: Sequence[Path], base_iri: str | None) -> None:
     :class:`InputError` naming the file and, where it can be told, the line."""
     for path in paths:
         form = rdf_format(path)
+        _regular_file(path)
+        if path.suffix.lower() in _XML_FORMATS:
+            check_xml_entities(path)
         try:
             store.bulk_load(path=str(path), format=form, base_iri=base_iri)
         except FileNotFoundError:
@@ -93,6 +98,11 @@ def _syntax_error(path: Path, exc: SyntaxError, base_iri: str | None) -> InputEr
     message = _WHERE_SUFFIX.sub("", _first_line(exc.msg or str(exc)))
     if base_iri is None and "No scheme found" in message:
         message += " (a relative IRI, e.g. rdf:ID without xml:base: set sparql.base_iri)"
+    if "LoadDocumentCallback" in message:
+        message = (
+            "its JSON-LD @context names a remote document: a remote @context is never "
+            "downloaded (runs are offline); write the context into the file"
+        )
     line = exc.lineno
     if line is None and path.suffix.lower() in _XML_FORMATS:
         line = _xml_error_line(path)
@@ -118,10 +128,25 @@ def _xml_error_line(path: Path) -> int | None:
     return None
 
 
+def _regular_file(path: Path) -> None:
+    """Refuse what is not a regular file (after links), before it is opened: a device
+    (``/dev/zero`` never ends), a named pipe (opening one waits for a writer), a directory."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise InputError("file not found", file=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot be read: {exc.strerror or exc}", file=str(path)) from None
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "a device, pipe or socket"
+        raise InputError(f"not a regular file ({kind}): name an RDF file", file=str(path))
+
+
 def file_entries(paths: Sequence[Path]) -> list[FileEntry]:
     """Each file's path, SHA-256 and size in bytes."""
     entries: list[FileEntry] = []
     for path in paths:
+        _regular_file(path)
         digest = hashlib.sha256()
         size = 0
         try:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import shutil
 import time
 import uuid
@@ -27,7 +28,7 @@ from typing import Any
 
 from graphrag_eval.errors import ConfigError
 from graphrag_eval.files.documents import write_text_atomic
-from graphrag_eval.files.locking import OutputDirBusy, lock_out_dir
+from graphrag_eval.files.locking import LOCK_FILE, OutputDirBusy, lock_out_dir
 from graphrag_eval.graph.loading import (
     FileEntry,
     content_fingerprint,
@@ -43,6 +44,13 @@ _FORMAT_VERSION = 1
 _LOCK_WAIT_S = 3600.0
 """How long a run waits for another one's build of the same directory."""
 _LOCK_POLL_S = 0.2
+_MANIFEST_TEMPORARY = re.compile(r"\A\.manifest\.json\.[0-9a-f]{12}\.tmp\Z")
+"""The temporary file of a manifest being written (``files/documents.py``)."""
+_STORE_FILE = re.compile(
+    r"\A(?:CURRENT|IDENTITY|LOCK|LOG(?:\.old\.\d+)?|(?:MANIFEST|OPTIONS)-\d+(?:\.dbtmp)?"
+    r"|\d+\.(?:log|sst|blob|dbtmp))\Z"
+)
+"""The names of the files of an Oxigraph (RocksDB) store directory."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,11 +84,57 @@ def open_persisted(paths: Sequence[Path], base_iri: str | None, directory: Path)
         "base_iri": base_iri,
         "files": entries,
     }
+    _check_ours(directory)
     with _locked(directory):
         reused = _reuse(directory, expected)
         if reused is not None:
             return reused
         return _build(paths, base_iri, directory, expected)
+
+
+def _check_ours(directory: Path) -> None:
+    """Refuse a ``store_directory`` that holds anything but what a build puts there (the
+    manifest, the lock, stores, the temporary file of a manifest being written): it is not
+    a store directory, and a build removes the ``store-*`` and ``building-*`` entries it
+    does not name (docs/knowledge-graph.md)."""
+    try:
+        if not directory.exists():
+            return
+        if not directory.is_dir():
+            raise ConfigError(f"{directory}: is not a directory", field="sparql.store_directory")
+        names = sorted(entry.name for entry in directory.iterdir())
+    except OSError as exc:
+        raise ConfigError(
+            f"{directory}: cannot be used: {exc.strerror or exc}", field="sparql.store_directory"
+        ) from None
+    for name in names:
+        entry = directory / name
+        # A build in progress in another process: its directory may not hold a store yet.
+        building = name.startswith("building-") and entry.is_dir() and not entry.is_symlink()
+        if not (building or _ours(entry)):
+            raise ConfigError(
+                f"{directory}: holds {name!r}, which no store build made: the directory is "
+                "kept for the store alone (its old stores are removed); name a new or empty "
+                "directory",
+                field="sparql.store_directory",
+            )
+
+
+def _ours(entry: Path) -> bool:
+    """Whether ``entry`` is one a build makes: the manifest (or its temporary file), the
+    lock, or a store directory (not a link) that holds only the files of an Oxigraph
+    (RocksDB) store, or none yet."""
+    name = entry.name
+    if name in (MANIFEST, LOCK_FILE) or _MANIFEST_TEMPORARY.match(name):
+        return entry.is_file() and not entry.is_symlink()
+    if not name.startswith(("building-", "store-")):
+        return False
+    if entry.is_symlink() or not entry.is_dir():
+        return False
+    try:
+        return all(_STORE_FILE.match(part.name) and part.is_file() for part in entry.iterdir())
+    except OSError:
+        return False
 
 
 @contextlib.contextmanager
@@ -169,6 +223,6 @@ def _remove_unnamed(directory: Path, keep: set[str | None]) -> None:
     named before (a run started earlier may still be reading it); what a killed build left
     goes too. Only our own subdirectories, never through a link."""
     for entry in directory.iterdir():
-        ours = entry.name.startswith(("building-", "store-"))
-        if ours and entry.name not in keep and entry.is_dir() and not entry.is_symlink():
+        ours = entry.name.startswith(("building-", "store-")) and _ours(entry)
+        if ours and entry.name not in keep:
             shutil.rmtree(entry, ignore_errors=True)
