@@ -241,3 +241,18 @@ def test_an_executed_reference_is_checked_as_a_stored_one_is(graph: str) -> None
     [[executed]] = result["reference_steps"]
     assert "required_columns transformer" in executed["input_error"]
     assert "output_error" not in result["actual_steps"][0]  # the reference's fault
+
+
+def test_an_actual_step_whose_execution_failed_says_why_it_did_not_match(graph: str) -> None:
+    """The step's ``input_error`` and the reference step's ``mismatch_reason`` name the
+    execution's error, not an output the step never had or its agent's status."""
+    reference = dataset(question("q", [[_query_ref(OSLO_TRANSFORMERS, OSLO_ROWS)]]))
+    refused = f"DELETE WHERE {{ <{EX}oslo> ?p ?o }}"
+    responses = [response("q", [_query_step(refused, step_id="a")])]
+    [record] = run_evaluation(reference, responses, _config(graph))
+    actual = record["actual_steps"][0]
+    assert actual["execution"]["error_kind"] == "update_refused"
+    assert actual["input_error"].startswith("its query could not be executed: a SPARQL Update")
+    reason = record["reference_steps"][0][0]["mismatch_reason"]
+    assert reason.startswith("actual step a cannot be compared: its query could not be executed")
+    assert "status success" not in reason

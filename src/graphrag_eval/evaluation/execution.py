@@ -309,6 +309,8 @@ def _executed_actual(step: ActualStep, done: Executed, mode: Mode) -> ActualStep
     raw = {**step.raw, EXECUTION_KEY: done.record()}
     if done.text is None:  # cannot match: under always, not even on the output it logged
         output = None if mode == "always" else step.output
-        return dataclasses.replace(step, output=output, raw=raw, memo={})
+        error = done.execution.error or "no results"
+        problem = f"its query could not be executed: {error}"
+        return dataclasses.replace(step, output=output, raw=raw, problem=problem, memo={})
     raw["output"] = done.text
     return dataclasses.replace(step, output=done.text, raw=raw, memo={})

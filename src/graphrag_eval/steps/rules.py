@@ -143,6 +143,8 @@ class StepRuleRegistry:
         overrides: Overrides = None,
     ) -> Mismatch:
         """See :func:`explain_pair`."""
+        if actual.problem is not None:
+            return Mismatch(f"actual step {actual.label} cannot be compared: {actual.problem}")
         if not actual.succeeded:
             return Mismatch(f"actual step {actual.label} did not succeed (status {actual.status})")
         rule = self.rule_for(reference, actual, overrides)
