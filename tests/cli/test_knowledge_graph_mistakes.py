@@ -92,3 +92,25 @@ def test_execute_always_with_a_store_on_the_command_line_runs(
     args = [str(reference), str(responses), "-c", str(config), "--data", str(graph)]
     assert main(["evaluate", *args, "-o", str(out), "-q"]) == 0
     assert (out / "results.jsonl").exists()
+
+
+@pytest.mark.parametrize("where", ["out", "out/store", "."])
+def test_a_store_directory_overlapping_the_output_directory_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    """The store kept in the output directory (or the output directory inside the store's)
+    would be replaced by --overwrite, or mix its files with the results: refused before
+    anything is built or written, on the first run too."""
+    reference, responses = inputs(tmp_path)
+    graph = tmp_path / "graph.ttl"
+    graph.write_text('<http://example.org/a> <http://example.org/name> "A" .\n')
+    store = tmp_path / where
+    config = tmp_path / "config.yaml"
+    sparql = {"data": [str(graph)], "store_directory": str(store)}
+    config.write_text(yaml.safe_dump({"sparql": sparql}), encoding="utf-8")
+    out = tmp_path / "out"
+    args = ["evaluate", str(reference), str(responses), "-c", str(config), "-o", str(out)]
+    assert main(args) == EXIT_BAD_INPUT
+    err = one_line_error(capsys)
+    assert "sparql.store_directory" in err and "overlap" in err
+    assert not out.exists()

@@ -257,7 +257,7 @@ def _evaluate(options: EvaluateOptions) -> None:
     if options.dry_run:
         dry_run(questions, response_set, config, engine)
         return
-    services = open_services(engine, config)  # a store that cannot be opened: exit 2
+    services = open_services(engine, config, options.out_dir)  # no store: exit 2
     # One run at a time writes a directory: a second fails at once, naming the first.
     with lock_out_dir(options.out_dir):
         if not options.resume:  # --resume continues the run there; else none may be there

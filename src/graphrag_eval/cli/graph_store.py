@@ -4,7 +4,10 @@ incomplete run, exit 3, as for a judge endpoint (docs/knowledge-graph.md)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from graphrag_eval.config import EvaluationConfig
+from graphrag_eval.errors import ConfigError
 from graphrag_eval.evaluation.execution import SharedExecutions
 from graphrag_eval.evaluation.services import open_run_store
 from graphrag_eval.formatting import plural
@@ -17,10 +20,20 @@ RunServices = tuple[LLMEngine | None, GraphStore | None]
 """A run's judge engine and store, each ``None`` when it has none."""
 
 
-def open_services(engine: LLMEngine | None, config: EvaluationConfig) -> RunServices:
+def open_services(engine: LLMEngine | None, config: EvaluationConfig, out_dir: Path) -> RunServices:
     """``engine`` and the store ``config`` names, opened (a store that cannot be is a
     :class:`~graphrag_eval.errors.ConfigError` or an :class:`~graphrag_eval.errors.InputError`,
-    before any work: the command's one line and exit 2)."""
+    before any work: the command's one line and exit 2). The store's directory may not share
+    anything with the run's output directory (``out_dir``): one would replace the other."""
+    directory = config.sparql.store_directory
+    if directory is not None:
+        store, out = Path(directory).resolve(), out_dir.resolve()
+        if store == out or out in store.parents or store in out.parents:
+            raise ConfigError(
+                f"the store directory {directory} and the output directory {out_dir} overlap: "
+                "give the store a directory of its own",
+                field="sparql.store_directory",
+            )
     return engine, open_run_store(config)
 
 
