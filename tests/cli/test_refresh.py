@@ -324,3 +324,18 @@ def test_an_endpoint_that_becomes_unusable_exits_3(
     assert "refresh incomplete: the SPARQL store" in err and "became unusable" in err
     assert f"{BREAKER_FAILURES + 2} now failing" in out
     assert output.read_text() == reference.read_text()
+
+
+def test_a_reference_without_queries_says_there_is_nothing_to_refresh(
+    capsys: pytest.CaptureFixture[str], files: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, graph = files
+    reference = tmp_path / "no-queries.yaml"
+    reference.write_text(
+        "- template_id: t\n  questions:\n  - id: q\n    question_text: Q?\n"
+        "    reference_answer: A\n",
+        encoding="utf-8",
+    )
+    code, out, _ = run(capsys, "refresh", str(reference), "--data", str(graph))
+    assert code == 0
+    assert "nothing to refresh: no sparql_query reference step has a query" in out

@@ -192,6 +192,12 @@ def _print_summary(reference: Path, refreshed: Refreshed, store: GraphStore) -> 
         f"{count:,} {_LABELS[drift]}" for drift, count in report.step_counts().items()
     )
     console.print(f"steps: {counts}", markup=False)
+    if refreshed.queries == 0:
+        console.print(
+            "nothing to refresh: no sparql_query reference step has a query in args.query",
+            markup=False,
+        )
+        return
     console.print(_template_table(report))
     _print_drifted(report)
 
