@@ -94,6 +94,12 @@ class SparqlConfig(Section):
     """Endpoint: how often a 429 or 5xx reply or a lost connection is retried."""
     max_result_bytes: int = Field(default=64 * 1024 * 1024, gt=0)
     """Endpoint: a reply larger than this is refused (the step's error)."""
+    allowed_services: list[str] = Field(default_factory=list)
+    """Endpoint: the IRIs of the endpoints a federated query (``SERVICE``) may make it call,
+    as the query names them after its prefixes are expanded (e.g.
+    ``http://wikiba.se/ontology#label``). A query with any other ``SERVICE`` is never sent:
+    a hostile response could otherwise make the endpoint fetch from any host. The embedded
+    store executes none."""
     diagnose: bool | None = None
     """Whether a SPARQL step below a full match gets a ``query_diagnosis`` (both queries
     parsed, about 20 ms a pair); default: when a store is configured. Without a store, the
@@ -118,6 +124,10 @@ class SparqlConfig(Section):
             raise ValueError(
                 "test_suite needs the embedded store (data): perturbed copies of an "
                 "endpoint's graph cannot be made"
+            )
+        if self.allowed_services and self.endpoint is None:
+            raise ValueError(
+                "allowed_services applies to an endpoint (the embedded store calls none)"
             )
         if self.store_directory is not None and not self.data:
             raise ValueError("store_directory needs data (the files the store is loaded from)")

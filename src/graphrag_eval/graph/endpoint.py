@@ -44,7 +44,7 @@ from graphrag_eval.graph.endpoint_replies import (
     reply_start,
 )
 from graphrag_eval.graph.execution import Execution, ExecutionError, StoreIdentity
-from graphrag_eval.graph.readonly import update_refusal
+from graphrag_eval.graph.readonly import service_refusal, update_refusal
 from graphrag_eval.llm.client import Breaker
 from graphrag_eval.llm.failures import StatusError, Unreachable, unreachable
 from graphrag_eval.llm.redaction import Redactor
@@ -159,6 +159,7 @@ class EndpointStore:
         self._proxy = _proxy_for(self._url)
         self._headers = headers
         self._redactor = redactor
+        self._allowed_services = frozenset(config.allowed_services)
         self.breaker = Breaker(f"the SPARQL endpoint at {identity.label}")
         self._loop: asyncio.AbstractEventLoop | None = None
         self._session: Any = None
@@ -177,6 +178,9 @@ class EndpointStore:
         refusal = update_refusal(query)
         if refusal is not None:
             return self._failed(started, ExecutionError.UPDATE_REFUSED, refusal)
+        refusal = service_refusal(query, self._allowed_services)
+        if refusal is not None:
+            return self._failed(started, ExecutionError.QUERY, refusal)
         if self.breaker.reason is not None:
             return self._failed(started, ExecutionError.ENDPOINT, self.breaker.reason)
         try:

@@ -12,9 +12,10 @@ A comment ends at a line feed or a carriage return, as the grammar says."""
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Final
 
-__all__ = ["UPDATE_WORDS", "service_refusal", "update_refusal"]
+__all__ = ["UPDATE_WORDS", "service_refusal", "service_targets", "update_refusal"]
 
 UPDATE_WORDS: Final = frozenset(
     {"INSERT", "DELETE", "LOAD", "CLEAR", "DROP", "CREATE", "ADD", "MOVE", "COPY", "WITH"}
@@ -67,12 +68,57 @@ def update_refusal(query: str) -> str | None:
     return None
 
 
-def service_refusal(query: str) -> str | None:
-    """Why the embedded store refuses ``query`` (a federated query: ``SERVICE`` would make
-    Oxigraph call another endpoint over the network), or ``None``."""
-    if "SERVICE" in _bare_words(query):
-        return (
-            "a federated query (SERVICE) is never executed by the embedded store: "
-            "it would call another endpoint over the network"
-        )
+_STRINGS_AND_COMMENTS = re.compile(
+    r'"""(?:[^"\\]|\\.|"(?!""))*"""'
+    r"|'''(?:[^'\\]|\\.|'(?!''))*'''"
+    r'|"(?:[^"\\\n\r]|\\.)*"'
+    r"|'(?:[^'\\\n\r]|\\.)*'"
+    r'|(<[^<>"{}|^`\\\x00-\x20]*>)'  # IRIs, kept (one may hold a #)
+    r"|#[^\n\r]*",
+    re.DOTALL,
+)
+_SERVICE = re.compile(
+    r"(?<![\w?$:@.\-])SERVICE\s+(?:SILENT\s+)?(<[^<>\s]*>|[?$]\w+|[\w.\-]*:[^\s{]*)",
+    re.IGNORECASE,
+)
+_PREFIX = re.compile(r"(?<![\w?$:@.\-])PREFIX\s+([\w.\-]*):\s*<([^<>\s]*)>", re.IGNORECASE)
+
+
+def service_targets(query: str) -> list[str]:
+    """The endpoints the ``SERVICE`` clauses of ``query`` name: IRIs (prefixed names
+    expanded by the query's ``PREFIX`` declarations), or a variable as written (``?s``); in
+    the text as written and with its codepoint escapes decoded. ``?`` stands for a clause
+    whose endpoint cannot be read."""
+    texts = [query]
+    if "\\u" in query or "\\U" in query:
+        texts.append(_decoded(query))
+    targets: list[str] = []
+    for text in texts:
+        kept = _STRINGS_AND_COMMENTS.sub(lambda match: match.group(1) or " ", text)
+        prefixes = dict(_PREFIX.findall(kept))
+        for target in _SERVICE.findall(kept):
+            if target.startswith("<"):
+                targets.append(target[1:-1])
+            elif target[0] in "?$":
+                targets.append(target)
+            else:
+                name, _, local = target.partition(":")
+                targets.append(prefixes[name] + local if name in prefixes else target)
+    if not targets and "SERVICE" in _bare_words(query):
+        targets.append("?")
+    return list(dict.fromkeys(targets))
+
+
+def service_refusal(query: str, allowed: Collection[str] = ()) -> str | None:
+    """Why ``query`` is refused (a federated query: its ``SERVICE`` clause would make the
+    store call another endpoint, one not in ``allowed``), or ``None``. The embedded store
+    allows none (it would make the call from this machine); an endpoint, those of
+    ``sparql.allowed_services``."""
+    for target in service_targets(query):
+        if target not in allowed:
+            return (
+                f"a federated query (SERVICE {target}) is never executed: the store would "
+                "call another endpoint over the network (an endpoint may call those listed "
+                "in sparql.allowed_services)"
+            )
     return None
