@@ -126,6 +126,32 @@ def response(
     return item
 
 
+def write_query_run(
+    folder: Path,
+    reference_query: str,
+    queries: dict[str, str],
+    *,
+    typed: bool = True,
+) -> tuple[Path, Path]:
+    """Files of a run that executes SPARQL steps: a reference (YAML) whose questions (the ids
+    of ``queries``) each have one ``sparql_query`` step of ``reference_query`` without an
+    output (with its media type when ``typed``), and responses (JSON Lines) whose steps log
+    ``queries`` (question id -> query) without outputs."""
+    reference_step: dict[str, Any] = {"name": "sparql_query", "args": {"query": reference_query}}
+    if typed:
+        reference_step["output_media_type"] = SPARQL_JSON
+    reference = folder / "reference.yaml"
+    items = (question(qid, [[dict(reference_step)]]) for qid in queries)
+    reference.write_text(yaml.safe_dump(dataset(*items)), encoding="utf-8")
+    responses = folder / "responses.jsonl"
+    lines = (
+        json.dumps(response(qid, [step("sparql_query", args={"query": query})])) + "\n"
+        for qid, query in queries.items()
+    )
+    responses.write_text("".join(lines), encoding="utf-8")
+    return reference, responses
+
+
 def write_tsv(path: Path, rows: Iterable[tuple[str, str, str]]) -> None:
     """An ``answer-correctness`` input: the three columns, one row per tuple."""
     buffer = io.StringIO()

@@ -5,17 +5,15 @@ config, the report's config, the results, nor the terminal with ``--debug``
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-import yaml
 
 from graphrag_eval.cli import main
 from graphrag_eval.cli.errors import EXIT_INCOMPLETE
 from graphrag_eval.config.secrets import mask_url_credentials
 
-from builders import dataset, question, response, step
+from builders import write_query_run
 from judge_server import closed_port_url
 
 pytest.importorskip("aiohttp")
@@ -27,14 +25,7 @@ QUERY = "SELECT ?n WHERE { <http://example.org/a> <http://example.org/name> ?n }
 def test_no_output_holds_a_secret_of_the_endpoint_url(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    reference = tmp_path / "reference.yaml"
-    reference_step = {"name": "sparql_query", "args": {"query": QUERY}}
-    reference.write_text(
-        yaml.safe_dump(dataset(question("q0", [[reference_step]]))), encoding="utf-8"
-    )
-    responses = tmp_path / "responses.jsonl"
-    actual = step("sparql_query", args={"query": QUERY})
-    responses.write_text(json.dumps(response("q0", [actual])) + "\n", encoding="utf-8")
+    reference, responses = write_query_run(tmp_path, QUERY, {"q0": QUERY}, typed=False)
     endpoint = closed_port_url().rstrip("/") + (
         f"/query?api_key={SECRETS[0]}&access_token={SECRETS[1]}&sig={SECRETS[2]}&infer=false"
     )

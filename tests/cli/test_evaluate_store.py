@@ -5,7 +5,6 @@ one that became unusable during the run (exit 3, naming it)."""
 from __future__ import annotations
 
 import importlib.util
-import json
 import sys
 from pathlib import Path
 
@@ -14,7 +13,11 @@ import yaml
 
 from graphrag_eval.cli.errors import EXIT_BAD_INPUT, EXIT_INCOMPLETE
 
-from builders import SPARQL_JSON, dataset, evaluate_cli, question, read_results, response, step
+from builders import (
+    evaluate_cli,
+    read_results,
+    write_query_run,
+)
 from judge_server import closed_port_url
 
 pytest.importorskip("pyoxigraph")
@@ -26,29 +29,8 @@ QUERY = f"SELECT ?n WHERE {{ <{EX}a> <{EX}name> ?n }}"
 def _inputs(folder: Path, questions: int = 2) -> tuple[Path, Path, Path]:
     graph = folder / "graph.ttl"
     graph.write_text(f'<{EX}a> <{EX}name> "A" .\n', encoding="utf-8")
-    reference_step = {"name": "sparql_query", "args": {"query": QUERY}}
-    ids = [f"q{number}" for number in range(questions)]
-    reference = folder / "reference.yaml"
-    reference.write_text(
-        yaml.safe_dump(
-            dataset(
-                *(
-                    question(qid, [[{**reference_step, "output_media_type": SPARQL_JSON}]])
-                    for qid in ids
-                )
-            )
-        ),
-        encoding="utf-8",
-    )
-    responses = folder / "responses.jsonl"
-    responses.write_text(
-        "".join(
-            json.dumps(response(qid, [step("sparql_query", args={"query": QUERY})])) + "\n"
-            for qid in ids
-        ),
-        encoding="utf-8",
-    )
-    return graph, reference, responses
+    queries = {f"q{number}": QUERY for number in range(questions)}
+    return (graph, *write_query_run(folder, QUERY, queries))
 
 
 def test_data_scores_by_execution_and_run_yaml_names_the_graph(tmp_path: Path) -> None:

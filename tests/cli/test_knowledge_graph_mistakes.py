@@ -3,7 +3,6 @@ the option or field and what to do, exit code 2, nothing written (docs/knowledge
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,7 @@ import yaml
 from graphrag_eval.cli import main
 from graphrag_eval.cli.errors import EXIT_BAD_INPUT
 
-from builders import dataset, question, response, step
+from builders import write_query_run
 
 pytest.importorskip("pyoxigraph")
 
@@ -20,15 +19,7 @@ QUERY = "SELECT ?n WHERE { <http://example.org/a> <http://example.org/name> ?n }
 
 
 def inputs(folder: Path) -> tuple[Path, Path]:
-    reference = folder / "reference.yaml"
-    reference_step = {"name": "sparql_query", "args": {"query": QUERY}}
-    reference.write_text(
-        yaml.safe_dump(dataset(question("q0", [[reference_step]]))), encoding="utf-8"
-    )
-    responses = folder / "responses.jsonl"
-    actual = step("sparql_query", args={"query": QUERY})
-    responses.write_text(json.dumps(response("q0", [actual])) + "\n", encoding="utf-8")
-    return reference, responses
+    return write_query_run(folder, QUERY, {"q0": QUERY}, typed=False)
 
 
 def one_line_error(capsys: pytest.CaptureFixture[str]) -> str:

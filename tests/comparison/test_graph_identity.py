@@ -10,13 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from graphrag_eval import compare_results
 from graphrag_eval.cli import main
 from graphrag_eval.comparison.graph_identity import graph_difference
 
-from builders import SPARQL_JSON, dataset, evaluate_cli, question, response, step
+from builders import evaluate_cli, write_query_run
 
 pytest.importorskip("pyoxigraph")
 
@@ -50,28 +49,7 @@ def _write(folder: Path, graph: str, queries: dict[str, str]) -> tuple[Path, Pat
     folder.mkdir()
     data = folder.parent / f"graph-{len(graph)}.nt"
     data.write_text(graph, encoding="utf-8")
-    reference_step = {"name": "sparql_query", "args": {"query": QUERY}}
-    reference = folder / "reference.yaml"
-    reference.write_text(
-        yaml.safe_dump(
-            dataset(
-                *(
-                    question(qid, [[{**reference_step, "output_media_type": SPARQL_JSON}]])
-                    for qid in queries
-                )
-            )
-        ),
-        encoding="utf-8",
-    )
-    responses = folder / "responses.jsonl"
-    responses.write_text(
-        "".join(
-            json.dumps(response(qid, [step("sparql_query", args={"query": query})])) + "\n"
-            for qid, query in queries.items()
-        ),
-        encoding="utf-8",
-    )
-    return data, reference, responses
+    return (data, *write_query_run(folder, QUERY, queries))
 
 
 def _run(tmp_path: Path, name: str, graph: str, queries: dict[str, str], store: bool) -> Path:
