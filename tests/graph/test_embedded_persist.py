@@ -176,3 +176,19 @@ def test_a_build_killed_midway_is_built_again_not_reused(tmp_path: Path) -> None
     store = open_in(directory, data)
     assert count(store) == 200_000
     assert stores(directory) == [manifest(directory)["store"]]
+
+
+def test_the_loading_process_says_why_it_failed_in_one_exception(tmp_path: Path) -> None:
+    """The store on disk is loaded by a second process: its failure comes back as the
+    exception it raised there (here the store's path is a file), not a traceback on stderr."""
+    from graphrag_eval.graph.persist import _DiskLoader
+
+    graph = tmp_path / "graph.ttl"
+    graph.write_text("<http://example.org/a> <http://example.org/b> 1 .\n", encoding="utf-8")
+    in_the_way = tmp_path / "building-file"
+    in_the_way.write_text("not a directory", encoding="utf-8")
+    loader = _DiskLoader(in_the_way, [graph], None)
+    with pytest.raises(OSError) as caught:
+        loader.finish()
+    assert str(caught.value)
+    assert "\n" not in str(caught.value).strip()

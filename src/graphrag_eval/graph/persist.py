@@ -4,7 +4,8 @@ files are unchanged (docs/knowledge-graph.md, "An embedded store").
 The directory holds ``manifest.json`` (the data files with their SHA-256 and size, the base
 IRI, the Oxigraph version, the triple count, the content fingerprint, and the name of the
 store's subdirectory) and that subdirectory. A build loads into a new ``building-*``
-subdirectory, computes the count and fingerprint, and only then replaces the manifest
+subdirectory (in a second process, while this one computes the count and fingerprint from
+the files loaded in memory), and only then replaces the manifest
 (atomically) to name it: a build that is killed or fails leaves a manifest that still names
 the previous store, or none, so a half-built store is never reused; the next build removes
 what it left. A build keeps the store the manifest named before it (a run started earlier
@@ -17,8 +18,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import multiprocessing
 import re
 import shutil
+import sys
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -26,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphrag_eval.errors import ConfigError
+from graphrag_eval.errors import ConfigError, InputError
 from graphrag_eval.files.documents import write_text_atomic
 from graphrag_eval.files.locking import LOCK_FILE, OutputDirBusy, lock_out_dir
 from graphrag_eval.graph.loading import (
@@ -197,18 +200,20 @@ def _build(
     token = uuid.uuid4().hex[:16]
     building = directory / f"building-{token}"
     oxigraph = pyoxigraph()
+    loader = _DiskLoader(building, paths, base_iri)
     try:
-        # Loaded in memory first: the fingerprint is computed faster there than on disk.
+        # The count and fingerprint from a store in memory (faster to dump than one on
+        # disk) while another process loads the files into the store on disk: Oxigraph's
+        # loaders hold the interpreter, so two of them run side by side only as processes.
         memory = oxigraph.Store()
         load_files(memory, paths, base_iri)
         triples, fingerprint = content_fingerprint(memory)
-        store = oxigraph.Store(str(building))
-        store.bulk_extend(memory.quads_for_pattern(None, None, None, None))
-        store.flush()
-        del store, memory  # closes it: it is opened again read-only, under its final name
+        del memory
+        loader.finish()
         final = directory / f"store-{token}"
         building.rename(final)
     except BaseException:
+        loader.stop()
         shutil.rmtree(building, ignore_errors=True)
         raise
     manifest = {**expected, "store": final.name, "triples": triples, "fingerprint": fingerprint}
@@ -216,6 +221,62 @@ def _build(
     _remove_unnamed(directory, keep={final.name, previous})
     store = oxigraph.Store.read_only(str(final))
     return LoadedGraph(store, expected["files"], triples, fingerprint)
+
+
+class _DiskLoader:
+    """The data files bulk-loaded into the store being built on disk, in a process of its
+    own (:func:`_load_on_disk`); here, after the files were loaded in memory, when no
+    process can be started."""
+
+    def __init__(self, building: Path, paths: Sequence[Path], base_iri: str | None) -> None:
+        self._args = (str(building), [str(path) for path in paths], base_iri)
+        context = multiprocessing.get_context("spawn")
+        self._failures: Any = context.SimpleQueue()
+        self._process: Any = context.Process(
+            target=_load_on_disk,
+            args=(*self._args, self._failures),
+            name="graphrag-eval-store-build",
+            daemon=True,
+        )
+        try:
+            self._process.start()
+        except OSError:  # no process to be had: loaded here, in turn
+            self._process = None
+
+    def finish(self) -> None:
+        """Wait for the store on disk; raise what its loading raised."""
+        if self._process is None:
+            _load_on_disk(*self._args, None)
+            return
+        self._process.join()
+        if self._process.exitcode != 0:
+            why = self._failures.get() if not self._failures.empty() else None
+            if isinstance(why, Exception):
+                raise why
+            raise OSError(
+                f"building the store in {self._args[0]} failed "
+                f"(its process ended with {self._process.exitcode})"
+            )
+
+    def stop(self) -> None:
+        """Stop the loading (the build is abandoned)."""
+        if self._process is not None and self._process.is_alive():
+            self._process.terminate()
+            self._process.join()
+
+
+def _load_on_disk(building: str, paths: list[str], base_iri: str | None, failures: Any) -> None:
+    """Bulk-load ``paths`` into a new store at ``building``; in a process of its own, its
+    error goes to ``failures`` (the process exits 1, printing nothing)."""
+    try:
+        store = pyoxigraph().Store(building)
+        load_files(store, [Path(path) for path in paths], base_iri)
+        store.flush()
+    except Exception as exc:
+        if failures is None:
+            raise
+        failures.put(exc if isinstance(exc, InputError | OSError) else OSError(str(exc)))
+        sys.exit(1)
 
 
 def _remove_unnamed(directory: Path, keep: set[str | None]) -> None:
