@@ -79,6 +79,17 @@ def accuracy(
                 "output": output(store, actual),
             }
         )
+    return scored(store, ref_step, steps, {"copies": copies, **suite})
+
+
+def scored(
+    store: EmbeddedStore,
+    ref_step: dict[str, Any],
+    steps: list[dict[str, Any]],
+    suite: dict[str, Any],
+) -> Any:
+    """The record of a one-question run (``ref_step`` against ``steps``) scored for
+    test-suite accuracy with the ``suite`` settings."""
     questions = prepare_reference(
         [
             {
@@ -88,9 +99,7 @@ def accuracy(
         ]
     )
     responses = prepare_responses([{"question_id": "q", "actual_steps": steps}])
-    config = EvaluationConfig.model_validate(
-        {"sparql": {"test_suite": {"copies": copies, **suite}}}
-    )
+    config = EvaluationConfig.model_validate({"sparql": {"test_suite": suite}})
 
     async def main() -> Any:
         result, _ = await evaluate_item(
@@ -195,28 +204,7 @@ def test_a_reference_query_the_parser_refuses_fails_the_metric(store: EmbeddedSt
 
 def accuracy_of_unparsable(store: EmbeddedStore, query: str) -> Any:
     ref_step = {"name": "sparql_query", "args": {"query": query}}
-    questions = prepare_reference(
-        [
-            {
-                "template_id": "t",
-                "questions": [{"id": "q", "question_text": "?", "reference_steps": [[ref_step]]}],
-            }
-        ]
-    )
-    responses = prepare_responses([{"question_id": "q", "actual_steps": []}])
-    config = EvaluationConfig.model_validate({"sparql": {"test_suite": {"copies": 2}}})
-
-    async def main() -> Any:
-        result, _ = await evaluate_item(
-            questions[0],
-            responses.responses["q"],
-            [TestSuiteAccuracy()],
-            config,
-            services=Services(store=store),
-        )
-        return to_record(result)
-
-    return asyncio.run(main())
+    return scored(store, ref_step, [], {"copies": 2})
 
 
 def test_a_variable_class_perturbs_every_class(store: EmbeddedStore) -> None:
