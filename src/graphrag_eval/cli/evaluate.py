@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from graphrag_eval.cli.graph_store import (
 from graphrag_eval.cli.options import (
     config_option,
     debug_option,
+    filter_options,
     gate_options,
     input_file_arguments,
     max_cost_option,
@@ -63,13 +64,21 @@ from graphrag_eval.results.checkpoint import (
     open_run,
     start_checkpoint,
 )
+from graphrag_eval.results.export import (
+    TABLE_FORMATS,
+    TableFormat,
+    require_parquet,
+    write_table,
+)
 from graphrag_eval.results.fold import AggregateFold
 from graphrag_eval.results.from_records import TypedRecords, layout_for
 from graphrag_eval.results.model import QuestionResult, RunResult
 from graphrag_eval.results.read_run import SavedRun
 from graphrag_eval.results.run import EvaluationRun
+from graphrag_eval.results.selection import QuestionFilter
 from graphrag_eval.results.write_run import (
     REPORT_HTML,
+    RESULT_TABLE_NAMES,
     RESULTS_JSONL,
     ResultsFormat,
     ResultsStream,
@@ -106,6 +115,13 @@ class EvaluateOptions:
     max_cost_usd: float | None
     endpoint: str | None = None
     data_files: Sequence[Path] = ()
+    question_ids: Sequence[str] = ()
+    template_ids: Sequence[str] = ()
+
+    @property
+    def selection(self) -> QuestionFilter:
+        """The ``--question``/``--template`` filter (docs/outputs.md)."""
+        return QuestionFilter.of(self.question_ids, self.template_ids)
 
     @property
     def gates(self) -> list[Threshold]:
@@ -120,6 +136,11 @@ class EvaluateOptions:
         if self.results_format == "json":
             formats.append("json")
         return formats
+
+    @property
+    def table_format(self) -> TableFormat | None:
+        """The table of the results to write besides them (``--format csv|parquet``)."""
+        return TABLE_FORMATS.get(self.results_format)
 
 
 @click.command("evaluate")
@@ -139,11 +160,13 @@ class EvaluateOptions:
 @click.option(
     "--format",
     "results_format",
-    type=click.Choice(["jsonl", "json", "yaml"]),
+    type=click.Choice(["jsonl", "json", "yaml", "csv", "parquet"]),
     default="jsonl",
     show_default=True,
     help="Format of the per-question results: results.jsonl is always written (it is the "
-    "checkpoint); json or yaml also writes results.json or results.yaml.",
+    "checkpoint); json or yaml also writes results.json or results.yaml, csv or parquet a "
+    "table, results.csv or results.parquet (a row per question; parquet needs the parquet "
+    "extra).",
 )
 @click.option("--yaml", "write_yaml", is_flag=True, hidden=True, help="Same as --format yaml.")
 @click.option(
@@ -181,6 +204,7 @@ class EvaluateOptions:
 )
 @max_cost_option
 @store_options
+@filter_options
 def evaluate_command(**options: Any) -> None:
     """Evaluate RESPONSES against the REFERENCE dataset.
 
@@ -240,6 +264,8 @@ def _evaluate(options: EvaluateOptions) -> None:
         )
     config = with_store(load_config(options.config_path), options.endpoint, options.data_files)
     check_known(options.gates, numeric_outputs(config))
+    if options.table_format == "parquet":
+        require_parquet()  # before the run, not after it
     diagnostics = Diagnostics()
     rules, compact = config.steps.rules, COMPACT_ABOVE_BYTES
     questions = prepare_reference(
@@ -247,6 +273,9 @@ def _evaluate(options: EvaluateOptions) -> None:
     )
     response_set = prepare_responses(options.responses)
     check_evaluable(questions, response_set)  # before anything is written
+    questions = options.selection.restrict_inputs(
+        questions, response_set, file=str(options.reference)
+    )
     engine = build_run_engine(
         config,
         use_cache=False if options.no_cache else None,
@@ -271,6 +300,7 @@ def _evaluate(options: EvaluateOptions) -> None:
             source=response_set.source,
             resume_run=options.resume,
             graph=services[1].identity.as_record() if services[1] is not None else None,
+            selection=options.selection.as_record(),
         )
         fold, inputs = AggregateFold(layout_for(config), config), (questions, response_set, config)
         streamed, tally = ResultsStream(options.out_dir, options.formats, fold), RunTally()
@@ -374,6 +404,7 @@ def _write_outputs(
         counts=streamed.counts,
         graph=store.identity.as_record() if store is not None else None,
     )
+    summary = replace(summary, selection=options.selection.as_record())
     written = write_run(
         options.out_dir, run, summary, options.formats, started_s=started, streamed=streamed
     )
@@ -388,4 +419,7 @@ def _write_outputs(
             info=written.summary.as_dict(),
         )
         write_report(saved, options.out_dir / REPORT_HTML)
+    if options.table_format is not None:
+        name = RESULT_TABLE_NAMES[options.table_format]
+        write_table(options.out_dir / name, streamed.records, options.table_format)
     return written

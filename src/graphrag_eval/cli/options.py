@@ -23,6 +23,7 @@ __all__ = [
     "FilePath",
     "config_option",
     "debug_option",
+    "filter_options",
     "gate_options",
     "input_file_arguments",
     "max_cost_option",
@@ -287,3 +288,40 @@ def numeric_outputs(config: EvaluationConfig) -> set[str]:
         for name, (spec, _) in declared_outputs(configured_metrics(config)).items()
         if spec.aggregation is Aggregation.NUMERIC
     }
+
+
+_FILTER_VERBS = {
+    "evaluate": "Evaluate only",
+    "report": "Show only",
+    "compare": "Compare only",
+    "aggregate": "Aggregate only",
+}
+_FILTER_NOTES = {
+    "evaluate": "; the responses of other questions are ignored",
+    "report": "; one --question alone writes that question's page instead, as before",
+}
+
+
+class _FilterOption(click.Option):
+    """``--question``/``--template``, whose help says what the filter does on the command."""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        command = ctx.info_name or ""
+        verb = _FILTER_VERBS.get(command, "Keep only")
+        if self.name == "template_ids":
+            self.help = f"{verb} the questions of this template (repeatable; adds to --question)."
+        else:
+            note = _FILTER_NOTES.get(command, "")
+            self.help = f"{verb} the question with this id (repeatable{note})."
+        return super().get_help_record(ctx)
+
+
+def filter_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``--question ID`` and ``--template ID`` (repeatable; a question is kept when either
+    names it: docs/outputs.md, "Restricting a run or a view"), as ``question_ids`` and
+    ``template_ids``."""
+    for name, flag in (("template_ids", "--template"), ("question_ids", "--question")):
+        function = click.option(flag, name, cls=_FilterOption, multiple=True, metavar="ID")(
+            function
+        )
+    return function

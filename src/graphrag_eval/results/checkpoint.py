@@ -78,10 +78,12 @@ def fingerprint(
     responses: Path,
     config: EvaluationConfig,
     graph: Mapping[str, Any] | None = None,
+    selection: Mapping[str, Any] | None = None,
 ) -> str:
     """SHA-256 over the input files' bytes and the settings that can change a score, and the
     identity of the graph SPARQL steps are executed against (``graph``: its data files'
-    hashes and content fingerprint, or its endpoint), when there is one."""
+    hashes and content fingerprint, or its endpoint), when there is one, and the questions
+    evaluated (``selection``: the ``--question``/``--template`` filter), when restricted."""
     digest = hashlib.sha256()
     for path in (reference, responses):
         with path.open("rb") as stream:
@@ -92,6 +94,8 @@ def fingerprint(
     scoring: dict[str, Any] = {"version": __version__, "config": config.scoring_fingerprint()}
     if graph is not None:
         scoring["graph"] = {key: value for key, value in graph.items() if key != "label"}
+    if selection is not None:
+        scoring["filter"] = dict(selection)
     settings = json.dumps(
         scoring,
         sort_keys=True,
@@ -101,11 +105,15 @@ def fingerprint(
     return digest.hexdigest()
 
 
-def write_checkpoint(out_dir: Path, run_fingerprint: str) -> None:
-    """Record the fingerprint of the run in ``out_dir`` (``checkpoint.json``)."""
-    text = json.dumps(
-        {"graphrag_eval_version": __version__, "fingerprint": run_fingerprint}, indent=2
-    )
+def write_checkpoint(
+    out_dir: Path, run_fingerprint: str, selection: Mapping[str, Any] | None = None
+) -> None:
+    """Record the fingerprint of the run in ``out_dir`` (``checkpoint.json``), and its
+    ``--question``/``--template`` filter when it has one."""
+    record: dict[str, Any] = {"graphrag_eval_version": __version__, "fingerprint": run_fingerprint}
+    if selection is not None:
+        record["filter"] = dict(selection)
+    text = json.dumps(record, indent=2)
     write_text_atomic(out_dir / CHECKPOINT_JSON, text + "\n")
 
 
@@ -177,16 +185,18 @@ def resume(
     questions: Sequence[ReferenceQuestion],
     metrics: Iterable[Metric],
     source: str = RESPONSES_LABEL,
+    selection: Mapping[str, Any] | None = None,
 ) -> Resumed:
     """Read what an interrupted run in ``out_dir`` wrote. Raises :class:`InputError` when it
-    was a run of other inputs or settings.
+    was a run of other inputs or settings, or of another ``--question``/``--template`` filter
+    (``selection``).
 
     ``source`` names the responses file in the notices of the kept items."""
     results_path = out_dir / results_name
     _refuse_special(results_path)
     if not results_path.exists():
         return Resumed({}, 0, 0)
-    _check_fingerprint(out_dir / CHECKPOINT_JSON, run_fingerprint)
+    _check_fingerprint(out_dir / CHECKPOINT_JSON, run_fingerprint, selection)
     metrics = tuple(metrics)
     judged = {metric.name for metric in metrics if metric.uses_llm}
     layout = ResultLayout.of(metrics)
@@ -223,8 +233,12 @@ def resume(
     return Resumed(kept, len(causes), dropped, notices, redo_causes)
 
 
-def _check_fingerprint(checkpoint: Path, run_fingerprint: str) -> None:
-    """Raise :class:`InputError` unless ``checkpoint`` records a run of ``run_fingerprint``."""
+def _check_fingerprint(
+    checkpoint: Path, run_fingerprint: str, selection: Mapping[str, Any] | None = None
+) -> None:
+    """Raise :class:`InputError` unless ``checkpoint`` records a run of ``run_fingerprint``
+    (the ``--question``/``--template`` filter ``selection`` named when it is the one that
+    differs)."""
     _refuse_special(checkpoint)
     try:
         recorded = json.loads(checkpoint.read_text(encoding="utf-8")).get("fingerprint")
@@ -236,12 +250,38 @@ def _check_fingerprint(checkpoint: Path, run_fingerprint: str) -> None:
             "--resume",
             file=str(checkpoint),
         )
+    if recorded != run_fingerprint and _recorded_filter(checkpoint) != selection:
+        was = describe_filter(_recorded_filter(checkpoint))
+        raise InputError(
+            f"the earlier run in this directory was evaluated with {was}: resume it with the "
+            "same options, or start afresh with --overwrite instead of --resume",
+            file=str(checkpoint),
+        )
     if recorded != run_fingerprint:
         raise InputError(
             "the earlier run in this directory used other inputs, scoring settings or graph; "
             "use another --out-dir, or start afresh with --overwrite instead of --resume",
             file=str(checkpoint),
         )
+
+
+def _recorded_filter(checkpoint: Path) -> Any:
+    try:
+        return json.loads(checkpoint.read_text(encoding="utf-8")).get("filter")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def describe_filter(selection: Any) -> str:
+    """The options of a recorded filter (``run.yaml``'s ``filter``): ``--question q1
+    --template t2``, or ``no --question or --template``."""
+    if not isinstance(selection, Mapping):
+        return "no --question or --template"
+    options = []
+    for option, key in (("question", "questions"), ("template", "templates")):
+        values = selection.get(key)
+        options += [f"--{option} {value}" for value in values] if isinstance(values, list) else []
+    return " ".join(options) or "no --question or --template"
 
 
 def _refuse_special(path: Path) -> None:
@@ -275,6 +315,8 @@ class RunCheckpoint:
     fingerprint: str
     """Of the run's input files and scoring settings (see :func:`fingerprint`)."""
     resumed: Resumed
+    selection: Mapping[str, Any] | None = None
+    """The run's ``--question``/``--template`` filter, when it has one."""
 
 
 def open_run(
@@ -287,21 +329,23 @@ def open_run(
     source: str = RESPONSES_LABEL,
     resume_run: bool = False,
     graph: Mapping[str, Any] | None = None,
+    selection: Mapping[str, Any] | None = None,
 ) -> RunCheckpoint:
     """Create ``out_dir`` for a run of the files ``reference`` and ``responses`` (read as
     ``questions``); with ``resume_run``, continue the interrupted run it holds (see
     :func:`resume`; ``source`` names the responses in the kept items' notices; ``graph``: the
-    identity of the run's SPARQL store, part of the fingerprint)."""
+    identity of the run's SPARQL store, part of the fingerprint; ``selection``: the
+    ``--question``/``--template`` filter, part of it too)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    run_fingerprint = fingerprint(reference, responses, config, graph)
+    run_fingerprint = fingerprint(reference, responses, config, graph, selection)
     metrics = metrics_for(config)
     resumed = (
-        resume(out_dir, RESULTS_JSONL, run_fingerprint, questions, metrics, source=source)
+        resume(out_dir, RESULTS_JSONL, run_fingerprint, questions, metrics, source, selection)
         if resume_run
         else Resumed({}, 0, 0)
     )
-    return RunCheckpoint(out_dir, run_fingerprint, resumed)
+    return RunCheckpoint(out_dir, run_fingerprint, resumed, selection)
 
 
 @contextmanager
@@ -312,7 +356,7 @@ def start_checkpoint(checkpoint: RunCheckpoint) -> Iterator[ResultsLog]:
     path = checkpoint.out_dir / RESULTS_JSONL
     kept = checkpoint.resumed.kept
     write_text_atomic(path, results_jsonl_text(kept.values()))
-    write_checkpoint(checkpoint.out_dir, checkpoint.fingerprint)
+    write_checkpoint(checkpoint.out_dir, checkpoint.fingerprint, checkpoint.selection)
     # Appended through the file just written: a link planted there since is refused.
     with open_for_append(path, readable=True) as stream:
         yield ResultsLog(path, stream, kept, os.fstat(stream.fileno()).st_size)

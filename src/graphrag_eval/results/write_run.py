@@ -54,6 +54,7 @@ __all__ = [
     "RESULTS_JSONL",
     "RESULTS_YAML",
     "RESULT_FILE_NAMES",
+    "RESULT_TABLE_NAMES",
     "RUN_FILE_NAMES",
     "RUN_YAML",
     "Counts",
@@ -81,7 +82,15 @@ CHECKPOINT_JSON = "checkpoint.json"
 """The fingerprint of a run's inputs and settings, which ``--resume`` checks."""
 RESULT_FILE_NAMES = (RESULTS_JSONL, RESULTS_JSON, RESULTS_YAML, "results.yml")
 """The results files a saved run is read from, in order of preference."""
-RUN_FILE_NAMES = (*RESULT_FILE_NAMES, AGGREGATES_YAML, RUN_YAML, CHECKPOINT_JSON)
+RESULT_TABLE_NAMES = {"csv": "results.csv", "parquet": "results.parquet"}
+"""The tables of the results ``--format csv`` / ``parquet`` writes (results/export.py)."""
+RUN_FILE_NAMES = (
+    *RESULT_FILE_NAMES,
+    *RESULT_TABLE_NAMES.values(),
+    AGGREGATES_YAML,
+    RUN_YAML,
+    CHECKPOINT_JSON,
+)
 """The files that show a directory holds a run (an interrupted one too)."""
 
 ResultsFormat = Literal["jsonl", "json", "yaml"]
@@ -142,6 +151,8 @@ class RunSummary:
     graph: Mapping[str, Any] | None = None
     """What SPARQL queries were executed against (``StoreIdentity.as_record()``), when a
     store was configured (docs/knowledge-graph.md, "The graph's identity")."""
+    selection: Mapping[str, Any] | None = None
+    """The ``--question``/``--template`` filter of the run, when it had one (``filter``)."""
 
     @classmethod
     def of(
@@ -206,6 +217,8 @@ class RunSummary:
         }
         if self.graph is not None:
             summary["graph"] = dict(self.graph)
+        if self.selection is not None:
+            summary["filter"] = dict(self.selection)
         return summary
 
 
