@@ -9,12 +9,14 @@ import click
 from graphrag_eval.cli.console import as_text, emit
 from graphrag_eval.cli.options import (
     debug_option,
+    filter_options,
     max_expanded_size_option,
     output_file_option,
     saved_run_arguments,
 )
 from graphrag_eval.results.aggregation import compute_aggregates, load_results
 from graphrag_eval.results.read_run import find_results, run_config
+from graphrag_eval.results.selection import QuestionFilter
 
 __all__ = ["aggregate"]
 
@@ -31,8 +33,14 @@ __all__ = ["aggregate"]
     default=None,
     help="Output format (default: json for an -o FILE named .json, else yaml).",
 )
+@filter_options
 def aggregate(
-    results: Path, config_path: Path | None, output: Path | None, output_format: str | None
+    results: Path,
+    config_path: Path | None,
+    output: Path | None,
+    output_format: str | None,
+    question_ids: tuple[str, ...],
+    template_ids: tuple[str, ...],
 ) -> None:
     """Compute aggregates from saved per-question RESULTS: a run's output directory or its
     results file (JSONL, JSON or YAML).
@@ -44,10 +52,13 @@ def aggregate(
     Example:
       graphrag-eval aggregate out/
       graphrag-eval aggregate out/results.jsonl -c config.yaml -o aggregates.yaml
+      graphrag-eval aggregate out/ --template t1 --template t2
     """
     results_path = find_results(results)
     config = run_config(results_path, config_path)
-    aggregates = compute_aggregates(load_results(results_path), config)
+    selection = QuestionFilter.of(question_ids, template_ids)
+    records = selection.restrict_records(load_results(results_path), file=str(results_path))
+    aggregates = compute_aggregates(records, config)
     if output_format is None:  # -o aggregates.json: JSON, as its name says
         is_json = output is not None and output.suffix.lower() == ".json"
         output_format = "json" if is_json else "yaml"

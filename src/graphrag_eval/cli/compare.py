@@ -17,6 +17,7 @@ from graphrag_eval.cli.errors import exit_on_failures
 from graphrag_eval.cli.options import (
     config_option,
     debug_option,
+    filter_options,
     gate_options,
     max_expanded_size_option,
     numeric_outputs,
@@ -42,6 +43,7 @@ from graphrag_eval.comparison.page import write_comparison
 from graphrag_eval.errors import GraphragEvalError
 from graphrag_eval.files.documents import remove_stale_temporaries
 from graphrag_eval.results.read_run import SavedRun
+from graphrag_eval.results.selection import QuestionFilter
 
 __all__ = ["CompareOptions", "compare"]
 
@@ -65,6 +67,8 @@ class CompareOptions:
     fail_over: Sequence[Threshold]
     fail_on_regression: bool
     error_samples: ErrorSamples
+    question_ids: Sequence[str] = ()
+    template_ids: Sequence[str] = ()
 
     @property
     def gates(self) -> list[Threshold]:
@@ -137,6 +141,7 @@ class CompareOptions:
     "the scores it had, so a run that fails more cannot look better; exclude: it leaves "
     "the pairs (it is counted under scored only in A).",
 )
+@filter_options
 def compare(**options: Any) -> None:
     """Compare run B with run A, question by question.
 
@@ -173,6 +178,11 @@ def run_compare(options: CompareOptions) -> None:
     output_format = _output_format(options)
     first = load_saved_run(options.run_a, options.config_path)
     second = load_saved_run(options.run_b, options.config_path)
+    selection = QuestionFilter.of(options.question_ids, options.template_ids)
+    first, second = (
+        selection.restrict_run(first, others=[second]),
+        selection.restrict_run(second, others=[first]),
+    )
     numeric = set(first.aggregates.macro) | set(second.aggregates.macro)
     check_known(options.gates, numeric | numeric_outputs(second.config))
     comparison = _comparison(options, first, second)

@@ -3,7 +3,6 @@ saved run with its skipped records as warnings (also for ``compare``)."""
 
 from __future__ import annotations
 
-import difflib
 import re
 from pathlib import Path
 
@@ -12,18 +11,27 @@ import click
 from graphrag_eval.cli.console import stderr, stdout
 from graphrag_eval.cli.options import (
     debug_option,
+    filter_options,
     max_expanded_size_option,
     output_file_option,
     saved_run_arguments,
 )
-from graphrag_eval.errors import InputError
 from graphrag_eval.files.documents import remove_stale_temporaries
 from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.report.console import plural
 from graphrag_eval.report.html import DEFAULT_WORST, write_report
 from graphrag_eval.report.question_page import write_question
+from graphrag_eval.results.export import (
+    TABLE_FORMATS,
+    TableFormat,
+    require_parquet,
+    table_format_of,
+    write_table,
+)
 from graphrag_eval.results.read_run import SavedRun, load_run
-from graphrag_eval.results.write_run import REPORT_HTML
+from graphrag_eval.results.selection import QuestionFilter
+from graphrag_eval.results.to_records import to_record
+from graphrag_eval.results.write_run import REPORT_HTML, RESULT_TABLE_NAMES
 
 __all__ = ["load_saved_run", "report"]
 
@@ -54,41 +62,55 @@ def load_saved_run(path: Path, config_path: Path | None) -> SavedRun:
     show_default=True,
     help="How many of the lowest-scoring questions to show in full.",
 )
+@filter_options
 @click.option(
-    "--question",
-    "question_id",
-    metavar="ID",
-    help="Write the page of this one question instead (its steps with why each did not match),"
-    " to question-ID.html beside the results unless -o is given.",
+    "--format",
+    "output_format",
+    type=click.Choice(["html", "csv", "parquet"]),
+    default=None,
+    help="html: the report; csv or parquet: the per-question results as a table, a row per "
+    "question, to results.csv or results.parquet beside the results unless -o is given "
+    "(default: the format -o's extension names, else html).",
 )
 def report(
     results: Path,
     config_path: Path | None,
     output: Path | None,
     worst: int,
-    question_id: str | None,
+    question_ids: tuple[str, ...],
+    template_ids: tuple[str, ...],
+    output_format: str | None,
 ) -> None:
     """Write the HTML report of saved RESULTS: a run's output directory or its results file.
 
     The report is one self-contained file that opens offline: the run's settings and
     coverage, every metric overall and per template, score charts, step statistics, the
     judge's cost and tokens, and the worst questions with their answers, steps and the
-    judge's reasons.
+    judge's reasons. One --question alone writes the page of that question instead (its
+    steps with why each did not match), to question-ID.html beside the results unless -o
+    is given; more, or --template, restrict the report to those questions.
+
+    With --format csv or parquet (or -o FILE.csv, FILE.parquet), the per-question results
+    are written as a table instead (docs/outputs.md).
 
     \b
     Example:
       graphrag-eval report out/
       graphrag-eval report out/results.jsonl -o report.html --worst 50
       graphrag-eval report out/ --question q17
+      graphrag-eval report out/ --template t1 --format csv -o t1.csv
     """
+    selection = QuestionFilter.of(question_ids, template_ids)
+    table = _table_format(output_format, output)
+    if table == "parquet":
+        require_parquet()
     run = load_saved_run(results, config_path)
-    if question_id is not None:
-        _check_question(run, question_id)
-        name = "question-" + _UNSAFE.sub("_", question_id)[:80] + ".html"
-        path = output or run.results_path.parent / name
-        remove_stale_temporaries(path.parent, path.name)  # what a killed report left
-        page = write_question(run, question_id, path)
-        stdout().print(f"question {question_id!r} in {page}", markup=False, highlight=False)
+    if table is None and len(selection.questions) == 1 and not selection.templates:
+        _write_page(run, selection.questions[0], output)
+        return
+    run = selection.restrict_run(run)
+    if table is not None:
+        _write_table(run, table, output)
         return
     target = output or run.results_path.parent / REPORT_HTML
     remove_stale_temporaries(target.parent, target.name)
@@ -96,17 +118,36 @@ def report(
     stdout().print(f"report of {plural(len(run.results), 'question')} in {target}")
 
 
+def _write_page(run: SavedRun, question_id: str, output: Path | None) -> None:
+    """The page of one question, to ``output`` or to question-ID.html beside the results."""
+    _check_question(run, question_id)
+    name = "question-" + _UNSAFE.sub("_", question_id)[:80] + ".html"
+    path = output or run.results_path.parent / name
+    remove_stale_temporaries(path.parent, path.name)  # what a killed report left
+    page = write_question(run, question_id, path)
+    stdout().print(f"question {question_id!r} in {page}", markup=False, highlight=False)
+
+
 def _check_question(run: SavedRun, question_id: str) -> None:
     """:class:`InputError` for a question id the run does not have, with the ids it has that
     begin with it (``c10bbc8``, a long id cut short), then the closest (``tr-0``: did you
     mean tr-01?)."""
-    ids = [str(result.question_id) for result in run.results.results]
-    if question_id in ids:
-        return
-    close = difflib.get_close_matches(question_id, ids, n=3, cutoff=0.6)
-    # The closest first; among as close ones, in the order of their ids.
-    close.sort(key=lambda id_: (-difflib.SequenceMatcher(None, question_id, id_).ratio(), id_))
-    starting = sorted(id_ for id_ in ids if question_id and id_.startswith(question_id))
-    close = (starting + [id_ for id_ in close if id_ not in starting])[:3]
-    hint = f" (did you mean {' or '.join(close)}?)" if close else ""
-    raise InputError(f"no question {question_id!r} in this run{hint}", file=str(run.results_path))
+    ids = {str(result.question_id) for result in run.results.results}
+    QuestionFilter.of([question_id]).check_known(ids, (), file=str(run.results_path))
+
+
+def _table_format(output_format: str | None, output: Path | None) -> TableFormat | None:
+    """The table ``--format`` names, else the one ``-o``'s extension names (``None``: the
+    HTML report)."""
+    if output_format is not None:
+        return TABLE_FORMATS.get(output_format)
+    return table_format_of(output) if output is not None else None
+
+
+def _write_table(run: SavedRun, table: TableFormat, output: Path | None) -> None:
+    """The per-question results of ``run`` as a table, to ``output`` or beside them."""
+    target = output or run.results_path.parent / RESULT_TABLE_NAMES[table]
+    remove_stale_temporaries(target.parent, target.name)
+    results = run.results.results
+    rows = write_table(target, lambda: (to_record(result) for result in results), table)
+    stdout().print(f"{plural(rows, 'question')} in {target}", markup=False, highlight=False)

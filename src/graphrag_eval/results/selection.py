@@ -60,19 +60,17 @@ class QuestionFilter:
             return None
         return {"questions": list(self.questions), "templates": list(self.templates)}
 
-    def describe(self) -> str:
-        """The options that give this filter, ``--question q1 --template t2`` (or ``no
-        --question or --template``)."""
-        if not self.active:
-            return "no --question or --template"
-        options = [f"--question {id_}" for id_ in self.questions]
-        return " ".join(options + [f"--template {id_}" for id_ in self.templates])
-
     def check_known(
-        self, question_ids: Collection[str], template_ids: Collection[str], *, file: str
+        self,
+        question_ids: Collection[str],
+        template_ids: Collection[str],
+        *,
+        file: str,
+        where: str = "this run",
     ) -> None:
         """Raise :class:`InputError` for the first id that names no question (template) of
-        ``question_ids`` (``template_ids``), with the closest ones."""
+        ``question_ids`` (``template_ids``), with the closest ones: ``no question 'q9' in
+        this run (did you mean q09?)``."""
         for option, given, known in (
             ("question", self.questions, question_ids),
             ("template", self.templates, template_ids),
@@ -81,7 +79,7 @@ class QuestionFilter:
                 if id_ not in known:
                     close = closest_ids(id_, known)
                     hint = f" (did you mean {' or '.join(close)}?)" if close else ""
-                    raise InputError(f"--{option} {id_}: no such {option}{hint}", file=file)
+                    raise InputError(f"no {option} {id_!r} in {where}{hint}", file=file)
 
     def restrict_inputs(
         self, questions: Sequence[ReferenceQuestion], responses: ResponseSet, *, file: str
@@ -95,6 +93,7 @@ class QuestionFilter:
             {question.id for question in questions},
             {question.template_id for question in questions},
             file=file,
+            where="the reference dataset",
         )
         kept = [q for q in questions if self.keeps(q.template_id, q.id)]
         ids = {question.id for question in kept}
@@ -127,6 +126,7 @@ class QuestionFilter:
             {str(result.question_id) for result in results},
             {str(result.template_id) for result in results},
             file=" and ".join(str(each.results_path) for each in (run, *others)),
+            where="either run" if others else "this run",
         )
         kept = [r for r in run.results.results if self.keeps(r.template_id, r.question_id)]
         typed = RunResult(kept, run.results.layout)
