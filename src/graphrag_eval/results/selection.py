@@ -134,14 +134,15 @@ class QuestionFilter:
 
 
 def closest_ids(id_: str, known: Iterable[str]) -> list[str]:
-    """Up to three ids of ``known`` that ``id_`` likely meant: those that begin with it (a
-    long id cut short), then the closest by spelling (``tr-0``: ``tr-01``), the closest
-    first."""
+    """Up to three ids of ``known`` that ``id_`` likely meant: the same but for case
+    (``Q1``: ``q1``), those that begin with it (a long id cut short), then the closest by
+    spelling (``tr-0``: ``tr-01``), the closest first."""
     ids = sorted(set(known))
     close = difflib.get_close_matches(id_, ids, n=3, cutoff=0.6)
     close.sort(key=lambda other: (-difflib.SequenceMatcher(None, id_, other).ratio(), other))
+    folded = [other for other in ids if other.casefold() == id_.casefold()]
     starting = [other for other in ids if id_ and other.startswith(id_)]
-    return (starting + [other for other in close if other not in starting])[:3]
+    return list(dict.fromkeys(folded + starting + close))[:3]
 
 
 def _strings(value: Any) -> list[str]:
