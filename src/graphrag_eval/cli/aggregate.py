@@ -39,8 +39,7 @@ def aggregate(
     config_path: Path | None,
     output: Path | None,
     output_format: str | None,
-    question_ids: tuple[str, ...],
-    template_ids: tuple[str, ...],
+    selection: QuestionFilter,
 ) -> None:
     """Compute aggregates from saved per-question RESULTS: a run's output directory or its
     results file (JSONL, JSON or YAML).
@@ -56,7 +55,6 @@ def aggregate(
     """
     results_path = find_results(results)
     config = run_config(results_path, config_path)
-    selection = QuestionFilter.of(question_ids, template_ids)
     records = selection.restrict_records(load_results(results_path), file=str(results_path))
     aggregates = compute_aggregates(records, config)
     if output_format is None:  # -o aggregates.json: JSON, as its name says

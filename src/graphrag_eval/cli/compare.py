@@ -43,7 +43,7 @@ from graphrag_eval.comparison.page import write_comparison
 from graphrag_eval.errors import GraphragEvalError
 from graphrag_eval.files.documents import remove_stale_temporaries
 from graphrag_eval.results.read_run import SavedRun
-from graphrag_eval.results.selection import QuestionFilter
+from graphrag_eval.results.selection import NO_FILTER, QuestionFilter
 
 __all__ = ["CompareOptions", "compare"]
 
@@ -67,8 +67,7 @@ class CompareOptions:
     fail_over: Sequence[Threshold]
     fail_on_regression: bool
     error_samples: ErrorSamples
-    question_ids: Sequence[str] = ()
-    template_ids: Sequence[str] = ()
+    selection: QuestionFilter = NO_FILTER
 
     @property
     def gates(self) -> list[Threshold]:
@@ -178,10 +177,9 @@ def run_compare(options: CompareOptions) -> None:
     output_format = _output_format(options)
     first = load_saved_run(options.run_a, options.config_path)
     second = load_saved_run(options.run_b, options.config_path)
-    selection = QuestionFilter.of(options.question_ids, options.template_ids)
     first, second = (
-        selection.restrict_run(first, others=[second]),
-        selection.restrict_run(second, others=[first]),
+        options.selection.restrict_run(first, others=[second]),
+        options.selection.restrict_run(second, others=[first]),
     )
     numeric = set(first.aggregates.macro) | set(second.aggregates.macro)
     check_known(options.gates, numeric | numeric_outputs(second.config))

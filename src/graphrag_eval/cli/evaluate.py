@@ -40,6 +40,7 @@ from graphrag_eval.cli.options import (
     max_expanded_size_option,
     no_cache_option,
     numeric_outputs,
+    results_format_option,
     store_options,
     with_store,
 )
@@ -54,7 +55,7 @@ from graphrag_eval.evaluation.runner import (
     run_sync,
 )
 from graphrag_eval.files.locking import lock_out_dir
-from graphrag_eval.inputs import Diagnostics, ReferenceQuestion, ResponseSet, check_evaluable
+from graphrag_eval.inputs import Diagnostics, ReferenceQuestion, ResponseSet
 from graphrag_eval.inputs.compact import COMPACT_ABOVE_BYTES
 from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.report.html import write_report
@@ -64,21 +65,15 @@ from graphrag_eval.results.checkpoint import (
     open_run,
     start_checkpoint,
 )
-from graphrag_eval.results.export import (
-    TABLE_FORMATS,
-    TableFormat,
-    require_parquet,
-    write_table,
-)
+from graphrag_eval.results.export import write_run_table
 from graphrag_eval.results.fold import AggregateFold
 from graphrag_eval.results.from_records import TypedRecords, layout_for
 from graphrag_eval.results.model import QuestionResult, RunResult
 from graphrag_eval.results.read_run import SavedRun
 from graphrag_eval.results.run import EvaluationRun
-from graphrag_eval.results.selection import QuestionFilter
+from graphrag_eval.results.selection import NO_FILTER, QuestionFilter
 from graphrag_eval.results.write_run import (
     REPORT_HTML,
-    RESULT_TABLE_NAMES,
     RESULTS_JSONL,
     ResultsFormat,
     ResultsStream,
@@ -115,13 +110,7 @@ class EvaluateOptions:
     max_cost_usd: float | None
     endpoint: str | None = None
     data_files: Sequence[Path] = ()
-    question_ids: Sequence[str] = ()
-    template_ids: Sequence[str] = ()
-
-    @property
-    def selection(self) -> QuestionFilter:
-        """The ``--question``/``--template`` filter (docs/outputs.md)."""
-        return QuestionFilter.of(self.question_ids, self.template_ids)
+    selection: QuestionFilter = NO_FILTER
 
     @property
     def gates(self) -> list[Threshold]:
@@ -136,11 +125,6 @@ class EvaluateOptions:
         if self.results_format == "json":
             formats.append("json")
         return formats
-
-    @property
-    def table_format(self) -> TableFormat | None:
-        """The table of the results to write besides them (``--format csv|parquet``)."""
-        return TABLE_FORMATS.get(self.results_format)
 
 
 @click.command("evaluate")
@@ -157,17 +141,7 @@ class EvaluateOptions:
     help="Directory for results.jsonl, aggregates.yaml, run.yaml and report.html (and "
     "checkpoint.json, which --resume reads).",
 )
-@click.option(
-    "--format",
-    "results_format",
-    type=click.Choice(["jsonl", "json", "yaml", "csv", "parquet"]),
-    default="jsonl",
-    show_default=True,
-    help="Format of the per-question results: results.jsonl is always written (it is the "
-    "checkpoint); json or yaml also writes results.json or results.yaml, csv or parquet a "
-    "table, results.csv or results.parquet (a row per question; parquet needs the parquet "
-    "extra).",
-)
+@results_format_option
 @click.option("--yaml", "write_yaml", is_flag=True, hidden=True, help="Same as --format yaml.")
 @click.option(
     "--report/--no-report",
@@ -264,18 +238,14 @@ def _evaluate(options: EvaluateOptions) -> None:
         )
     config = with_store(load_config(options.config_path), options.endpoint, options.data_files)
     check_known(options.gates, numeric_outputs(config))
-    if options.table_format == "parquet":
-        require_parquet()  # before the run, not after it
     diagnostics = Diagnostics()
     rules, compact = config.steps.rules, COMPACT_ABOVE_BYTES
     questions = prepare_reference(
         options.reference, diagnostics, rules, compact_above=compact, sparql=config.sparql
     )
     response_set = prepare_responses(options.responses)
-    check_evaluable(questions, response_set)  # before anything is written
-    questions = options.selection.restrict_inputs(
-        questions, response_set, file=str(options.reference)
-    )
+    # Before anything is written: something to evaluate, and the --question/--template ids.
+    questions = options.selection.restrict_inputs(questions, response_set, options.reference)
     engine = build_run_engine(
         config,
         use_cache=False if options.no_cache else None,
@@ -419,7 +389,5 @@ def _write_outputs(
             info=written.summary.as_dict(),
         )
         write_report(saved, options.out_dir / REPORT_HTML)
-    if options.table_format is not None:
-        name = RESULT_TABLE_NAMES[options.table_format]
-        write_table(options.out_dir / name, streamed.records, options.table_format)
+    write_run_table(options.out_dir, options.results_format, streamed.records)
     return written

@@ -5,6 +5,7 @@ a one-line error with a hint."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,8 @@ from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.files.bounded import EXPANDED_SIZE_ENV, max_expanded_size, parse_size
 from graphrag_eval.metrics.base import Aggregation
 from graphrag_eval.metrics.registry import configured_metrics, declared_outputs
+from graphrag_eval.results.export import require_parquet
+from graphrag_eval.results.selection import QuestionFilter
 
 __all__ = [
     "CONTEXT_SETTINGS",
@@ -31,6 +34,7 @@ __all__ = [
     "no_cache_option",
     "numeric_outputs",
     "output_file_option",
+    "results_format_option",
     "saved_run_arguments",
     "store_options",
     "with_store",
@@ -318,10 +322,36 @@ class _FilterOption(click.Option):
 
 def filter_options(function: Callable[..., Any]) -> Callable[..., Any]:
     """``--question ID`` and ``--template ID`` (repeatable; a question is kept when either
-    names it: docs/outputs.md, "Restricting a run or a view"), as ``question_ids`` and
-    ``template_ids``."""
+    names it: docs/outputs.md, "Restricting a run or a view"), given to the command as one
+    ``selection``, a :class:`QuestionFilter`."""
+
+    @functools.wraps(function)
+    def command(
+        *args: Any, question_ids: Sequence[str] = (), template_ids: Sequence[str] = (), **kw: Any
+    ) -> Any:
+        return function(*args, selection=QuestionFilter.of(question_ids, template_ids), **kw)
+
+    decorated: Callable[..., Any] = command
     for name, flag in (("template_ids", "--template"), ("question_ids", "--question")):
-        function = click.option(flag, name, cls=_FilterOption, multiple=True, metavar="ID")(
-            function
-        )
-    return function
+        option = click.option(flag, name, cls=_FilterOption, multiple=True, metavar="ID")
+        decorated = option(decorated)
+    return decorated
+
+
+def _check_table_format(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    if value == "parquet":
+        require_parquet()  # before the run, not after it
+    return value
+
+
+results_format_option: Decorator = click.option(
+    "--format",
+    "results_format",
+    type=click.Choice(["jsonl", "json", "yaml", "csv", "parquet"]),
+    default="jsonl",
+    show_default=True,
+    callback=_check_table_format,
+    help="Format of the per-question results: results.jsonl is always written (it is the "
+    "checkpoint); json, yaml, csv or parquet also writes results.json, .yaml, or a table, "
+    ".csv or .parquet (a row per question; parquet: the parquet extra).",
+)

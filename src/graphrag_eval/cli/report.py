@@ -22,6 +22,7 @@ from graphrag_eval.report.console import plural
 from graphrag_eval.report.html import DEFAULT_WORST, write_report
 from graphrag_eval.report.question_page import write_question
 from graphrag_eval.results.export import (
+    TABLE_FILE_NAMES,
     TABLE_FORMATS,
     TableFormat,
     require_parquet,
@@ -31,7 +32,7 @@ from graphrag_eval.results.export import (
 from graphrag_eval.results.read_run import SavedRun, load_run
 from graphrag_eval.results.selection import QuestionFilter
 from graphrag_eval.results.to_records import to_record
-from graphrag_eval.results.write_run import REPORT_HTML, RESULT_TABLE_NAMES
+from graphrag_eval.results.write_run import REPORT_HTML
 
 __all__ = ["load_saved_run", "report"]
 
@@ -77,8 +78,7 @@ def report(
     config_path: Path | None,
     output: Path | None,
     worst: int,
-    question_ids: tuple[str, ...],
-    template_ids: tuple[str, ...],
+    selection: QuestionFilter,
     output_format: str | None,
 ) -> None:
     """Write the HTML report of saved RESULTS: a run's output directory or its results file.
@@ -100,7 +100,6 @@ def report(
       graphrag-eval report out/ --question q17
       graphrag-eval report out/ --template t1 --format csv -o t1.csv
     """
-    selection = QuestionFilter.of(question_ids, template_ids)
     table = _table_format(output_format, output)
     if table == "parquet":
         require_parquet()
@@ -146,7 +145,7 @@ def _table_format(output_format: str | None, output: Path | None) -> TableFormat
 
 def _write_table(run: SavedRun, table: TableFormat, output: Path | None) -> None:
     """The per-question results of ``run`` as a table, to ``output`` or beside them."""
-    target = output or run.results_path.parent / RESULT_TABLE_NAMES[table]
+    target = output or run.results_path.parent / TABLE_FILE_NAMES[table]
     remove_stale_temporaries(target.parent, target.name)
     results = run.results.results
     rows = write_table(target, lambda: (to_record(result) for result in results), table)

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     import pyarrow
 
 __all__ = [
+    "TABLE_FILE_NAMES",
     "TABLE_FORMATS",
     "TABLE_SUFFIXES",
     "Column",
@@ -43,6 +44,7 @@ __all__ = [
     "spreadsheet_safe",
     "table_columns",
     "table_format_of",
+    "write_run_table",
     "write_table",
 ]
 
@@ -50,6 +52,8 @@ TableFormat = Literal["csv", "parquet"]
 TABLE_SUFFIXES: dict[str, TableFormat] = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 """The file extensions that name a table format (``-o results.parquet``)."""
 TABLE_FORMATS: dict[str, TableFormat] = {"csv": "csv", "parquet": "parquet"}
+TABLE_FILE_NAMES: dict[TableFormat, str] = {"csv": "results.csv", "parquet": "results.parquet"}
+"""The tables ``evaluate --format csv`` / ``parquet`` writes beside ``results.jsonl``."""
 
 _PARQUET_MISSING = (
     "--format parquet needs pyarrow, which is not installed: pip install 'graphrag-eval[parquet]'"
@@ -150,6 +154,16 @@ def write_table(
         if table_format == "csv":
             return _write_csv(stream, columns, records())
         return _write_parquet(stream, columns, records())
+
+
+def write_run_table(
+    out_dir: str | Path, results_format: str, records: Callable[[], Iterable[Mapping[str, Any]]]
+) -> None:
+    """The table ``--format csv`` or ``parquet`` asks for, written into a run's ``out_dir``
+    (:data:`TABLE_FILE_NAMES`); nothing for another format."""
+    table = TABLE_FORMATS.get(results_format)
+    if table is not None:
+        write_table(Path(out_dir) / TABLE_FILE_NAMES[table], records, table)
 
 
 def spreadsheet_safe(text: str) -> str:

@@ -14,15 +14,16 @@ import dataclasses
 import difflib
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from graphrag_eval.errors import InputError
-from graphrag_eval.inputs import ReferenceQuestion, ResponseSet
+from graphrag_eval.inputs import ReferenceQuestion, ResponseSet, check_evaluable
 from graphrag_eval.results.aggregation import aggregate
 from graphrag_eval.results.model import RunResult
 from graphrag_eval.results.read_run import SavedRun
 
-__all__ = ["QuestionFilter", "closest_ids"]
+__all__ = ["NO_FILTER", "QuestionFilter", "closest_ids"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,13 +83,20 @@ class QuestionFilter:
                     raise InputError(f"no {option} {id_!r} in {where}{hint}", file=file)
 
     def restrict_inputs(
-        self, questions: Sequence[ReferenceQuestion], responses: ResponseSet, *, file: str
+        self,
+        questions: Sequence[ReferenceQuestion],
+        responses: ResponseSet,
+        reference: str | Path,
     ) -> list[ReferenceQuestion]:
-        """The selected reference ``questions`` (each id checked against the reference
-        ``file``); the responses of the others are dropped from ``responses``, so that the
-        run ignores them without a notice each."""
+        """The reference ``questions`` to evaluate: raises :class:`InputError` when the
+        inputs would evaluate nothing (:func:`~graphrag_eval.inputs.check_evaluable`) or an
+        id names nothing in the ``reference`` file; the selected questions, and the responses
+        of the others dropped from ``responses``, so that the run ignores them without a
+        notice each."""
+        check_evaluable(questions, responses)
         if not self.active:
             return list(questions)
+        file = str(reference)
         self.check_known(
             {question.id for question in questions},
             {question.template_id for question in questions},
@@ -131,6 +139,10 @@ class QuestionFilter:
         kept = [r for r in run.results.results if self.keeps(r.template_id, r.question_id)]
         typed = RunResult(kept, run.results.layout)
         return dataclasses.replace(run, results=typed, aggregates=aggregate(typed, run.config))
+
+
+NO_FILTER = QuestionFilter()
+"""Every question."""
 
 
 def closest_ids(id_: str, known: Iterable[str]) -> list[str]:

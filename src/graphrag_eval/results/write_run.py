@@ -36,6 +36,7 @@ from graphrag_eval.files.documents import (
 from graphrag_eval.inputs import Notice, count_kinds
 from graphrag_eval.results.aggregates import Aggregates
 from graphrag_eval.results.aggregation import aggregate
+from graphrag_eval.results.export import TABLE_FILE_NAMES
 from graphrag_eval.results.fold import AggregateFold
 from graphrag_eval.results.model import QuestionResult
 from graphrag_eval.results.records_file import RecordsFile
@@ -54,7 +55,6 @@ __all__ = [
     "RESULTS_JSONL",
     "RESULTS_YAML",
     "RESULT_FILE_NAMES",
-    "RESULT_TABLE_NAMES",
     "RUN_FILE_NAMES",
     "RUN_YAML",
     "Counts",
@@ -82,15 +82,8 @@ CHECKPOINT_JSON = "checkpoint.json"
 """The fingerprint of a run's inputs and settings, which ``--resume`` checks."""
 RESULT_FILE_NAMES = (RESULTS_JSONL, RESULTS_JSON, RESULTS_YAML, "results.yml")
 """The results files a saved run is read from, in order of preference."""
-RESULT_TABLE_NAMES = {"csv": "results.csv", "parquet": "results.parquet"}
-"""The tables of the results ``--format csv`` / ``parquet`` writes (results/export.py)."""
-RUN_FILE_NAMES = (
-    *RESULT_FILE_NAMES,
-    *RESULT_TABLE_NAMES.values(),
-    AGGREGATES_YAML,
-    RUN_YAML,
-    CHECKPOINT_JSON,
-)
+_TABLES = tuple(TABLE_FILE_NAMES.values())  # results.csv, results.parquet (results/export.py)
+RUN_FILE_NAMES = (*RESULT_FILE_NAMES, *_TABLES, AGGREGATES_YAML, RUN_YAML, CHECKPOINT_JSON)
 """The files that show a directory holds a run (an interrupted one too)."""
 
 ResultsFormat = Literal["jsonl", "json", "yaml"]
@@ -151,8 +144,7 @@ class RunSummary:
     graph: Mapping[str, Any] | None = None
     """What SPARQL queries were executed against (``StoreIdentity.as_record()``), when a
     store was configured (docs/knowledge-graph.md, "The graph's identity")."""
-    selection: Mapping[str, Any] | None = None
-    """The ``--question``/``--template`` filter of the run, when it had one (``filter``)."""
+    selection: Mapping[str, Any] | None = None  # its --question/--template filter (filter)
 
     @classmethod
     def of(
