@@ -134,7 +134,7 @@ def test_csv_neutralises_formulas(tmp_path: Path) -> None:
 
 def test_spreadsheet_safe() -> None:
     assert spreadsheet_safe("=1+1") == "'=1+1"
-    assert spreadsheet_safe("\0x") == "'\0x"
+    assert spreadsheet_safe("\rx") == "'\rx"
     assert spreadsheet_safe("'=1") == "'=1"  # already text
     assert spreadsheet_safe("a=1") == "a=1"
     assert spreadsheet_safe("") == ""

@@ -302,7 +302,7 @@ _FILTER_VERBS = {
 }
 _FILTER_NOTES = {
     "evaluate": "; the responses of other questions are ignored",
-    "report": "; one --question alone writes that question's page instead, as before",
+    "report": "; one --question alone writes that question's page instead",
 }
 
 

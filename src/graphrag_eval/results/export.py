@@ -60,7 +60,7 @@ _PARQUET_MISSING = (
 )
 _BATCH_ROWS = 1024
 _INT64 = (-(2**63), 2**63 - 1)
-_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\0")
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 """What a cell a spreadsheet would read as a formula begins with (OWASP, "CSV Injection")."""
 
 
@@ -168,8 +168,8 @@ def write_run_table(
 
 def spreadsheet_safe(text: str) -> str:
     """``text`` with a ``'`` before it when a spreadsheet would run it as a formula (it
-    begins with ``=``, ``+``, ``-``, ``@``, a tab, a carriage return or a NUL): the cell then
-    shows the text as it is (OWASP, "CSV Injection")."""
+    begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return): the cell then shows
+    the text as it is (OWASP, "CSV Injection"; the rule of the answer-correctness TSV)."""
     return "'" + text if text.startswith(_FORMULA_STARTS) else text
 
 
