@@ -179,3 +179,16 @@ def test_parquet_without_pyarrow_is_one_line_before_the_run(
     assert main(["report", str(out), "-o", str(tmp_path / "r.parquet")]) == 2
     assert "graphrag-eval[parquet]" in capsys.readouterr().err
     assert not (tmp_path / "r.parquet").exists()
+
+
+def test_overwrite_removes_the_tables_of_the_earlier_run(tmp_path: Path) -> None:
+    """A table is one of the run's files: a directory holding only one is refused, and
+    ``--overwrite`` removes it with the rest (none is left beside a run that wrote none)."""
+    out = tmp_path / "out"
+    assert evaluate_cli(*EXAMPLE_ARGS, "-o", out, "--format", "parquet") == 0
+    assert (out / "results.parquet").is_file()
+    for name in ("results.jsonl", "aggregates.yaml", "run.yaml", "checkpoint.json"):
+        (out / name).unlink()
+    assert evaluate_cli(*EXAMPLE_ARGS, "-o", out) == 2
+    assert evaluate_cli(*EXAMPLE_ARGS, "-o", out, "--overwrite") == 0
+    assert not (out / "results.parquet").exists() and (out / "results.jsonl").is_file()
