@@ -19,7 +19,12 @@ from typing import Any, TextIO
 
 from graphrag_eval.cli.console import stderr
 from graphrag_eval.cli.evaluate_summary import RunOutcome
-from graphrag_eval.comparison.gates import Threshold, check_regressions
+from graphrag_eval.comparison.gates import (
+    Threshold,
+    check_comparison_thresholds,
+    check_regressions,
+    check_thresholds,
+)
 from graphrag_eval.comparison.markdown import comparison_markdown
 from graphrag_eval.comparison.model import Comparison
 from graphrag_eval.config import EvaluationConfig
@@ -29,7 +34,6 @@ from graphrag_eval.llm.redaction import Redactor
 from graphrag_eval.report.markdown import (
     GateRow,
     Redact,
-    gate_rows,
     gates_markdown,
     md_text,
     run_markdown,
@@ -141,8 +145,8 @@ def _wanted(summary_md: Path | None) -> bool:
     return summary_md is not None or bool(os.environ.get(STEP_SUMMARY_ENV))
 
 
-def _threshold_gates(gates: Sequence[Threshold]) -> list[tuple[str, str]]:
-    return [(f"--fail-{'over' if gate.upper else 'under'} {gate}", gate.metric) for gate in gates]
+def _option(gate: Threshold) -> str:
+    return f"--fail-{'over' if gate.upper else 'under'} {gate}"
 
 
 def evaluate_ci_report(
@@ -174,7 +178,9 @@ def evaluate_ci_report(
     title = f"graphrag-eval evaluate: {outcome.out_dir}"
     aggregates = outcome.written.aggregates
     parts = [run_markdown(title, aggregates, outcome.layout, lines, redact)]
-    table = gates_markdown(gate_rows(_threshold_gates(thresholds), failures), redact)
+    micro = aggregates.micro
+    rows = [GateRow(_option(gate), tuple(check_thresholds(micro, [gate]))) for gate in thresholds]
+    table = gates_markdown(rows, redact)
     if table:
         parts.append(table)
     write_summary("\n\n".join(parts), summary_md)
@@ -196,17 +202,26 @@ def compare_ci_report(
     redact = summary_redactor(configs)
     scores = [name for name, change in comparison.overall.items() if change.is_score]
     regressions = check_regressions(comparison, scores)
+
+    def regressed(metric: str) -> list[str]:
+        return check_regressions(comparison, [metric])
+
     failed = set(failures)
     problems = [("error", f"gate failed: {failure}") for failure in failures]
     problems += [("warning", line) for line in regressions if line not in failed]
     _annotate(problems, redact, annotations_to)
     if not _wanted(summary_md):
         return
-    extra = []
+    rows = [
+        GateRow(
+            _option(gate),
+            (*check_comparison_thresholds(comparison, [gate]), *regressed(gate.metric)),
+        )
+        for gate in thresholds
+    ]
     if on_regression:
         watched = [name for name, spec in comparison.keys.items() if not spec.lower_is_better]
-        extra.append(GateRow("--fail-on-regression", tuple(check_regressions(comparison, watched))))
-    rows = gate_rows(_threshold_gates(thresholds), failures, extra)
+        rows.append(GateRow("--fail-on-regression", tuple(check_regressions(comparison, watched))))
     parts = [comparison_markdown(comparison, redact)]
     table = gates_markdown(rows, redact)
     if table:

@@ -21,7 +21,7 @@ from graphrag_eval.report.console import _declared, _fitting_headline, _metric_k
 from graphrag_eval.results.aggregates import Aggregates, GroupAggregates
 from graphrag_eval.results.model import ResultLayout
 
-__all__ = ["GateRow", "gate_rows", "gates_markdown", "md_table", "md_text", "run_markdown"]
+__all__ = ["GateRow", "gates_markdown", "md_table", "md_text", "run_markdown"]
 
 Redact = Callable[[str], str]
 
@@ -62,18 +62,6 @@ class GateRow:
 
     gate: str
     failures: tuple[str, ...] = ()
-
-
-def gate_rows(
-    gates: Iterable[tuple[str, str]], failures: Sequence[str], extra: Iterable[GateRow] = ()
-) -> list[GateRow]:
-    """One row per ``(option, metric)`` gate, with the failures that name its metric (the
-    gates' messages start with ``METRIC:``), then ``extra``."""
-    rows = [
-        GateRow(option, tuple(line for line in failures if line.startswith(f"{metric}:")))
-        for option, metric in gates
-    ]
-    return rows + list(extra)
 
 
 def gates_markdown(rows: Sequence[GateRow], redact: Redact | None = None) -> str:
