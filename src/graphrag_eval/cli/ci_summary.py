@@ -1,4 +1,4 @@
-"""What ``evaluate`` and ``compare`` leave for a CI job (docs/report.md, "CI summary"): a
+"""What ``evaluate`` and ``compare`` leave for a CI job (docs/integrations.md, "CI"): a
 Markdown summary appended to ``$GITHUB_STEP_SUMMARY`` when it is set and written to
 ``--summary-md FILE``, and, under GitHub Actions (``GITHUB_ACTIONS=true``), the failed gates
 and the regressions as workflow annotations (``::error``/``::warning`` lines).

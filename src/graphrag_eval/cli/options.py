@@ -66,7 +66,7 @@ summary_md_option: Decorator = click.option(
     metavar="FILE",
     help="Also write the summary as Markdown to FILE: the tables, the gates and their "
     "verdicts, the questions that got worse, the HTML file's path (what is appended to "
-    "$GITHUB_STEP_SUMMARY when it is set; docs/report.md, CI summary).",
+    "$GITHUB_STEP_SUMMARY when it is set; docs/integrations.md, CI).",
 )
 
 

@@ -1,6 +1,6 @@
 """A comparison of two runs as GitHub-flavoured Markdown: the summary ``compare`` appends to a
-CI job's page (``$GITHUB_STEP_SUMMARY``) or writes with ``--summary-md`` (docs/report.md,
-"CI summary"): the runs, the overall table, the questions that got worse; every text from the
+CI job's page (``$GITHUB_STEP_SUMMARY``) or writes with ``--summary-md`` (docs/integrations.md,
+"CI"): the runs, the overall table, the questions that got worse; every text from the
 runs escaped by :func:`graphrag_eval.report.markdown.md_text`."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A run as GitHub-flavoured Markdown: the summary ``evaluate`` appends to a CI job's page
-(``$GITHUB_STEP_SUMMARY``) or writes with ``--summary-md`` (docs/report.md, "CI summary").
+(``$GITHUB_STEP_SUMMARY``) or writes with ``--summary-md`` (docs/integrations.md, "CI").
 
 Every text that comes from the inputs (template ids, question ids, metric names, failure
 reasons, paths) goes through :func:`md_text`, so no file can add a row, a column, a link, an
