@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -29,6 +29,7 @@ from graphrag_eval.comparison.markdown import comparison_markdown
 from graphrag_eval.comparison.model import Comparison
 from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.config.secrets import proxy_credentials, secret_values, url_credentials
+from graphrag_eval.files.documents import write_text_atomic
 from graphrag_eval.formatting import plural
 from graphrag_eval.llm.redaction import Redactor
 from graphrag_eval.report.markdown import (
@@ -110,25 +111,32 @@ def _leaves(data: Any, name: str = "") -> Iterable[tuple[str, Any]]:
 
 def write_summary(text: str, summary_md: Path | None) -> None:
     """Append ``text`` to ``$GITHUB_STEP_SUMMARY`` when set, and write it to ``summary_md``
-    when given; a file that cannot be written is a warning on standard error."""
-    targets: list[tuple[Path, str]] = []
+    when given (replaced atomically, a link replaced, never followed); a file that cannot be
+    written is a warning on standard error."""
+    text = text.rstrip("\n") + "\n\n"
     step_summary = os.environ.get(STEP_SUMMARY_ENV)
     if step_summary:
-        targets.append((Path(step_summary), "a"))
+        _write(Path(step_summary), lambda path: _append(path, text))
     if summary_md is not None:
-        targets.append((summary_md, "w"))
-    for path, mode in targets:
-        try:
-            with path.open(mode, encoding="utf-8", newline="\n") as file:
-                file.write(text.rstrip("\n") + "\n\n")
-        except (OSError, ValueError) as exc:  # ValueError: a path with a NUL
-            reason = getattr(exc, "strerror", None) or str(exc)
-            stderr().print(
-                f"warning: cannot write the CI summary to {path}: {reason}",
-                markup=False,
-                highlight=False,
-                soft_wrap=True,
-            )
+        _write(summary_md, lambda path: write_text_atomic(path, text))
+
+
+def _append(path: Path, text: str) -> None:
+    with path.open("a", encoding="utf-8", newline="\n") as file:
+        file.write(text)
+
+
+def _write(path: Path, write: Callable[[Path], None]) -> None:
+    try:
+        write(path)
+    except (OSError, ValueError) as exc:  # ValueError: a path with a NUL
+        reason = getattr(exc, "strerror", None) or str(exc)
+        stderr().print(
+            f"warning: cannot write the CI summary to {path}: {reason}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def _annotate(lines: Sequence[tuple[str, str]], redact: Redact, stream: TextIO | None) -> None:
