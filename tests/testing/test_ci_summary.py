@@ -21,7 +21,7 @@ from graphrag_eval.cli.ci_summary import (
 from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.report.markdown import md_text
 
-from builders import dataset, question, ref_step, response, step
+from builders import dataset, failing_metric, question, ref_step, response, step
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 EXAMPLE_INPUTS = [
@@ -297,3 +297,32 @@ def test_the_summary_redacts_the_configs_secrets(monkeypatch: pytest.MonkeyPatch
     for secret in ("s3cr3t-judge-key-value", "pa55word-in-url", "header-secret-1234", "pw-of"):
         assert secret not in text
     assert text.startswith("failed: ***, ***, ***, https://***@x.example/")
+
+
+def test_an_incomplete_run_says_so_in_the_summary_and_an_annotation_and_exits_3(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({"metrics": ["broken"]}))
+    summary = tmp_path / "summary.md"
+    inputs = [str(EXAMPLES / "reference.yaml"), str(EXAMPLES / "responses.jsonl")]
+
+    with failing_metric("broken", "a bug\n::error::forged"):
+        code = run("evaluate", *inputs, "-c", config, "-o", tmp_path / "o", "-q")
+        code_with_summary = run(
+            "evaluate", *inputs, "-c", config, "-o", tmp_path / "p", "-q", "--summary-md", summary
+        )
+
+    assert code == code_with_summary == 3
+    annotations = [line for line in capsys.readouterr().out.splitlines() if line.startswith("::")]
+    assert len(annotations) == 2  # one a run, the message's line break escaped
+    assert annotations[0].startswith(
+        "::error title=graphrag-eval::evaluation incomplete: 4 metric values on 4 questions not "
+        "computed (broken failed on every question (internal error in broken: RuntimeError('a "
+        "bug\\n::error::forged')))"
+    )
+    text = summary.read_text()
+    assert "| broken_score | - | - | - | - |  | 0/5 (4 failed) |" in text
+    assert "4 metric values failed (each failed metric has its \\_error key in the results)" in text
+    assert "evaluation incomplete: 4 metric values on 4 questions not computed" in text

@@ -22,7 +22,7 @@ import yaml
 import graphrag_eval.report.html  # noqa: F401
 from graphrag_eval.cli import main
 
-from builders import dataset, question, ref_step, response, step
+from builders import dataset, failing_metric, question, ref_step, response, step
 
 pytest_plugins = ["pytester"]
 
@@ -272,6 +272,35 @@ def test_the_regression_gate_against_a_baseline_run(pytester: pytest.Pytester) -
         ]
     )
     assert "q2 (template t1)" not in result.stdout.str()  # worst=2
+
+
+def test_a_metric_that_could_not_be_computed_fails_the_test(pytester: pytest.Pytester) -> None:
+    inner_test(
+        pytester,
+        """
+        def test_example(graphrag_eval):
+            graphrag_eval.assert_passes(
+                EXAMPLES / "reference.yaml",
+                EXAMPLES / "responses.jsonl",
+                config={"metrics": ["broken"]},
+                worst=1,
+            )
+        """,
+    )
+
+    with failing_metric("broken", "a bug"):  # registered in this process, where it runs
+        result = run_inner(pytester)
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "E         FAIL 4 metric values could not be computed, on 4 questions",
+            "E       metrics that could not be computed:",
+            "E         c10bbc8dce98a4b8832d125134a16153 (template "
+            "list_all_transformers_within_Substation_SUBSTATION): broken: *a bug*",
+            "E         ... and 3 more (see results.jsonl)",
+        ]
+    )
 
 
 def test_unusable_gates_and_inputs_fail_in_one_line(pytester: pytest.Pytester) -> None:

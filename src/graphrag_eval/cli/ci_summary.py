@@ -30,7 +30,7 @@ from graphrag_eval.comparison.model import Comparison
 from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.config.secrets import proxy_credentials, secret_values, url_credentials
 from graphrag_eval.files.documents import write_text_atomic
-from graphrag_eval.formatting import plural
+from graphrag_eval.formatting import plural, visible_text
 from graphrag_eval.llm.redaction import Redactor
 from graphrag_eval.report.markdown import (
     GateRow,
@@ -145,7 +145,7 @@ def _annotate(lines: Sequence[tuple[str, str]], redact: Redact, stream: TextIO |
         return
     out = stream if stream is not None else sys.stdout
     for level, message in lines:
-        out.write(annotation(level, redact(message)) + "\n")
+        out.write(annotation(level, visible_text(redact(message))) + "\n")
     out.flush()
 
 
