@@ -207,6 +207,7 @@ def test_markdown_cells_are_escaped() -> None:
     )
     assert md_text("*bold* `code` ~strike~ _em_") == ("\\*bold\\* \\`code\\` \\~strike\\~ \\_em\\_")
     assert md_text("steps_score & answer_f1") == "steps_score &amp; answer_f1"
+    assert md_text("$0.002 and $0.003") == "\\$0.002 and \\$0.003"  # not math
     assert md_text("a\u202eb\x1b") == "a\\\\u202eb\\\\x1b"
 
 

@@ -25,9 +25,10 @@ __all__ = ["GateRow", "gates_markdown", "md_table", "md_text", "run_markdown"]
 
 Redact = Callable[[str], str]
 
-# Markdown punctuation that can start emphasis, a code span, a link or an image, or end a
-# table cell; ``_`` only where it can emphasise (GFM never does inside a word: steps_score).
-_PUNCTUATION = re.compile(r"[\\`*\[\]|~!#]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+# Markdown punctuation that can start emphasis, a code span, a link, an image or (``$``)
+# GitHub's math, or end a table cell; ``_`` only where it can emphasise (GFM never does
+# inside a word: steps_score).
+_PUNCTUATION = re.compile(r"[\\`*\[\]|~!#$]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _PASS, _FAIL = "✅ pass", "❌ FAIL"
 
