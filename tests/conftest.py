@@ -74,6 +74,15 @@ def _no_ambient_llm_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) ->
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
 
 
+@pytest.fixture(autouse=True)
+def _no_ci_summary(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test suite run in a GitHub Actions job neither appends the commands' summaries to the
+    job's page nor prints their annotations (docs/report.md, "CI summary"): the tests that
+    check them set the variables themselves."""
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+
+
 def stop_soon(server: JudgeServer) -> None:
     """Stop ``server`` without waiting: ``shutdown()`` blocks until the server loop's next
     poll (half a second), which nothing in a test needs to wait for."""

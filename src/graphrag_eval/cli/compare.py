@@ -4,6 +4,7 @@ on the comparison (docs/report.md)."""
 from __future__ import annotations
 
 import io
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 import click
 from rich.console import Console
 
+from graphrag_eval.cli.ci_summary import compare_ci_report
 from graphrag_eval.cli.console import LOG_WIDTH, as_text, emit, stdout
 from graphrag_eval.cli.errors import exit_on_failures
 from graphrag_eval.cli.options import (
@@ -22,6 +24,7 @@ from graphrag_eval.cli.options import (
     max_expanded_size_option,
     numeric_outputs,
     output_file_option,
+    summary_md_option,
 )
 from graphrag_eval.cli.report import load_saved_run
 from graphrag_eval.comparison.console import print_comparison
@@ -68,6 +71,7 @@ class CompareOptions:
     fail_on_regression: bool
     error_samples: ErrorSamples
     selection: QuestionFilter = NO_FILTER
+    summary_md: Path | None = None
 
     @property
     def gates(self) -> list[Threshold]:
@@ -141,6 +145,7 @@ class CompareOptions:
     "the pairs (it is counted under scored only in A).",
 )
 @filter_options
+@summary_md_option
 def compare(**options: Any) -> None:
     """Compare run B with run A, question by question.
 
@@ -193,7 +198,17 @@ def run_compare(options: CompareOptions) -> None:
             stdout().print(f"comparison page in {options.html_path}")
     else:
         emit(as_text(comparison.as_dict(), output_format), options.output)
-    exit_on_failures(_gate_failures(options, comparison))
+    failures = _gate_failures(options, comparison)
+    compare_ci_report(
+        comparison,
+        (options.gates, options.fail_on_regression, failures),
+        [first.config, second.config],
+        options.html_path,
+        options.summary_md,
+        # The comparison as JSON or YAML on standard output stays parseable.
+        sys.stderr if output_format != "text" and options.output is None else None,
+    )
+    exit_on_failures(failures)
 
 
 _FORMAT_OF_SUFFIX = {".json": "json", ".yaml": "yaml", ".yml": "yaml", ".txt": "text"}

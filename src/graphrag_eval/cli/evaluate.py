@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from graphrag_eval.cli.ci_summary import evaluate_ci_report
 from graphrag_eval.cli.console import stderr
 from graphrag_eval.cli.errors import command_line, exit_on_failures
 from graphrag_eval.cli.evaluate_summary import (
@@ -42,6 +43,7 @@ from graphrag_eval.cli.options import (
     numeric_outputs,
     results_format_option,
     store_options,
+    summary_md_option,
     with_store,
 )
 from graphrag_eval.cli.signals import deferred_interrupts, interrupt_exit_code
@@ -111,6 +113,7 @@ class EvaluateOptions:
     endpoint: str | None = None
     data_files: Sequence[Path] = ()
     selection: QuestionFilter = NO_FILTER
+    summary_md: Path | None = None
 
     @property
     def gates(self) -> list[Threshold]:
@@ -179,6 +182,7 @@ class EvaluateOptions:
 @max_cost_option
 @store_options
 @filter_options
+@summary_md_option
 def evaluate_command(**options: Any) -> None:
     """Evaluate RESPONSES against the REFERENCE dataset.
 
@@ -279,16 +283,17 @@ def _evaluate(options: EvaluateOptions) -> None:
         diagnostics.extend(checkpoint.resumed.notices)  # what the kept items' evaluation found
         written = _write_outputs(options, run, streamed, diagnostics, services, checkpoint, started)
     failures = check_thresholds(written.aggregates.micro, options.gates)
+    resumed = checkpoint.resumed if options.resume else None
+    outcome = RunOutcome(
+        options.out_dir, tally, layout_for(config), written, engine, resumed,
+        options.html_report, execution_summary(services[1]),
+    )  # fmt: skip
     if not options.quiet:
-        resumed = checkpoint.resumed if options.resume else None
-        executed = execution_summary(services[1])
-        outcome = RunOutcome(
-            options.out_dir, tally, layout_for(config), written, engine, resumed,
-            options.html_report, executed,
-        )  # fmt: skip
         print_run_outcome(outcome, options.gates, failures)
     incomplete = incomplete_line(tally, config, engine, command_line("--resume"))
-    exit_on_failures(failures, store_incomplete(services[1], incomplete))
+    incomplete = store_incomplete(services[1], incomplete)
+    evaluate_ci_report(outcome, (options.gates, failures, incomplete), config, options.summary_md)
+    exit_on_failures(failures, incomplete)
 
 
 def _run_checkpointed(

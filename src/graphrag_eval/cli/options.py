@@ -37,6 +37,7 @@ __all__ = [
     "results_format_option",
     "saved_run_arguments",
     "store_options",
+    "summary_md_option",
     "with_store",
 ]
 
@@ -60,6 +61,17 @@ max_cost_option: Decorator = click.option(
     metavar="USD",
     help="Start no new judge call once this many dollars are spent in the run (overrides "
     "llm.max_cost_usd).",
+)
+
+
+summary_md_option: Decorator = click.option(
+    "--summary-md",
+    "summary_md",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Also write the summary as Markdown to FILE: the tables, the gates and their "
+    "verdicts, the questions that got worse, the HTML file's path (what is appended to "
+    "$GITHUB_STEP_SUMMARY when it is set; docs/integrations.md, CI).",
 )
 
 
