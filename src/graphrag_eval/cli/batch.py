@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graphrag_eval.cli.console import stderr
+from graphrag_eval.cli.console import stderr, stdout
 from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.formatting import plural
 from graphrag_eval.llm.batch.checkpoint import BATCHES_JSON, BatchCheckpoint
@@ -17,7 +17,7 @@ from graphrag_eval.llm.batch.protocol import BatchStatus
 from graphrag_eval.llm.batch.registry import batch_provider_name
 from graphrag_eval.llm.engine import LLMEngine
 
-__all__ = ["batch_summary", "start_batches", "with_batch"]
+__all__ = ["batch_summary", "print_batch_summary", "start_batches", "with_batch"]
 
 
 def with_batch(config: EvaluationConfig, batch: bool) -> EvaluationConfig:
@@ -80,3 +80,10 @@ def batch_summary(lane: BatchLane | None) -> str | None:
     if counts.lost:
         line += f"; {plural(counts.lost, 'request')} of expired or cancelled batches not done"
     return line
+
+
+def print_batch_summary(lane: BatchLane | None) -> None:
+    """Print :func:`batch_summary` (nothing outside batch mode)."""
+    line = batch_summary(lane)
+    if line is not None:
+        stdout().print(line)
