@@ -31,10 +31,12 @@ def with_batch(config: EvaluationConfig, batch: bool) -> EvaluationConfig:
     return config
 
 
-def start_batches(engine: LLMEngine | None, out_dir: Path, resume: bool) -> BatchLane | None:
+def start_batches(
+    engine: LLMEngine | None, out_dir: Path, resume: bool, show: bool = True
+) -> BatchLane | None:
     """Checkpoint the run's batches in ``out_dir`` (with ``resume``, wait on those the
-    interrupted run submitted) and show their status on standard error; ``None`` when the
-    run is not in batch mode."""
+    interrupted run submitted) and, with ``show``, show their status on standard error;
+    ``None`` when the run is not in batch mode."""
     lane = batch_lane_of(engine.generation) if engine is not None else None
     if lane is None or engine is None or engine.generation is None:
         return None
@@ -42,7 +44,7 @@ def start_batches(engine: LLMEngine | None, out_dir: Path, resume: bool) -> Batc
         (out_dir / BATCHES_JSON).unlink(missing_ok=True)  # an earlier run's (--overwrite)
     identity = engine.generation.identity
     lane.resume(BatchCheckpoint.open(out_dir, lane.provider.name, identity, resume=resume))
-    lane.on_status = _StatusLines()
+    lane.on_status = _StatusLines() if show else None
     return lane
 
 

@@ -276,7 +276,8 @@ def _evaluate(options: EvaluateOptions) -> None:
             resume_run=options.resume,
             graph=services[1].identity.as_record() if services[1] is not None else None,
         )
-        batches = start_batches(engine, options.out_dir, options.resume)
+        show = not options.quiet and options.progress is not False
+        batches = start_batches(engine, options.out_dir, options.resume, show)
         fold, inputs = AggregateFold(layout_for(config), config), (questions, response_set, config)
         streamed, tally = ResultsStream(options.out_dir, options.formats, fold), RunTally()
         run = _run_checkpointed(checkpoint, streamed, tally, inputs, services, options)
