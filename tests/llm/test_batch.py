@@ -231,3 +231,17 @@ def test_a_hostile_batch_checkpoint_is_one_line_and_exit_2(
     [line] = capsys.readouterr().err.strip().splitlines()
     assert "batches.json" in line
     assert len(server.batch_api.headers) == calls  # nothing sent
+
+
+def test_resuming_a_batch_run_without_batch_says_its_batches_are_not_collected(
+    tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference, responses = write_inputs(tmp_path, 2)
+    config = write_config(tmp_path, server.url)
+    out = tmp_path / "out"
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q", "--batch") == 0
+    capsys.readouterr()
+
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q", "--resume") == 0
+
+    assert "without --batch their requests are sent again" in capsys.readouterr().err
