@@ -64,9 +64,14 @@ def write_config(folder: Path, url: str, **llm: Any) -> Path:
 
 
 def judged(out: Path) -> dict[str, dict[str, Any]]:
-    """Each question's results without what depends on timing."""
+    """Each question's results without what depends on timing, and without each metric's
+    ``_cost`` (priced at the provider's batch price in batch mode)."""
     return {
-        qid: {key: value for key, value in record.items() if "elapsed" not in key}
+        qid: {
+            key: value
+            for key, value in record.items()
+            if "elapsed" not in key and not key.endswith("_cost")
+        }
         for qid, record in read_results(out).items()
     }
 
