@@ -250,3 +250,29 @@ def test_resuming_a_batch_run_without_batch_says_its_batches_are_not_collected(
     assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q", "--resume") == 0
 
     assert "without --batch their requests are sent again" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("cache", [True, False], ids=["cache", "no-cache"])
+def test_the_same_request_of_two_items_is_submitted_once(
+    tmp_path: Path, server: JudgeServer, cache: bool
+) -> None:
+    reference, responses = write_inputs(tmp_path, 1)
+    # A second question with another id and the same text and answers: the same requests.
+    data = yaml.safe_load(reference.read_text())
+    data[0]["questions"].append({**data[0]["questions"][0], "id": "twin"})
+    reference.write_text(yaml.safe_dump(data))
+    twin = {**json.loads(responses.read_text()), "question_id": "twin"}
+    responses.write_text(responses.read_text() + json.dumps(twin) + "\n")
+    config = write_config(tmp_path, server.url)
+    out = tmp_path / "out"
+    flags = [] if cache else ["--no-cache"]
+
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q", "--batch", *flags) == 0
+
+    results = judged(out)
+    assert {k: v for k, v in results["twin"].items() if k != "question_id"} == {
+        k: v for k, v in results["q0"].items() if k != "question_id"
+    }
+    assert results["q0"]["ragas_faithfulness"] is not None
+    assert sum(server.batch_api.submitted.values()) == 3  # correctness, claims, verdicts
+    assert set(server.batch_api.submitted.values()) == {1}
