@@ -276,3 +276,22 @@ def test_the_same_request_of_two_items_is_submitted_once(
     assert results["q0"]["ragas_faithfulness"] is not None
     assert sum(server.batch_api.submitted.values()) == 3  # correctness, claims, verdicts
     assert set(server.batch_api.submitted.values()) == {1}
+
+
+def test_a_batch_of_error_lines_does_not_stop_the_judge(
+    tmp_path: Path, server: JudgeServer
+) -> None:
+    """Error lines are the failures of single requests, not of the endpoint: a batch whose
+    every line is a 500 (more than the breaker's limit of unusable replies in a row) is
+    retried, not a dead judge."""
+    (tmp_path / "sync").mkdir()
+    expected = synchronous_run(tmp_path, server)
+    server.batch_api.error_first = lambda custom_id, body: True
+    reference, responses = tmp_path / "reference.yaml", tmp_path / "responses.jsonl"
+    out = tmp_path / "out"
+    config = write_config(tmp_path, server.url, backoff_initial_s=0.001)
+
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q", "--batch") == 0
+
+    assert judged(out) == expected
+    assert set(server.batch_api.submitted.values()) == {2}

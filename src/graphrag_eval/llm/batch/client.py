@@ -16,7 +16,7 @@ from graphrag_eval.config.llm import LLMConfig
 from graphrag_eval.llm.batch.lane import BatchLane
 from graphrag_eval.llm.batch.registry import batch_provider_for
 from graphrag_eval.llm.chat_client import ChatClient, RequestOptions
-from graphrag_eval.llm.client import Endpoint
+from graphrag_eval.llm.client import Breaker, Endpoint
 from graphrag_eval.llm.lane import Lane, Ticket
 from graphrag_eval.llm.providers import ClientSpec
 from graphrag_eval.llm.redaction import Redactor
@@ -24,7 +24,14 @@ from graphrag_eval.llm.redaction import Redactor
 if TYPE_CHECKING:
     import asyncio
 
-__all__ = ["BATCH_DEADLINE_S", "BatchSlots", "BatchingClient", "batch_lane_of", "enable_batch"]
+__all__ = [
+    "BATCH_DEADLINE_S",
+    "BatchSlots",
+    "BatchingClient",
+    "LineBreaker",
+    "batch_lane_of",
+    "enable_batch",
+]
 
 BATCH_DEADLINE_S = 7 * 24 * 3600.0
 """How long a call may wait for its batch (a batch has 24 hours; a resumed run's waited
@@ -96,11 +103,26 @@ class BatchSlots(Lane):
         yield
 
 
+class LineBreaker(Breaker):
+    """The judge's circuit breaker in batch mode. An error line (a 5xx, a reply that is not
+    a chat completion) is one request's failure, retried in a later batch, not the
+    endpoint's: lines do not count towards the limits of unusable replies in a row. It opens
+    when a request is refused (401, 403, 404) or a batch is lost (expired, cancelled,
+    failed, or the batch API cannot be reached after its retries: :mod:`.lane`)."""
+
+    def not_reached(self, what: str) -> None:
+        pass
+
+    def unusable(self, what: str) -> None:
+        pass
+
+
 def enable_batch(endpoint: Endpoint, config: LLMConfig, redactor: Redactor) -> BatchLane:
     """Put the judge's ``endpoint`` in batch mode: its chat requests go to the batch API of
     its provider (:func:`~.registry.batch_provider_for`: a :class:`ConfigError` naming the
     option when it has none, before anything is sent)."""
     provider = batch_provider_for(ClientSpec(endpoint.role, endpoint.settings, config, redactor))
+    endpoint.breaker = LineBreaker(endpoint.breaker.name)
     lane = BatchLane(provider, config.batch_poll_s, endpoint.breaker, redactor)
     endpoint.client = BatchingClient(endpoint.client, lane)
     endpoint.lane = BatchSlots(config)
