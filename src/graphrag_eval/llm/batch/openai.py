@@ -37,6 +37,7 @@ from graphrag_eval.llm.failures import status_error, unreachable
 from graphrag_eval.llm.providers import ClientSpec, api_key_of
 from graphrag_eval.llm.retrying import retry_after_s, retryable
 from graphrag_eval.llm.wire import (
+    Timeouts,
     _headers,
     _proxy_for,
     _read,
@@ -78,7 +79,7 @@ def batch_provider(spec: ClientSpec) -> OpenAIBatches:
     return OpenAIBatches(
         base_url,
         api_key,
-        timeout_s=config.connect_timeout_s + config.timeout_s,
+        timeouts=Timeouts(config.connect_timeout_s, config.timeout_s),
         max_retries=config.max_retries,
         backoff=(config.backoff_initial_s, config.backoff_max_s),
     )
@@ -96,7 +97,7 @@ class OpenAIBatches:
         base_url: str,
         api_key: str | None,
         *,
-        timeout_s: float,
+        timeouts: Timeouts,
         max_retries: int,
         backoff: tuple[float, float],
     ) -> None:
@@ -104,7 +105,7 @@ class OpenAIBatches:
         headers = _headers(api_key, credentials)
         headers.pop("Content-Type")  # multipart for files, JSON for batches
         self._headers = headers
-        self._timeout_s = timeout_s
+        self._timeouts = timeouts
         self._max_retries = max_retries
         self._backoff = backoff
         self._proxy = _proxy_for(self._url)
@@ -214,7 +215,7 @@ class OpenAIBatches:
                 headers=headers,
                 allow_redirects=False,
                 proxy=self._proxy,
-                timeout=aiohttp.ClientTimeout(total=self._timeout_s),
+                timeout=self._timeout(),
             ) as response:
                 content = await _read(response)
                 if response.status >= 300:
@@ -236,7 +237,7 @@ class OpenAIBatches:
                     headers=self._headers,
                     allow_redirects=False,
                     proxy=self._proxy,
-                    timeout=aiohttp.ClientTimeout(sock_read=self._timeout_s),
+                    timeout=self._timeout(),
                 ) as response:
                     if response.status >= 300:
                         raise status_error(response.status, await _read(response), response.headers)
@@ -251,6 +252,14 @@ class OpenAIBatches:
             if not retryable(error) or attempt > self._max_retries:
                 raise error
             await asyncio.sleep(self._wait_s(error, attempt))
+
+    def _timeout(self) -> aiohttp.ClientTimeout:
+        """The configured connect and read timeouts (no bound on the whole call: a file of
+        200 MB takes its time)."""
+        import aiohttp
+
+        connect, read = self._timeouts.connect, self._timeouts.read
+        return aiohttp.ClientTimeout(sock_connect=connect, sock_read=read, connect=read)
 
     def _open(self) -> aiohttp.ClientSession:
         import aiohttp
