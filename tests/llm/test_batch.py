@@ -295,3 +295,16 @@ def test_a_batch_of_error_lines_does_not_stop_the_judge(
 
     assert judged(out) == expected
     assert set(server.batch_api.submitted.values()) == {2}
+
+
+def test_batch_mode_from_python(tmp_path: Path, server: JudgeServer) -> None:
+    from graphrag_eval import run_evaluation
+
+    reference, responses = write_inputs(tmp_path, 2)
+    config = yaml.safe_load(write_config(tmp_path, server.url, batch=True).read_text())
+
+    results = run_evaluation(str(reference), str(responses), config)
+
+    assert all(result["ragas_faithfulness"] is not None for result in results)
+    assert server.count("/chat/completions") == 0
+    assert [len(ids) for ids in server.batch_api.batches] == [4, 2]
