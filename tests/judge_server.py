@@ -26,6 +26,7 @@ import math
 import random
 import re
 import socket
+import sys
 import threading
 import time
 import urllib.parse
@@ -34,6 +35,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from batch_api import BatchAPI
 
 __all__ = [
     "Faults",
@@ -147,6 +150,9 @@ class _State:
     # unusable replies
     embedding_replies: int = 0
     """Embeddings requests answered (for ``Faults.half_dimension_first``)."""
+    # batches
+    batch_api: BatchAPI | None = None
+    """OpenAI's Files and Batches routes (:mod:`batch_api`)."""
 
 
 class JudgeServer:
@@ -175,11 +181,18 @@ class JudgeServer:
     ) -> None:
         self.state = _State(latency_s, faults or Faults(), seed, json_schema, responder, api_key)
         self.state.echo_authorization = echo_authorization
+        self.batch_api = self.state.batch_api = BatchAPI(self._answer)
         handler = type("Handler", (_Handler,), {"state": self.state})
         self._server = _Server(("127.0.0.1", port), handler)
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
+
+    def _answer(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A batch line's reply: what the chat route answers without faults."""
+        responder = self.state.responder
+        text = responder(body) if responder is not None else None
+        return chat_completion(body, text if text is not None else default_judge(body))
 
     @property
     def url(self) -> str:
@@ -232,6 +245,11 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet about a client that went away (a process killed by a test or benchmark)."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
 
 class _Handler(BaseHTTPRequestHandler):
     state: _State
@@ -243,8 +261,30 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass
 
+    def do_GET(self) -> None:
+        if not self._batch_route("GET"):
+            self._send(404, {"error": {"message": f"no route {self.path}"}})
+
+    def _batch_route(self, method: str) -> bool:
+        """Whether the request is one of the batch API's, answered (:mod:`batch_api`)."""
+        path = self.path.partition("?")[0]
+        api = self.state.batch_api
+        if api is None or not api.serves(path):
+            return False
+        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        headers = {key.lower(): value for key, value in self.headers.items()}
+        status, data = api.handle(method, path, headers, raw)
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        return True
+
     def do_POST(self) -> None:
         state = self.state
+        if self._batch_route("POST"):
+            return
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length)
         try:

@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from graphrag_eval.cli.ci_summary import evaluate_ci_report
+from graphrag_eval.cli.batch import print_batch_summary, start_batches, with_batch
 from graphrag_eval.cli.console import stderr
 from graphrag_eval.cli.errors import command_line, exit_on_failures
 from graphrag_eval.cli.evaluate_summary import (
@@ -32,6 +33,7 @@ from graphrag_eval.cli.graph_store import (
     store_incomplete,
 )
 from graphrag_eval.cli.options import (
+    batch_option,
     config_option,
     debug_option,
     filter_options,
@@ -114,6 +116,7 @@ class EvaluateOptions:
     data_files: Sequence[Path] = ()
     selection: QuestionFilter = NO_FILTER
     summary_md: Path | None = None
+    batch: bool = False
 
     @property
     def gates(self) -> list[Threshold]:
@@ -180,6 +183,7 @@ class EvaluateOptions:
     "nothing, write nothing.",
 )
 @max_cost_option
+@batch_option
 @store_options
 @filter_options
 @summary_md_option
@@ -241,9 +245,9 @@ def _evaluate(options: EvaluateOptions) -> None:
             "--resume continues the run in OUT_DIR and --overwrite replaces it: give one"
         )
     config = with_store(load_config(options.config_path), options.endpoint, options.data_files)
+    config = with_batch(config, options.batch)  # a judge without a batch API: exit 2 here
     check_known(options.gates, numeric_outputs(config))
-    diagnostics = Diagnostics()
-    rules, compact = config.steps.rules, COMPACT_ABOVE_BYTES
+    diagnostics, rules, compact = Diagnostics(), config.steps.rules, COMPACT_ABOVE_BYTES
     questions = prepare_reference(
         options.reference, diagnostics, rules, compact_above=compact, sparql=config.sparql
     )
@@ -276,6 +280,8 @@ def _evaluate(options: EvaluateOptions) -> None:
             graph=services[1].identity.as_record() if services[1] is not None else None,
             selection=options.selection.as_record(),
         )
+        show = not options.quiet and options.progress is not False
+        batches = start_batches(engine, options.out_dir, options.resume, show)
         fold, inputs = AggregateFold(layout_for(config), config), (questions, response_set, config)
         streamed, tally = ResultsStream(options.out_dir, options.formats, fold), RunTally()
         run = _run_checkpointed(checkpoint, streamed, tally, inputs, services, options)
@@ -290,6 +296,7 @@ def _evaluate(options: EvaluateOptions) -> None:
     )  # fmt: skip
     if not options.quiet:
         print_run_outcome(outcome, options.gates, failures)
+        print_batch_summary(batches)
     incomplete = incomplete_line(tally, config, engine, command_line("--resume"))
     incomplete = store_incomplete(services[1], incomplete)
     evaluate_ci_report(outcome, (options.gates, failures, incomplete), config, options.summary_md)

@@ -53,6 +53,7 @@ from graphrag_eval.inputs import (
 )
 from graphrag_eval.inputs.compact import NotCompact, decode_question, load_compact_reference
 from graphrag_eval.inputs.steps import ReferenceCheck
+from graphrag_eval.llm.batch.client import batch_lane_of
 from graphrag_eval.llm.engine import LLMEngine
 from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.metrics.registry import metrics_for
@@ -79,6 +80,9 @@ ResponsesSource = str | Path | Mapping[str, Any] | Sequence[Any] | ResponseSet
 
 _T = TypeVar("_T")
 
+
+BATCH_ITEMS = 50_000
+"""The most items in flight at once in batch mode (a batch holds at most 50,000 requests)."""
 
 PREPARED_OUTPUTS_BUDGET_BYTES = 64 * 2**20
 """Reference outputs parsed while validating the dataset are kept for scoring (which then only
@@ -261,9 +265,9 @@ async def _evaluate(
         engine = build_run_engine(settings)
     else:
         check_services(settings, engine, store)
+    batch = batch_lane_of(engine.generation if engine is not None else None)
     if max_concurrent_items is None:
-        # Enough items in flight to keep every judge slot busy.
-        max_concurrent_items = max(64, 4 * settings.llm.max_concurrency)
+        max_concurrent_items = _items_in_flight(settings, len(questions), batch is not None)
     layout = layout_for(settings)
     run = ItemRunner(
         settings,
@@ -275,6 +279,7 @@ async def _evaluate(
         kept=_read_kept(done or {}, layout),
         on_item=sinks.on_item,
         drop_responses=not sinks.keep,
+        batch=batch,
     )
     results: list[QuestionResult] = []
 
@@ -297,6 +302,14 @@ async def _evaluate(
         layout=layout,
         llm=engine.stats if engine is not None else None,
     )
+
+
+def _items_in_flight(settings: EvaluationConfig, questions: int, batch: bool) -> int:
+    """How many items are scored at once by default: enough to keep every judge slot busy,
+    and in batch mode all of them, so that their judge requests go in the same batches."""
+    if batch:
+        return max(1, min(questions, BATCH_ITEMS))
+    return max(64, 4 * settings.llm.max_concurrency)
 
 
 async def _close_owned(engine: LLMEngine | None, store: GraphStore | None) -> None:
