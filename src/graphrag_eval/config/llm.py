@@ -325,6 +325,19 @@ class LLMConfig(Section):
     Default: the judge model's context window when the built-in table knows the model, else
     128000."""
 
+    batch: bool = False
+    """Send the judge's requests through the provider's batch API (half the price, results
+    within 24 hours) instead of one call each; same as ``--batch`` (docs/llm.md, batch
+    mode)."""
+
+    batch_provider: str | None = None
+    """Whose batch API the judge's endpoint has (``openai``, ``anthropic``); default: the
+    judge's ``provider``. Needed for a server other than OpenAI's that has OpenAI's Batch
+    API."""
+
+    batch_poll_s: float = Field(default=30.0, gt=0)
+    """Seconds between two status requests of a batch in progress."""
+
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
     """Prices by model name, added to (and overriding) the built-in table."""
 
