@@ -3,7 +3,7 @@ retrieve it, cancel it, and read its results (docs/llm.md, "Anthropic Message Ba
 
 * ``POST /v1/messages/batches`` ``{"requests": [{"custom_id", "params"}]}``, ``GET
   /v1/messages/batches/{id}``, ``POST /v1/messages/batches/{id}/cancel``: each answers the
-  batch, a :class:`BatchState` here (its ``processing_status``: ``in_progress``,
+  batch, a :class:`MessageBatch` here (its ``processing_status``: ``in_progress``,
   ``canceling`` or ``ended``, and its ``request_counts``);
 * the results, once the batch has ended: JSON Lines of ``{"custom_id", "result"}`` in any
   order, read line by line (each line bounded, :data:`MAX_RESULT_LINE_BYTES`).
@@ -34,7 +34,7 @@ __all__ = [
     "ANTHROPIC_BASE_URL",
     "ANTHROPIC_VERSION",
     "MAX_RESULT_LINE_BYTES",
-    "BatchState",
+    "MessageBatch",
     "MessageBatches",
 ]
 
@@ -49,7 +49,7 @@ COUNTS = ("processing", "succeeded", "errored", "canceled", "expired")
 
 
 @dataclass(frozen=True, slots=True)
-class BatchState:
+class MessageBatch:
     """A Message Batch as the API describes it."""
 
     id: str
@@ -64,7 +64,7 @@ class BatchState:
         return self.status == "ended"
 
     @classmethod
-    def of(cls, body: Any) -> BatchState:
+    def of(cls, body: Any) -> MessageBatch:
         """The batch of a reply; :class:`UnusableReply` for what is not one."""
         if not isinstance(body, dict) or body.get("type") != "message_batch":
             raise UnusableReply("the reply is not a message batch")
@@ -96,19 +96,19 @@ class MessageBatches:
         self._session: aiohttp.ClientSession | None = None
         self._proxy = _proxy_for(self.base_url)
 
-    async def create(self, requests: list[dict[str, Any]]) -> BatchState:
+    async def create(self, requests: list[dict[str, Any]]) -> MessageBatch:
         """Submit ``requests`` (``{"custom_id", "params"}`` each) as one batch."""
         body = json.dumps({"requests": requests}, ensure_ascii=False).encode()
-        return BatchState.of(await self._json("POST", "/v1/messages/batches", body))
+        return MessageBatch.of(await self._json("POST", "/v1/messages/batches", body))
 
-    async def retrieve(self, batch_id: str) -> BatchState:
-        return BatchState.of(await self._json("GET", f"/v1/messages/batches/{batch_id}"))
+    async def retrieve(self, batch_id: str) -> MessageBatch:
+        return MessageBatch.of(await self._json("GET", f"/v1/messages/batches/{batch_id}"))
 
-    async def cancel(self, batch_id: str) -> BatchState:
+    async def cancel(self, batch_id: str) -> MessageBatch:
         path = f"/v1/messages/batches/{batch_id}/cancel"
-        return BatchState.of(await self._json("POST", path, b""))
+        return MessageBatch.of(await self._json("POST", path, b""))
 
-    async def results(self, batch: BatchState) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    async def results(self, batch: MessageBatch) -> AsyncIterator[tuple[str, dict[str, Any]]]:
         """Each request's ``(custom_id, result)`` of an ended batch, in the order they come;
         a line that is not a result is skipped (its request gets none, and is retried as
         one that failed)."""

@@ -18,7 +18,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["DEFAULT_MAX_TOKENS", "completion", "message_params"]
+from graphrag_eval.llm.batch.protocol import chat_completion
+
+__all__ = ["DEFAULT_MAX_TOKENS", "message_params", "model_name", "reply_body"]
 
 DEFAULT_MAX_TOKENS = 4096
 """``max_tokens`` of a request whose config sets none (the API requires one; LiteLLM's
@@ -39,7 +41,6 @@ _OPENAI_ONLY = frozenset(
         "parallel_tool_calls",
         "stream",
         "stream_options",
-        "extra_body",
     }
 )
 """Chat-completions fields the Messages API has no counterpart for: not sent."""
@@ -65,8 +66,10 @@ def message_params(fields: Mapping[str, Any]) -> dict[str, Any]:
     }
     if system:
         params["system"] = "\n\n".join(system)
-    for key, value in fields.items():
-        if key in ("model", "messages", "max_tokens") or key in _OPENAI_ONLY:
+    extra = fields.get("extra_body")  # the config's request parameters, as LiteLLM has them
+    merged = {**fields, **(extra if isinstance(extra, Mapping) else {})}
+    for key, value in merged.items():
+        if key in ("model", "messages", "max_tokens", "extra_body") or key in _OPENAI_ONLY:
             continue
         if key == "stop":
             params["stop_sequences"] = [value] if isinstance(value, str) else list(value)
@@ -95,50 +98,34 @@ def _forced_tool(response_format: Any) -> dict[str, Any] | None:
     }
 
 
-def completion(message: Mapping[str, Any], forced_tool: str | None) -> dict[str, Any]:
-    """A Messages API ``message`` as the chat completion the engine reads: the forced tool's
-    input (``forced_tool``: its name) as the reply's JSON text, else the text blocks;
-    Anthropic's token usage as ``prompt_tokens`` (cache reads and writes included) and
-    ``completion_tokens``. :class:`ValueError` for what is not a message."""
-    if message.get("type") != "message" or not isinstance(message.get("content"), list):
+def reply_body(message: Mapping[str, Any]) -> bytes:
+    """A Messages API ``message`` as the chat completion the engine reads (JSON bytes,
+    :func:`.protocol.chat_completion`): the input of its tool call (the forced tool: the only
+    one a request offers) as the reply's JSON text, else its text blocks; Anthropic's token
+    usage as ``prompt_tokens`` (cache reads and writes included) and ``completion_tokens``.
+    :class:`ValueError` for what is not a message."""
+    content = message.get("content")
+    if message.get("type") != "message" or not isinstance(content, list):
         raise ValueError("not a message of the Messages API")
-    blocks = [b for b in message["content"] if isinstance(b, Mapping)]
-    calls = [b for b in blocks if b.get("type") == "tool_use" and b.get("name") == forced_tool]
-    if forced_tool is not None and calls:
+    blocks = [block for block in content if isinstance(block, Mapping)]
+    calls = [block for block in blocks if block.get("type") == "tool_use"]
+    if calls:
         text = json.dumps(calls[0].get("input"), ensure_ascii=False)
     else:
         text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
-    stop = message.get("stop_reason")
-    reply: dict[str, Any] = {
-        "id": message.get("id"),
-        "object": "chat.completion",
-        "model": message.get("model"),
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": text},
-                "finish_reason": "length" if stop == "max_tokens" else "stop",
-            }
-        ],
-    }
     usage = message.get("usage")
-    if isinstance(usage, Mapping):
-        prompt = sum(
-            value
-            for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-            if isinstance(value := usage.get(key), int)
-        )
-        output = usage.get("output_tokens")
-        if isinstance(output, int):
-            reply["usage"] = {
-                "prompt_tokens": prompt,
-                "completion_tokens": output,
-                "total_tokens": prompt + output,
-            }
-    return reply
-
-
-def forced_tool_name(params: Mapping[str, Any]) -> str | None:
-    """The name of the tool ``params`` force (``None``: a text reply)."""
-    choice = params.get("tool_choice")
-    return str(choice["name"]) if isinstance(choice, Mapping) and "name" in choice else None
+    usage = usage if isinstance(usage, Mapping) else {}
+    prompt = [
+        value
+        for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        if isinstance(value := usage.get(key), int)
+    ]
+    output = usage.get("output_tokens")
+    reported = bool(prompt) and isinstance(output, int)
+    return chat_completion(
+        text,
+        model=str(message.get("model") or ""),
+        finish_reason="length" if message.get("stop_reason") == "max_tokens" else "stop",
+        prompt_tokens=sum(prompt) if reported else None,
+        completion_tokens=output if reported and isinstance(output, int) else None,
+    )
