@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from batch_api import BatchAPI
+
 __all__ = [
     "Faults",
     "JudgeServer",
@@ -147,6 +149,9 @@ class _State:
     # unusable replies
     embedding_replies: int = 0
     """Embeddings requests answered (for ``Faults.half_dimension_first``)."""
+    # batches
+    batch_api: BatchAPI | None = None
+    """OpenAI's Files and Batches routes (:mod:`batch_api`)."""
 
 
 class JudgeServer:
@@ -175,11 +180,18 @@ class JudgeServer:
     ) -> None:
         self.state = _State(latency_s, faults or Faults(), seed, json_schema, responder, api_key)
         self.state.echo_authorization = echo_authorization
+        self.batch_api = self.state.batch_api = BatchAPI(self._answer)
         handler = type("Handler", (_Handler,), {"state": self.state})
         self._server = _Server(("127.0.0.1", port), handler)
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
+
+    def _answer(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A batch line's reply: what the chat route answers without faults."""
+        responder = self.state.responder
+        text = responder(body) if responder is not None else None
+        return chat_completion(body, text if text is not None else default_judge(body))
 
     @property
     def url(self) -> str:
@@ -243,8 +255,30 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass
 
+    def do_GET(self) -> None:
+        if not self._batch_route("GET"):
+            self._send(404, {"error": {"message": f"no route {self.path}"}})
+
+    def _batch_route(self, method: str) -> bool:
+        """Whether the request is one of the batch API's, answered (:mod:`batch_api`)."""
+        path = self.path.partition("?")[0]
+        api = self.state.batch_api
+        if api is None or not api.serves(path):
+            return False
+        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        headers = {key.lower(): value for key, value in self.headers.items()}
+        status, data = api.handle(method, path, headers, raw)
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        return True
+
     def do_POST(self) -> None:
         state = self.state
+        if self._batch_route("POST"):
+            return
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length)
         try:

@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from graphrag_eval.cli.batch import batch_summary, start_batches, with_batch
 from graphrag_eval.cli.console import stderr
 from graphrag_eval.cli.errors import command_line, exit_on_failures
 from graphrag_eval.cli.evaluate_summary import (
@@ -31,6 +32,7 @@ from graphrag_eval.cli.graph_store import (
     store_incomplete,
 )
 from graphrag_eval.cli.options import (
+    batch_option,
     config_option,
     debug_option,
     gate_options,
@@ -106,6 +108,7 @@ class EvaluateOptions:
     max_cost_usd: float | None
     endpoint: str | None = None
     data_files: Sequence[Path] = ()
+    batch: bool = False
 
     @property
     def gates(self) -> list[Threshold]:
@@ -180,6 +183,7 @@ class EvaluateOptions:
     "nothing, write nothing.",
 )
 @max_cost_option
+@batch_option
 @store_options
 def evaluate_command(**options: Any) -> None:
     """Evaluate RESPONSES against the REFERENCE dataset.
@@ -239,6 +243,7 @@ def _evaluate(options: EvaluateOptions) -> None:
             "--resume continues the run in OUT_DIR and --overwrite replaces it: give one"
         )
     config = with_store(load_config(options.config_path), options.endpoint, options.data_files)
+    config = with_batch(config, options.batch)
     check_known(options.gates, numeric_outputs(config))
     diagnostics = Diagnostics()
     rules, compact = config.steps.rules, COMPACT_ABOVE_BYTES
@@ -272,6 +277,7 @@ def _evaluate(options: EvaluateOptions) -> None:
             resume_run=options.resume,
             graph=services[1].identity.as_record() if services[1] is not None else None,
         )
+        batches = start_batches(engine, options.out_dir, options.resume)
         fold, inputs = AggregateFold(layout_for(config), config), (questions, response_set, config)
         streamed, tally = ResultsStream(options.out_dir, options.formats, fold), RunTally()
         run = _run_checkpointed(checkpoint, streamed, tally, inputs, services, options)
@@ -287,6 +293,8 @@ def _evaluate(options: EvaluateOptions) -> None:
             options.html_report, executed,
         )  # fmt: skip
         print_run_outcome(outcome, options.gates, failures)
+        if batches is not None:
+            print(batch_summary(batches))
     incomplete = incomplete_line(tally, config, engine, command_line("--resume"))
     exit_on_failures(failures, store_incomplete(services[1], incomplete))
 

@@ -48,6 +48,14 @@ no_cache_option: Decorator = click.option(
     "--no-cache", is_flag=True, help="Neither read nor write the judge call cache."
 )
 
+batch_option: Decorator = click.option(
+    "--batch",
+    is_flag=True,
+    help="Send the judge's requests through the provider's batch API (half the price, "
+    "results within 24 hours; same as llm.batch: true); --resume collects the batches of an "
+    "interrupted run.",
+)
+
 max_cost_option: Decorator = click.option(
     "--max-cost",
     "max_cost_usd",

@@ -9,6 +9,7 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +17,7 @@ from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.evaluation.scoring import evaluate_item
 from graphrag_eval.inputs import Diagnostics, Notice, ReferenceQuestion, Response, ResponseSet
 from graphrag_eval.inputs.reference import CompactQuestion
+from graphrag_eval.llm.batch.lane import BatchLane
 from graphrag_eval.metrics.base import Metric
 from graphrag_eval.metrics.services import Services
 from graphrag_eval.results.model import QuestionResult
@@ -59,6 +61,9 @@ class ItemRunner:
     drop_responses: bool = False
     """Take each response out of the set once its item is scored (the caller does not need
     the set after the run), so that the responses' memory goes as the run advances."""
+    batch: BatchLane | None = None
+    """The judge's batch lane in batch mode: each item scored counts as in flight there
+    (its batch is submitted when every item in flight waits on it)."""
 
     async def one(self, question: ReferenceQuestion) -> QuestionResult:
         """The result of ``question`` (kept from a previous run, or evaluated now)."""
@@ -73,14 +78,15 @@ class ItemRunner:
             try:
                 if isinstance(question, CompactQuestion):
                     question = question.load()  # kept compact until now
-                result, notices = await evaluate_item(
-                    question,
-                    response,
-                    self.metrics,
-                    self.config,
-                    source=self.response_set.source,
-                    services=self.services,
-                )
+                with self.batch.item() if self.batch is not None else nullcontext():
+                    result, notices = await evaluate_item(
+                        question,
+                        response,
+                        self.metrics,
+                        self.config,
+                        source=self.response_set.source,
+                        services=self.services,
+                    )
             except Exception as exc:  # a bug or an extreme input costs this item only
                 logger.exception("could not evaluate question %r", question.id)
                 result = _unevaluated_result(question, exc)

@@ -53,6 +53,7 @@ from graphrag_eval.inputs import (
 )
 from graphrag_eval.inputs.compact import NotCompact, decode_question, load_compact_reference
 from graphrag_eval.inputs.steps import ReferenceCheck
+from graphrag_eval.llm.batch.client import batch_lane_of
 from graphrag_eval.llm.engine import LLMEngine
 from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.metrics.registry import metrics_for
@@ -79,6 +80,9 @@ ResponsesSource = str | Path | Mapping[str, Any] | Sequence[Any] | ResponseSet
 
 _T = TypeVar("_T")
 
+
+BATCH_ITEMS = 50_000
+"""The most items in flight at once in batch mode (a batch holds at most 50,000 requests)."""
 
 PREPARED_OUTPUTS_BUDGET_BYTES = 64 * 2**20
 """Reference outputs parsed while validating the dataset are kept for scoring (which then only
@@ -261,6 +265,10 @@ async def _evaluate(
         engine = build_run_engine(settings)
     else:
         check_services(settings, engine, store)
+    batch = batch_lane_of(engine.generation) if engine is not None else None
+    if max_concurrent_items is None and batch is not None:
+        # Every item in flight at once: their judge requests go in the same batches.
+        max_concurrent_items = max(1, min(len(questions), BATCH_ITEMS))
     if max_concurrent_items is None:
         # Enough items in flight to keep every judge slot busy.
         max_concurrent_items = max(64, 4 * settings.llm.max_concurrency)
@@ -275,6 +283,7 @@ async def _evaluate(
         kept=_read_kept(done or {}, layout),
         on_item=sinks.on_item,
         drop_responses=not sinks.keep,
+        batch=batch,
     )
     results: list[QuestionResult] = []
 

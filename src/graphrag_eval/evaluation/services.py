@@ -18,6 +18,7 @@ from graphrag_eval.errors import ConfigError
 from graphrag_eval.evaluation.execution import SharedExecutions
 from graphrag_eval.graph.execution import GraphStore
 from graphrag_eval.graph.stores import open_store
+from graphrag_eval.llm.batch.client import enable_batch
 from graphrag_eval.llm.client import Endpoint
 from graphrag_eval.llm.context import CallContext
 from graphrag_eval.llm.engine import LLMEngine
@@ -54,6 +55,8 @@ def build_engine(
         if llm.generation is not None
         else None
     )
+    if llm.batch and generation is not None:  # a judge without a batch API: exit 2 here
+        enable_batch(generation, llm, calls.redactor)
     return LLMEngine(
         llm,
         calls,

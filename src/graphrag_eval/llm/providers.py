@@ -31,6 +31,7 @@ __all__ = [
     "ClientFactory",
     "ClientSpec",
     "RequestOptions",
+    "api_key_of",
     "client_for",
     "register_provider",
     "registered_providers",
@@ -112,6 +113,13 @@ def _azure(spec: ClientSpec) -> ChatClient:
     api_key = _api_key(spec)
     spec.redactor.add(api_key, *url_credentials(spec.settings.base_url or ""))
     return SDKClient(spec.role, spec.settings, spec.settings.base_url, api_key, spec.config)
+
+
+def api_key_of(spec: ClientSpec) -> str | None:
+    """The API key of ``spec``'s endpoint (``api_key``, ``api_key_env`` or the provider's
+    variable); :class:`ConfigError` when OpenAI or Azure has none. Also for batch providers
+    (:mod:`.batch`)."""
+    return _api_key(spec)
 
 
 def _api_key(spec: ClientSpec) -> str | None:

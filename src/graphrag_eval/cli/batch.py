@@ -1,0 +1,82 @@
+"""Batch mode on the command line (``--batch``, ``llm.batch: true``): the option's effect on
+the config, the batch ids checkpointed in the output directory for ``--resume``, the
+provider's status on standard error while it works, and the summary's line (docs/llm.md,
+batch mode)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from graphrag_eval.cli.console import stderr
+from graphrag_eval.config import EvaluationConfig
+from graphrag_eval.formatting import plural
+from graphrag_eval.llm.batch.checkpoint import BATCHES_JSON, BatchCheckpoint
+from graphrag_eval.llm.batch.client import batch_lane_of
+from graphrag_eval.llm.batch.lane import BatchLane
+from graphrag_eval.llm.batch.protocol import BatchStatus
+from graphrag_eval.llm.batch.registry import batch_provider_name
+from graphrag_eval.llm.engine import LLMEngine
+
+__all__ = ["batch_summary", "start_batches", "with_batch"]
+
+
+def with_batch(config: EvaluationConfig, batch: bool) -> EvaluationConfig:
+    """``config`` with ``llm.batch`` on when ``--batch`` is given; a
+    :class:`~graphrag_eval.errors.ConfigError` naming the option when the judge has no batch
+    API (or there is no judge), before anything is sent."""
+    if batch and not config.llm.batch:
+        config = config.model_copy(update={"llm": config.llm.model_copy(update={"batch": True})})
+    if config.llm.batch:
+        batch_provider_name(config.llm)
+    return config
+
+
+def start_batches(engine: LLMEngine | None, out_dir: Path, resume: bool) -> BatchLane | None:
+    """Checkpoint the run's batches in ``out_dir`` (with ``resume``, wait on those the
+    interrupted run submitted) and show their status on standard error; ``None`` when the
+    run is not in batch mode."""
+    lane = batch_lane_of(engine.generation) if engine is not None else None
+    if lane is None or engine is None or engine.generation is None:
+        return None
+    if not resume:
+        (out_dir / BATCHES_JSON).unlink(missing_ok=True)  # an earlier run's (--overwrite)
+    identity = engine.generation.identity
+    lane.resume(BatchCheckpoint.open(out_dir, lane.provider.name, identity, resume=resume))
+    lane.on_status = _StatusLines()
+    return lane
+
+
+class _StatusLines:
+    """One line on standard error each time a batch's status or counts change."""
+
+    def __init__(self) -> None:
+        self._last: dict[str, tuple[str, int, int]] = {}
+
+    def __call__(self, status: BatchStatus) -> None:
+        seen = (status.status, status.done, status.failed)
+        if self._last.get(status.batch_id) == seen:
+            return
+        self._last[status.batch_id] = seen
+        stderr().print(
+            f"batch {status.batch_id}: {status.status}, {status.done}/{status.total} done"
+            + (f", {status.failed} failed" if status.failed else ""),
+            markup=False,
+        )
+
+
+def batch_summary(lane: BatchLane | None) -> str | None:
+    """The summary's line on the run's batches (``None`` outside batch mode)."""
+    if lane is None:
+        return None
+    counts = lane.counts
+    line = (
+        f"batch mode ({lane.provider.name}): {plural(counts.submitted, 'request')} in "
+        f"{plural(counts.batches, 'batch', 'batches')}"
+    )
+    if counts.resumed:
+        line += f", {plural(counts.resumed, 'batch', 'batches')} of the interrupted run collected"
+    if counts.errors:
+        line += f"; {plural(counts.errors, 'error line')} retried in later batches"
+    if counts.lost:
+        line += f"; {plural(counts.lost, 'request')} of expired or cancelled batches not done"
+    return line

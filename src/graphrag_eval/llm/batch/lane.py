@@ -1,0 +1,371 @@
+"""The batch lane: the judge's requests of a run gathered into batches of the provider's
+batch API (:class:`BatchLane`), each call waiting for its result, matched by custom id
+(docs/llm.md, batch mode).
+
+* A call adds its request to the batch being filled and waits. The batch is submitted when
+  every item in flight (:meth:`BatchLane.item`) waits on the lane, when no request came for
+  :data:`COLLECT_S` (an item waiting on something else, such as the same request in flight in
+  another item), or when it is full (the provider's limits).
+* Each batch is polled every ``llm.batch_poll_s`` (its status and counts go to
+  :attr:`BatchLane.on_status`), and its results handed to the calls waiting for them, in any
+  order. A multi-step metric's next request (verdicts after statements) goes in a later batch.
+* Batch ids are checkpointed (:mod:`.checkpoint`) as soon as the provider gives them: a
+  resumed run waits on the same batches for the same custom ids, and never submits a request
+  twice.
+* An error line is the call's error (an HTTP status error), which the engine's retries send
+  again, in a later batch. A batch that expired, was cancelled or failed as a whole fails the
+  calls it did not answer and stops the judge (its breaker), as an unusable endpoint: the run
+  is incomplete, and ``--resume`` submits those requests again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import hashlib
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from graphrag_eval.errors import CallFailed
+from graphrag_eval.llm.batch.checkpoint import BatchCheckpoint
+from graphrag_eval.llm.batch.protocol import BatchProvider, BatchRequest, BatchResult, BatchStatus
+from graphrag_eval.llm.client import Breaker
+from graphrag_eval.llm.failures import StatusError
+from graphrag_eval.llm.redaction import Redactor
+
+__all__ = ["COLLECT_S", "BatchCounts", "BatchLane", "custom_id"]
+
+logger = logging.getLogger("graphrag_eval")
+
+COLLECT_S = 2.0
+"""Seconds without a new request after which the requests gathered are submitted even though
+some item in flight is not waiting on the lane."""
+
+_ENCODER = msgspec.json.Encoder(order="sorted")
+_LOST = ("expired", "cancelled", "failed")
+
+
+def custom_id(path: str, body: dict[str, Any]) -> str:
+    """The custom id of a request: a hash of its canonical JSON (the endpoint, model,
+    messages, parameters and schema, as the cache key of the call is made of them), so a
+    resumed run finds the same ids."""
+    digest = hashlib.sha256(_ENCODER.encode({"path": path, "body": body})).hexdigest()
+    return "ge-" + digest[:40]
+
+
+@dataclass(slots=True)
+class BatchCounts:
+    """What the lane did in the run (docs/llm.md, batch mode)."""
+
+    batches: int = 0
+    """Batches submitted."""
+    submitted: int = 0
+    """Requests submitted in them."""
+    resumed: int = 0
+    """Batches of an interrupted run polled again."""
+    errors: int = 0
+    """Error lines (requests the engine then retried in a later batch)."""
+    lost: int = 0
+    """Requests of batches that expired, were cancelled or failed."""
+
+
+@dataclass(slots=True)
+class _Item:
+    """An item in flight and how many of its calls wait on the lane."""
+
+    waiting: int = 0
+
+
+_ITEM: contextvars.ContextVar[_Item | None] = contextvars.ContextVar("batch_item", default=None)
+
+
+@dataclass(slots=True)
+class _Batch:
+    batch_id: str
+    custom_ids: list[str]
+    lost_before: bool = False
+    """Ended without answering every request in an earlier run: those are submitted again."""
+    task: asyncio.Task[None] | None = None
+
+
+@dataclass(slots=True)
+class _Waiting:
+    request: BatchRequest
+    futures: list[asyncio.Future[BatchResult]] = field(default_factory=list)
+
+
+class BatchLane:
+    """Gathers, submits and polls the batches of one judge endpoint."""
+
+    def __init__(
+        self, provider: BatchProvider, poll_s: float, breaker: Breaker, redactor: Redactor
+    ) -> None:
+        self.provider = provider
+        self.poll_s = poll_s
+        self.breaker = breaker
+        self.redactor = redactor
+        self.counts = BatchCounts()
+        self.checkpoint: BatchCheckpoint | None = None
+        self.on_status: Callable[[BatchStatus], None] | None = None
+        """Told each status polled (the CLI shows it on standard error)."""
+        self._pending: dict[str, _Waiting] = {}
+        """Requests not submitted yet, by custom id."""
+        self._pending_bytes = 0
+        self._submitted: dict[str, _Waiting] = {}
+        """Requests waiting on a batch submitted, by custom id."""
+        self._batch_of: dict[str, _Batch] = {}
+        """The batch each custom id was last submitted in (this run or an interrupted one)."""
+        self._unclaimed: dict[str, BatchResult] = {}
+        """Results of a resumed batch no call asked for yet."""
+        self._items = 0
+        self._items_waiting = 0
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._timer: asyncio.TimerHandle | None = None
+        self._check_scheduled = False
+
+    def resume(self, checkpoint: BatchCheckpoint) -> None:
+        """Checkpoint the batches in ``checkpoint`` from now on, and wait on those it already
+        holds (an interrupted run's) for their custom ids."""
+        self.checkpoint = checkpoint
+        for saved in checkpoint.batches:
+            batch = _Batch(saved.batch_id, saved.custom_ids, lost_before=saved.state in _LOST)
+            for one in saved.custom_ids:
+                self._batch_of[one] = batch
+
+    # -- the items in flight ----------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def item(self) -> Iterator[None]:
+        """While an item is scored: its calls count towards "every item waits"."""
+        state = _Item()
+        token = _ITEM.set(state)
+        self._items += 1
+        try:
+            yield
+        finally:
+            _ITEM.reset(token)
+            self._items -= 1
+            self._schedule_check()
+
+    # -- a call -----------------------------------------------------------------------------
+
+    async def post(self, path: str, body: dict[str, Any]) -> bytes:
+        """Send one request in a batch; the reply body (the engine's shape), or the
+        :class:`StatusError` of its error line, or :class:`CallFailed` for a batch lost."""
+        self.breaker.check()
+        request = BatchRequest(custom_id(path, body), path, body)
+        future: asyncio.Future[BatchResult] = asyncio.get_running_loop().create_future()
+        self._enqueue(request, future)
+        item = _ITEM.get()
+        if item is not None:
+            item.waiting += 1
+            if item.waiting == 1:
+                self._items_waiting += 1
+                self._schedule_check()
+        try:
+            result = await future
+        finally:
+            if item is not None:
+                item.waiting -= 1
+                if item.waiting == 0:
+                    self._items_waiting -= 1
+        if result.body is not None:
+            return result.body
+        error = result.error
+        message = error.message if error is not None else "no result"
+        status = error.status_code if error is not None and error.status_code else 500
+        raise StatusError(status, self.redactor.redact(message), {"message": message}, {})
+
+    def _enqueue(self, request: BatchRequest, future: asyncio.Future[BatchResult]) -> None:
+        key = request.custom_id
+        unclaimed = self._unclaimed.pop(key, None)
+        if unclaimed is not None:
+            future.set_result(unclaimed)
+            return
+        for waiting in (self._pending.get(key), self._submitted.get(key)):
+            if waiting is not None:  # the same request in flight: one result for both
+                waiting.futures.append(future)
+                return
+        batch = self._batch_of.get(key)
+        if batch is not None:  # submitted by an interrupted run: wait on that batch
+            self._submitted[key] = _Waiting(request, [future])
+            if batch.task is None:
+                self.counts.resumed += 1
+                batch.task = self._start(self._follow(batch))
+            return
+        self._pending[key] = _Waiting(request, [future])
+        self._pending_bytes += len(_ENCODER.encode(request.body)) + 200
+        full = len(self._pending) >= self.provider.max_requests
+        if full or self._pending_bytes >= self.provider.max_bytes:
+            self._submit()
+            return
+        self._schedule_check()
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = asyncio.get_running_loop().call_later(COLLECT_S, self._submit)
+
+    # -- batches ----------------------------------------------------------------------------
+
+    def _schedule_check(self) -> None:
+        """Check, once the tasks ready now have run, whether every item waits."""
+        if not self._check_scheduled:
+            self._check_scheduled = True
+            asyncio.get_running_loop().call_soon(self._check)
+
+    def _check(self) -> None:
+        self._check_scheduled = False
+        if self._pending and self._items_waiting >= self._items:
+            self._submit()
+
+    def _submit(self) -> None:
+        """Submit the requests gathered as one batch."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self._pending:
+            return
+        requests, self._pending, self._pending_bytes = self._pending, {}, 0
+        self._submitted.update(requests)
+        self._start(self._run(requests))
+
+    def _start(self, work: Any) -> asyncio.Task[None]:
+        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _run(self, requests: dict[str, _Waiting]) -> None:
+        """Submit ``requests``, checkpoint the batch, follow it."""
+        ids = list(requests)
+        try:
+            self.breaker.check()
+            batch_id = await self.provider.submit(
+                [waiting.request for waiting in requests.values()]
+            )
+        except Exception as exc:  # nothing was submitted: the calls fail (and are retried)
+            for key in ids:
+                waiting = self._submitted.pop(key, None)
+                for future in waiting.futures if waiting is not None else ():
+                    if not future.done():
+                        future.set_exception(exc)
+            return
+        batch = _Batch(batch_id, ids)
+        for key in ids:
+            self._batch_of[key] = batch
+        if self.checkpoint is not None:
+            self.checkpoint.add(batch_id, ids)
+        self.counts.batches += 1
+        self.counts.submitted += len(ids)
+        batch.task = asyncio.current_task()
+        await self._follow(batch)
+
+    async def _follow(self, batch: _Batch) -> None:
+        """Poll ``batch`` until it ends, then hand out its results."""
+        try:
+            status = await self._poll(batch.batch_id)
+            answered: set[str] = set()
+            lost = status.state in _LOST
+            async for result in self.provider.results(batch.batch_id):
+                if lost and result.body is None and _not_reached(result):
+                    continue  # the batch ended before this request: not an answer
+                if self._batch_of.get(result.custom_id) is batch:
+                    answered.add(result.custom_id)
+                    self._deliver(result)
+        except Exception as exc:  # the batch cannot be followed: its calls fail, unsent again
+            reason = self.redactor.redact(
+                f"the judge's batch {batch.batch_id} could not be followed ({exc}): "
+                "no more calls to it in this run"
+            )
+            self._lose(batch, set(), reason)
+            return
+        if self.checkpoint is not None:
+            self.checkpoint.ended(batch.batch_id, status.state)
+        if status.state == "ended":
+            answered.update(batch.custom_ids)  # a request the file left out: no result
+        if batch.lost_before:
+            self._resubmit(batch, answered)
+            return
+        reason = (
+            f"the judge's batch {batch.batch_id} is {status.status} "
+            f"({status.done} of {status.total} requests done): no more calls to it in this run"
+        )
+        self._lose(batch, answered, reason)
+
+    async def _poll(self, batch_id: str) -> BatchStatus:
+        while True:
+            status = await self.provider.status(batch_id)
+            if self.on_status is not None:
+                self.on_status(status)
+            if status.terminal:
+                return status
+            await asyncio.sleep(self.poll_s)
+
+    def _deliver(self, result: BatchResult) -> None:
+        key = result.custom_id
+        self._batch_of.pop(key, None)
+        if result.error is not None:
+            self.counts.errors += 1
+        waiting = self._submitted.pop(key, None)
+        if waiting is None:
+            self._unclaimed[key] = result  # a resumed batch's, asked for later (or never)
+            return
+        for future in waiting.futures:
+            if not future.done():
+                future.set_result(result)
+
+    def _lose(self, batch: _Batch, answered: set[str], reason: str) -> None:
+        """Fail the calls ``batch`` did not answer, and stop the judge."""
+        lost = [key for key in batch.custom_ids if key not in answered]
+        if not lost:
+            return
+        self.counts.lost += len(lost)
+        self.breaker.refuse(reason)
+        for key in lost:
+            if self._batch_of.get(key) is batch:
+                del self._batch_of[key]
+            waiting = self._submitted.pop(key, None)
+            for future in waiting.futures if waiting is not None else ():
+                if not future.done():
+                    future.set_exception(CallFailed(reason))
+
+    def _resubmit(self, batch: _Batch, answered: set[str]) -> None:
+        """The requests an interrupted run's lost batch did not answer go in a new batch."""
+        for key in batch.custom_ids:
+            if key in answered or self._batch_of.get(key) is not batch:
+                continue
+            del self._batch_of[key]
+            waiting = self._submitted.pop(key, None)
+            if waiting is not None:
+                self._pending[key] = waiting
+                self._pending_bytes += len(_ENCODER.encode(waiting.request.body)) + 200
+        if self._pending:
+            self._schedule_check()
+            self._timer = asyncio.get_running_loop().call_later(COLLECT_S, self._submit)
+
+    # -- the end ----------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """Stop following the batches (they go on at the provider: ``--resume`` collects
+        them) and close the provider's connections."""
+        if self._timer is not None:
+            self._timer.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(BaseException):
+                await task
+        await self.provider.close()
+
+
+def _not_reached(result: BatchResult) -> bool:
+    """Whether the error of ``result`` says the batch ended before its request was made
+    (OpenAI's ``batch_expired``, ``batch_cancelled``), rather than the request failing."""
+    error = result.error
+    if error is None:
+        return False
+    return error.status_code is None and (error.code or "").startswith("batch_")

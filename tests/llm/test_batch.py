@@ -1,0 +1,205 @@
+"""Batch mode end to end (docs/llm.md, batch mode): ``graphrag-eval evaluate --batch`` against
+the test server's OpenAI Files and Batches routes (tests/batch_api.py), through the
+production client. The judged values are those of the synchronous run, with no synchronous
+judge call; cached requests are not sent; a multi-step metric's requests go in successive
+batches; error lines are retried in a later batch; an expired or cancelled batch is an
+incomplete run (exit 3, the line with --resume); a judge without a batch API is exit 2
+before any request."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from graphrag_eval.cli.errors import EXIT_INCOMPLETE
+
+from builders import evaluate_cli, read_results, write_judge_config
+from judge_server import JudgeServer
+
+pytestmark = pytest.mark.usefixtures("no_real_key")
+
+METRICS = ["answer_correctness", "ragas_faithfulness"]
+"""One judge call per item, and two in sequence (claims, then their verdicts)."""
+QUESTIONS = 6
+
+
+def write_inputs(folder: Path, count: int = QUESTIONS) -> tuple[Path, Path]:
+    questions = [
+        {
+            "id": f"q{i}",
+            "question_text": f"Which transformers are in substation S{i}?",
+            "reference_answer": f"T{i}a, T{i}b",
+        }
+        for i in range(count)
+    ]
+    reference = folder / "reference.yaml"
+    reference.write_text(yaml.safe_dump([{"template_id": "t", "questions": questions}]))
+    responses = folder / "responses.jsonl"
+    lines = [
+        json.dumps(
+            {
+                "question_id": f"q{i}",
+                "actual_answer": f"Substation S{i} has T{i}a, and T{i}c.",
+                "retrieved_contexts": [f"Substation S{i} holds transformer T{i}a."],
+            }
+        )
+        for i in range(count)
+    ]
+    responses.write_text("\n".join(lines) + "\n")
+    return reference, responses
+
+
+def write_config(folder: Path, url: str, **llm: Any) -> Path:
+    settings: dict[str, Any] = {
+        "embedding": None,
+        "batch_provider": "openai",
+        "batch_poll_s": 0.01,
+        **llm,
+    }
+    return write_judge_config(folder, url, {"metrics": METRICS}, **settings)
+
+
+def judged(out: Path) -> dict[str, dict[str, Any]]:
+    """Each question's results without what depends on timing."""
+    return {
+        qid: {key: value for key, value in record.items() if "elapsed" not in key}
+        for qid, record in read_results(out).items()
+    }
+
+
+def synchronous_run(folder: Path, server: JudgeServer) -> dict[str, dict[str, Any]]:
+    reference, responses = write_inputs(folder)
+    config = write_config(folder / "sync", server.url, batch_provider=None)
+    out = folder / "sync-out"
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q", "--no-cache") == 0
+    server.reset()
+    return judged(out)
+
+
+@pytest.fixture
+def server(judge: Any) -> JudgeServer:
+    started: JudgeServer = judge()
+    return started
+
+
+def test_a_batch_run_gives_the_synchronous_values_without_a_synchronous_call(
+    tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "sync").mkdir()
+    expected = synchronous_run(tmp_path, server)
+    reference, responses = tmp_path / "reference.yaml", tmp_path / "responses.jsonl"
+    config = write_config(tmp_path, server.url)
+    out = tmp_path / "out"
+
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "--batch") == 0
+
+    assert judged(out) == expected
+    assert server.count("/chat/completions") == 0  # no synchronous judge call
+    api = server.batch_api
+    # Statements first, then their verdicts: two batches, each request once.
+    assert len(api.batches) == 2
+    assert len(api.batches[0]) == 2 * QUESTIONS  # correctness and claims of every item
+    assert len(api.batches[1]) == QUESTIONS  # the verdicts on the claims
+    assert set(api.submitted.values()) == {1}
+    assert all(headers["authorization"] == "Bearer not-needed" for headers in api.headers)
+    printed = capsys.readouterr()
+    assert "batch batch_1: completed, 12/12 done" in printed.err
+    assert f"batch mode (openai): {3 * QUESTIONS} requests in 2 batches" in printed.out
+    checkpoint = json.loads((out / "batches.json").read_text())
+    assert [batch["id"] for batch in checkpoint["batches"]] == ["batch_1", "batch_2"]
+    assert {batch["state"] for batch in checkpoint["batches"]} == {"ended"}
+
+
+def test_cached_requests_are_not_sent_again(tmp_path: Path, server: JudgeServer) -> None:
+    reference, responses = write_inputs(tmp_path)
+    config = write_config(tmp_path, server.url, batch=True)
+    assert evaluate_cli(reference, responses, "-c", config, "-o", tmp_path / "a", "-q") == 0
+    first = judged(tmp_path / "a")
+    submitted = sum(server.batch_api.submitted.values())
+
+    assert evaluate_cli(reference, responses, "-c", config, "-o", tmp_path / "b", "-q") == 0
+
+    assert judged(tmp_path / "b") == first
+    assert sum(server.batch_api.submitted.values()) == submitted  # nothing new submitted
+    assert len(server.batch_api.batches) == 2
+    run = yaml.safe_load((tmp_path / "b" / "run.yaml").read_text())
+    assert run["llm"]["cache_hits"] == 3 * QUESTIONS
+
+
+def test_error_lines_are_retried_in_a_later_batch(tmp_path: Path, server: JudgeServer) -> None:
+    (tmp_path / "sync").mkdir()
+    expected = synchronous_run(tmp_path, server)
+    api = server.batch_api
+    api.error_first = lambda custom_id, body: "S1?" in json.dumps(body)  # q1's requests
+    reference, responses = tmp_path / "reference.yaml", tmp_path / "responses.jsonl"
+    out = tmp_path / "out"
+    config = write_config(tmp_path, server.url, backoff_initial_s=0.001)
+
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q", "--batch") == 0
+
+    assert judged(out) == expected
+    assert server.count("/chat/completions") == 0
+    retried = [key for key, times in api.submitted.items() if times == 2]
+    assert len(retried) >= 2  # q1's correctness and claims, and later its verdicts
+    assert set(api.submitted.values()) == {1, 2}
+
+
+@pytest.mark.parametrize("outcome", ["expired", "cancelled"])
+def test_an_expired_or_cancelled_batch_is_an_incomplete_run(
+    tmp_path: Path, server: JudgeServer, outcome: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference, responses = write_inputs(tmp_path)
+    server.batch_api.outcome = outcome
+    config = write_config(tmp_path, server.url)
+    out = tmp_path / "out"
+
+    code = evaluate_cli(reference, responses, "-c", config, "-o", out, "--batch")
+
+    assert code == EXIT_INCOMPLETE
+    [line] = [line for line in capsys.readouterr().err.splitlines() if "incomplete" in line]
+    assert f"the judge's batch batch_1 is {outcome}" in line
+    assert line.endswith("--resume")
+    assert server.count("/chat/completions") == 0
+
+    # Later the provider is healthy again: --resume submits only what was not answered.
+    server.batch_api.outcome = "completed"
+    before = sum(server.batch_api.submitted.values())
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q", "--resume") == 0
+    resubmitted = sum(server.batch_api.submitted.values()) - before
+    assert resubmitted < 3 * QUESTIONS
+    assert all(times <= 2 for times in server.batch_api.submitted.values())
+
+
+@pytest.mark.parametrize(
+    ("llm", "field"),
+    [
+        ({"batch_provider": None}, "llm.batch_provider"),  # not OpenAI's URL, no opt-in
+        ({"batch_provider": "vllm"}, "llm.batch_provider"),
+        ({"batch_provider": None, "generation": {"provider": "vllm"}}, "llm.batch"),
+    ],
+)
+def test_a_judge_without_a_batch_api_is_a_config_error_before_any_request(
+    tmp_path: Path,
+    server: JudgeServer,
+    capsys: pytest.CaptureFixture[str],
+    llm: dict[str, Any],
+    field: str,
+) -> None:
+    reference, responses = write_inputs(tmp_path)
+    generation = {
+        "provider": "openai-compatible",
+        "base_url": server.url,
+        **llm.pop("generation", {}),
+    }
+    config = write_config(tmp_path, server.url, generation=generation, **llm)
+
+    code = evaluate_cli(reference, responses, "-c", config, "-o", tmp_path / "out", "--batch")
+
+    assert code == 2
+    err = capsys.readouterr().err
+    assert field in err
+    assert server.requests == [] and server.batch_api.headers == []
