@@ -17,8 +17,9 @@ Each request is judged as the synchronous route judges it (:func:`anthropic_serv
 
 Controls for tests, none of them timed: :meth:`BatchStore.hold` keeps every batch in
 progress until :meth:`BatchStore.release` (an event, set by the test); ``error_ids`` makes
-the given custom ids error the first time they come (``error_always``: every time);
-``expire`` makes batches end with their requests expired; ``cancel`` (or the cancel route)
+the given custom ids error the first time they come (``error_first``: the requests a
+predicate chooses; ``error_always``: every time); ``expire`` makes batches end with their
+requests expired; ``cancel`` (or the cancel route, or ``cancel_all`` for every new batch)
 ends a batch with its requests canceled; ``submissions`` counts the submissions of each
 custom id, ``created`` the batches.
 """
@@ -29,6 +30,7 @@ import json
 import re
 import threading
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,11 +81,16 @@ class BatchStore:
         """How many times each custom id was submitted, over all batches."""
         self.error_ids: set[str] = set()
         """Custom ids whose first submission errors."""
+        self.error_first: Callable[[str, dict[str, Any]], bool] | None = None
+        """Errors the first submission of each request it is true of (custom id, params)."""
         self.error_always: set[str] = set()
         """Custom ids that error every time."""
         self.error_kind = "invalid_request_error"
         self.expire = False
         """New batches end with every request expired."""
+        self.cancel_all = False
+        """New batches are cancelled as soon as they are created (by someone in the console)."""
+        self._errored: set[str] = set()
         self._released = threading.Event()
         self._released.set()
         self.polls = 0
@@ -150,7 +157,9 @@ class BatchStore:
             seen.add(custom_id)
         with self.lock:
             batch_id = f"msgbatch_test{len(self.batches) + 1:06d}"
-            self.batches[batch_id] = _Batch(batch_id, requests, expire=self.expire)
+            self.batches[batch_id] = _Batch(
+                batch_id, requests, cancel_requested=self.cancel_all, expire=self.expire
+            )
             self.submissions.update(seen)
         return Served(200, self._object(batch_id, base_url))
 
@@ -200,8 +209,10 @@ class BatchStore:
         if batch.expire:
             return {"type": "expired"}
         with self.lock:
-            first = custom_id in self.error_ids
+            chosen = self.error_first is not None and self.error_first(custom_id, params)
+            first = custom_id in self.error_ids or (chosen and custom_id not in self._errored)
             self.error_ids.discard(custom_id)
+            self._errored.add(custom_id)
         if first or custom_id in self.error_always:
             inner = {"type": self.error_kind, "message": f"request {custom_id} failed"}
             return {"type": "errored", "error": {"type": "error", "error": inner}}

@@ -11,7 +11,8 @@ configured endpoint and redacted from every message.
 
 The API's statuses map to the protocol's states: ``in_progress`` and ``canceling`` are
 running; an ``ended`` batch is ``cancelled`` when some of its requests were cancelled,
-``expired`` when some expired, else ``ended``. Result lines of requests the batch never
+``expired`` when some expired (and is shown as ``canceled`` or ``expired``, the API's words
+for those requests), else ``ended``. Result lines of requests the batch never
 reached (``canceled``, ``expired``) give no result (the protocol's "a request without a
 result"); an ``errored`` line is an error with the HTTP status its error type stands for.
 
@@ -163,11 +164,16 @@ def batch_status(batch: MessageBatch) -> BatchStatus:
     """The protocol's status of a Message Batch."""
     counts = batch.counts
     state: BatchState = "running"
-    if batch.ended:
-        state = "cancelled" if counts["canceled"] else "expired" if counts["expired"] else "ended"
+    word = batch.status
+    if batch.ended and counts["canceled"]:
+        state, word = "cancelled", "canceled"  # the API's word for its requests
+    elif batch.ended and counts["expired"]:
+        state, word = "expired", "expired"
+    elif batch.ended:
+        state = "ended"
     return BatchStatus(
         batch_id=batch.id,
-        status=batch.status,
+        status=word,
         state=state,
         done=counts["succeeded"] + counts["errored"],
         failed=counts["errored"],
