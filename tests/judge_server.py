@@ -26,6 +26,7 @@ import math
 import random
 import re
 import socket
+import sys
 import threading
 import time
 import urllib.parse
@@ -243,6 +244,11 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 128
     daemon_threads = True
     block_on_close = False
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet about a client that went away (a process killed by a test or benchmark)."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -203,3 +203,31 @@ def test_a_judge_without_a_batch_api_is_a_config_error_before_any_request(
     err = capsys.readouterr().err
     assert field in err
     assert server.requests == [] and server.batch_api.headers == []
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        '{"format": "graphrag-eval batches 1", "provider": "openai", "endpoint": "%s", '
+        '"batches": [{"id": "../../files/x", "state": "running", "custom_ids": []}]}',
+        "not json",
+    ],
+    ids=["a path for a batch id", "not json"],
+)
+def test_a_hostile_batch_checkpoint_is_one_line_and_exit_2(
+    tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str], content: str
+) -> None:
+    reference, responses = write_inputs(tmp_path, 2)
+    config = write_config(tmp_path, server.url)
+    out = tmp_path / "out"
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q", "--batch") == 0
+    identity = json.loads((out / "batches.json").read_text())["endpoint"]
+    (out / "batches.json").write_text(content.replace("%s", identity))
+    calls = len(server.batch_api.headers)
+
+    code = evaluate_cli(reference, responses, "-c", config, "-o", out, "--batch", "--resume")
+
+    assert code == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert "batches.json" in line
+    assert len(server.batch_api.headers) == calls  # nothing sent

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graphrag_eval.cli.console import stderr
+from graphrag_eval.cli.console import stderr, stdout
 from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.formatting import plural
 from graphrag_eval.llm.batch.checkpoint import BATCHES_JSON, BatchCheckpoint
@@ -17,7 +17,7 @@ from graphrag_eval.llm.batch.protocol import BatchStatus
 from graphrag_eval.llm.batch.registry import batch_provider_name
 from graphrag_eval.llm.engine import LLMEngine
 
-__all__ = ["batch_summary", "start_batches", "with_batch"]
+__all__ = ["batch_summary", "print_batch_summary", "start_batches", "with_batch"]
 
 
 def with_batch(config: EvaluationConfig, batch: bool) -> EvaluationConfig:
@@ -31,10 +31,12 @@ def with_batch(config: EvaluationConfig, batch: bool) -> EvaluationConfig:
     return config
 
 
-def start_batches(engine: LLMEngine | None, out_dir: Path, resume: bool) -> BatchLane | None:
+def start_batches(
+    engine: LLMEngine | None, out_dir: Path, resume: bool, show: bool = True
+) -> BatchLane | None:
     """Checkpoint the run's batches in ``out_dir`` (with ``resume``, wait on those the
-    interrupted run submitted) and show their status on standard error; ``None`` when the
-    run is not in batch mode."""
+    interrupted run submitted) and, with ``show``, show their status on standard error;
+    ``None`` when the run is not in batch mode."""
     lane = batch_lane_of(engine.generation) if engine is not None else None
     if lane is None or engine is None or engine.generation is None:
         return None
@@ -42,7 +44,7 @@ def start_batches(engine: LLMEngine | None, out_dir: Path, resume: bool) -> Batc
         (out_dir / BATCHES_JSON).unlink(missing_ok=True)  # an earlier run's (--overwrite)
     identity = engine.generation.identity
     lane.resume(BatchCheckpoint.open(out_dir, lane.provider.name, identity, resume=resume))
-    lane.on_status = _StatusLines()
+    lane.on_status = _StatusLines() if show else None
     return lane
 
 
@@ -80,3 +82,10 @@ def batch_summary(lane: BatchLane | None) -> str | None:
     if counts.lost:
         line += f"; {plural(counts.lost, 'request')} of expired or cancelled batches not done"
     return line
+
+
+def print_batch_summary(lane: BatchLane | None) -> None:
+    """Print :func:`batch_summary` (nothing outside batch mode)."""
+    line = batch_summary(lane)
+    if line is not None:
+        stdout().print(line)

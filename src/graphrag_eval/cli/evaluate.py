@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from graphrag_eval.cli.batch import batch_summary, start_batches, with_batch
+from graphrag_eval.cli.batch import print_batch_summary, start_batches, with_batch
 from graphrag_eval.cli.console import stderr
 from graphrag_eval.cli.errors import command_line, exit_on_failures
 from graphrag_eval.cli.evaluate_summary import (
@@ -243,10 +243,9 @@ def _evaluate(options: EvaluateOptions) -> None:
             "--resume continues the run in OUT_DIR and --overwrite replaces it: give one"
         )
     config = with_store(load_config(options.config_path), options.endpoint, options.data_files)
-    config = with_batch(config, options.batch)
+    config = with_batch(config, options.batch)  # a judge without a batch API: exit 2 here
     check_known(options.gates, numeric_outputs(config))
-    diagnostics = Diagnostics()
-    rules, compact = config.steps.rules, COMPACT_ABOVE_BYTES
+    diagnostics, rules, compact = Diagnostics(), config.steps.rules, COMPACT_ABOVE_BYTES
     questions = prepare_reference(
         options.reference, diagnostics, rules, compact_above=compact, sparql=config.sparql
     )
@@ -277,7 +276,8 @@ def _evaluate(options: EvaluateOptions) -> None:
             resume_run=options.resume,
             graph=services[1].identity.as_record() if services[1] is not None else None,
         )
-        batches = start_batches(engine, options.out_dir, options.resume)
+        show = not options.quiet and options.progress is not False
+        batches = start_batches(engine, options.out_dir, options.resume, show)
         fold, inputs = AggregateFold(layout_for(config), config), (questions, response_set, config)
         streamed, tally = ResultsStream(options.out_dir, options.formats, fold), RunTally()
         run = _run_checkpointed(checkpoint, streamed, tally, inputs, services, options)
@@ -293,8 +293,7 @@ def _evaluate(options: EvaluateOptions) -> None:
             options.html_report, executed,
         )  # fmt: skip
         print_run_outcome(outcome, options.gates, failures)
-        if batches is not None:
-            print(batch_summary(batches))
+        print_batch_summary(batches)
     incomplete = incomplete_line(tally, config, engine, command_line("--resume"))
     exit_on_failures(failures, store_incomplete(services[1], incomplete))
 

@@ -265,13 +265,9 @@ async def _evaluate(
         engine = build_run_engine(settings)
     else:
         check_services(settings, engine, store)
-    batch = batch_lane_of(engine.generation) if engine is not None else None
-    if max_concurrent_items is None and batch is not None:
-        # Every item in flight at once: their judge requests go in the same batches.
-        max_concurrent_items = max(1, min(len(questions), BATCH_ITEMS))
+    batch = batch_lane_of(engine.generation if engine is not None else None)
     if max_concurrent_items is None:
-        # Enough items in flight to keep every judge slot busy.
-        max_concurrent_items = max(64, 4 * settings.llm.max_concurrency)
+        max_concurrent_items = _items_in_flight(settings, len(questions), batch is not None)
     layout = layout_for(settings)
     run = ItemRunner(
         settings,
@@ -306,6 +302,14 @@ async def _evaluate(
         layout=layout,
         llm=engine.stats if engine is not None else None,
     )
+
+
+def _items_in_flight(settings: EvaluationConfig, questions: int, batch: bool) -> int:
+    """How many items are scored at once by default: enough to keep every judge slot busy,
+    and in batch mode all of them, so that their judge requests go in the same batches."""
+    if batch:
+        return max(1, min(questions, BATCH_ITEMS))
+    return max(64, 4 * settings.llm.max_concurrency)
 
 
 async def _close_owned(engine: LLMEngine | None, store: GraphStore | None) -> None:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import hashlib
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -33,7 +32,14 @@ import msgspec
 
 from graphrag_eval.errors import CallFailed
 from graphrag_eval.llm.batch.checkpoint import BatchCheckpoint
-from graphrag_eval.llm.batch.protocol import BatchProvider, BatchRequest, BatchResult, BatchStatus
+from graphrag_eval.llm.batch.ids import custom_id, not_reached
+from graphrag_eval.llm.batch.protocol import (
+    BatchError,
+    BatchProvider,
+    BatchRequest,
+    BatchResult,
+    BatchStatus,
+)
 from graphrag_eval.llm.client import Breaker
 from graphrag_eval.llm.failures import StatusError
 from graphrag_eval.llm.redaction import Redactor
@@ -46,16 +52,8 @@ COLLECT_S = 2.0
 """Seconds without a new request after which the requests gathered are submitted even though
 some item in flight is not waiting on the lane."""
 
-_ENCODER = msgspec.json.Encoder(order="sorted")
+_ENCODER = msgspec.json.Encoder()
 _LOST = ("expired", "cancelled", "failed")
-
-
-def custom_id(path: str, body: dict[str, Any]) -> str:
-    """The custom id of a request: a hash of its canonical JSON (the endpoint, model,
-    messages, parameters and schema, as the cache key of the call is made of them), so a
-    resumed run finds the same ids."""
-    digest = hashlib.sha256(_ENCODER.encode({"path": path, "body": body})).hexdigest()
-    return "ge-" + digest[:40]
 
 
 @dataclass(slots=True)
@@ -124,6 +122,7 @@ class BatchLane:
         """Results of a resumed batch no call asked for yet."""
         self._items = 0
         self._items_waiting = 0
+        self._item_of: dict[asyncio.Future[BatchResult], _Item] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._timer: asyncio.TimerHandle | None = None
         self._check_scheduled = False
@@ -162,7 +161,8 @@ class BatchLane:
         future: asyncio.Future[BatchResult] = asyncio.get_running_loop().create_future()
         self._enqueue(request, future)
         item = _ITEM.get()
-        if item is not None:
+        if item is not None and not future.done():
+            self._item_of[future] = item
             item.waiting += 1
             if item.waiting == 1:
                 self._items_waiting += 1
@@ -170,16 +170,37 @@ class BatchLane:
         try:
             result = await future
         finally:
-            if item is not None:
-                item.waiting -= 1
-                if item.waiting == 0:
-                    self._items_waiting -= 1
+            self._release(future)  # cancelled: no longer waiting
         if result.body is not None:
             return result.body
         error = result.error
         message = error.message if error is not None else "no result"
         status = error.status_code if error is not None and error.status_code else 500
         raise StatusError(status, self.redactor.redact(message), {"message": message}, {})
+
+    def _release(self, future: asyncio.Future[BatchResult]) -> None:
+        """The call of ``future`` waits no more: its item may be busy again. Done as its
+        result is set, not when its task resumes, so that an item whose result is in does
+        not count as waiting while it has not run yet."""
+        item = self._item_of.pop(future, None)
+        if item is not None:
+            item.waiting -= 1
+            if item.waiting == 0:
+                self._items_waiting -= 1
+
+    def _settle(
+        self,
+        future: asyncio.Future[BatchResult],
+        result: BatchResult | None = None,
+        error: BaseException | None = None,
+    ) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        elif result is not None:
+            future.set_result(result)
+        self._release(future)
 
     def _enqueue(self, request: BatchRequest, future: asyncio.Future[BatchResult]) -> None:
         key = request.custom_id
@@ -251,8 +272,7 @@ class BatchLane:
             for key in ids:
                 waiting = self._submitted.pop(key, None)
                 for future in waiting.futures if waiting is not None else ():
-                    if not future.done():
-                        future.set_exception(exc)
+                    self._settle(future, error=exc)
             return
         batch = _Batch(batch_id, ids)
         for key in ids:
@@ -270,12 +290,14 @@ class BatchLane:
             status = await self._poll(batch.batch_id)
             answered: set[str] = set()
             lost = status.state in _LOST
-            async for result in self.provider.results(batch.batch_id):
-                if lost and result.body is None and _not_reached(result):
-                    continue  # the batch ended before this request: not an answer
-                if self._batch_of.get(result.custom_id) is batch:
-                    answered.add(result.custom_id)
-                    self._deliver(result)
+            # Read them all, then hand them out at once: every item whose result is in runs
+            # before the lane looks whether every item waits (their next requests go in one
+            # batch).
+            results = [
+                result
+                async for result in self.provider.results(batch.batch_id)
+                if not (lost and result.body is None and not_reached(result))
+            ]
         except Exception as exc:  # the batch cannot be followed: its calls fail, unsent again
             reason = self.redactor.redact(
                 f"the judge's batch {batch.batch_id} could not be followed ({exc}): "
@@ -283,10 +305,18 @@ class BatchLane:
             )
             self._lose(batch, set(), reason)
             return
+        for result in results:
+            if self._batch_of.get(result.custom_id) is batch:
+                answered.add(result.custom_id)
+                self._deliver(result)
         if self.checkpoint is not None:
             self.checkpoint.ended(batch.batch_id, status.state)
-        if status.state == "ended":
-            answered.update(batch.custom_ids)  # a request the file left out: no result
+        if status.state == "ended":  # a request its files left out: an error, retried
+            for key in batch.custom_ids:
+                if key not in answered and self._batch_of.get(key) is batch:
+                    missing = BatchError("the batch's files hold no result for this request")
+                    self._deliver(BatchResult(key, error=missing))
+            return
         if batch.lost_before:
             self._resubmit(batch, answered)
             return
@@ -315,8 +345,7 @@ class BatchLane:
             self._unclaimed[key] = result  # a resumed batch's, asked for later (or never)
             return
         for future in waiting.futures:
-            if not future.done():
-                future.set_result(result)
+            self._settle(future, result)
 
     def _lose(self, batch: _Batch, answered: set[str], reason: str) -> None:
         """Fail the calls ``batch`` did not answer, and stop the judge."""
@@ -330,8 +359,7 @@ class BatchLane:
                 del self._batch_of[key]
             waiting = self._submitted.pop(key, None)
             for future in waiting.futures if waiting is not None else ():
-                if not future.done():
-                    future.set_exception(CallFailed(reason))
+                self._settle(future, error=CallFailed(reason))
 
     def _resubmit(self, batch: _Batch, answered: set[str]) -> None:
         """The requests an interrupted run's lost batch did not answer go in a new batch."""
@@ -360,12 +388,3 @@ class BatchLane:
             with contextlib.suppress(BaseException):
                 await task
         await self.provider.close()
-
-
-def _not_reached(result: BatchResult) -> bool:
-    """Whether the error of ``result`` says the batch ended before its request was made
-    (OpenAI's ``batch_expired``, ``batch_cancelled``), rather than the request failing."""
-    error = result.error
-    if error is None:
-        return False
-    return error.status_code is None and (error.code or "").startswith("batch_")

@@ -52,7 +52,7 @@ class BatchRequest:
     custom_id: str
     """Its id in the batch (unique within it): ``ge-`` and 40 hexadecimal digits (43
     characters of ``[a-z0-9-]``, which every provider's id pattern takes), derived from the
-    request itself, so that a resumed run finds the same ids (:func:`.lane.custom_id`)."""
+    request itself, so that a resumed run finds the same ids (:func:`.ids.custom_id`)."""
     path: str
     """Where the synchronous client would have sent it: ``/chat/completions``."""
     body: dict[str, Any]
