@@ -20,8 +20,9 @@ progress until :meth:`BatchStore.release` (an event, set by the test); ``error_i
 the given custom ids error the first time they come (``error_first``: the requests a
 predicate chooses; ``error_always``: every time); ``expire`` makes batches end with their
 requests expired; ``cancel`` (or the cancel route, or ``cancel_all`` for every new batch)
-ends a batch with its requests canceled; ``submissions`` counts the submissions of each
-custom id, ``created`` the batches.
+ends a batch with its requests canceled; ``results_base`` points ``results_url`` at another
+host; ``submissions`` counts the submissions of each custom id, ``created`` the batches,
+``polls`` the polls (:meth:`BatchStore.wait_for_polls`).
 """
 
 from __future__ import annotations
@@ -91,8 +92,11 @@ class BatchStore:
         self.cancel_all = False
         """New batches are cancelled as soon as they are created (by someone in the console)."""
         self._errored: set[str] = set()
+        self.results_base: str | None = None
+        """Where ``results_url`` points (``None``: this server), e.g. another host."""
         self._released = threading.Event()
         self._released.set()
+        self._polled = threading.Condition(self.lock)
         self.polls = 0
         """``GET`` of a batch, over all batches."""
         self.results_fetched = 0
@@ -108,6 +112,12 @@ class BatchStore:
 
     def release(self) -> None:
         self._released.set()
+
+    def wait_for_polls(self, polls: int, timeout_s: float) -> bool:
+        """Wait until batches were polled ``polls`` times (``timeout_s``: a bound for a
+        broken run, not a timing); whether they were."""
+        with self._polled:
+            return self._polled.wait_for(lambda: self.polls >= polls, timeout_s)
 
     def cancel(self, batch_id: str) -> None:
         """Cancel a batch as the cancel route does (a test's Ctrl-C in the console)."""
@@ -131,8 +141,9 @@ class BatchStore:
         if not rest or rest[0] not in self.batches:
             return _error(404, "not_found_error", f"no message batch {'/'.join(rest)}")
         if method == "GET" and len(rest) == 1:
-            with self.lock:
+            with self._polled:
                 self.polls += 1
+                self._polled.notify_all()
             return Served(200, self._object(rest[0], base_url))
         if method == "POST" and rest[1:] == ["cancel"]:
             self.cancel(rest[0])
@@ -190,7 +201,7 @@ class BatchStore:
             "expires_at": EXPIRES_AT,
             "archived_at": None,
             "cancel_initiated_at": CREATED_AT if batch.cancel_requested else None,
-            "results_url": f"{base_url}/v1/messages/batches/{batch.id}/results"
+            "results_url": f"{self.results_base or base_url}/v1/messages/batches/{batch.id}/results"
             if batch.ended
             else None,
         }

@@ -261,3 +261,19 @@ def test_a_judge_without_a_key_is_a_config_error_before_any_request(
     err = capsys.readouterr().err
     assert "ANTHROPIC_API_KEY" in err
     assert server.requests == []
+
+
+def test_the_key_goes_to_no_host_a_results_url_names(
+    tmp_path: Path, server: AnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch whose ``results_url`` points at another host (a hostile or misconfigured
+    endpoint): the results are read from the API's path under the judge's ``base_url``, and
+    the other host gets no request (and so never the key)."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    with AnthropicServer() as elsewhere:
+        server.batches.results_base = elsewhere.url
+        code, out = run(tmp_path, server, "-q", "--batch")
+        assert elsewhere.requests == []
+    assert code == 0
+    assert not any(key.endswith("_error") for r in values(out).values() for key in r)
+    assert server.batches.results_fetched == 2
