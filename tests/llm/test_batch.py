@@ -64,9 +64,14 @@ def write_config(folder: Path, url: str, **llm: Any) -> Path:
 
 
 def judged(out: Path) -> dict[str, dict[str, Any]]:
-    """Each question's results without what depends on timing."""
+    """Each question's results without what depends on timing, and without each metric's
+    ``_cost`` (priced at the provider's batch price in batch mode)."""
     return {
-        qid: {key: value for key, value in record.items() if "elapsed" not in key}
+        qid: {
+            key: value
+            for key, value in record.items()
+            if "elapsed" not in key and not key.endswith("_cost")
+        }
         for qid, record in read_results(out).items()
     }
 
@@ -231,3 +236,43 @@ def test_a_hostile_batch_checkpoint_is_one_line_and_exit_2(
     [line] = capsys.readouterr().err.strip().splitlines()
     assert "batches.json" in line
     assert len(server.batch_api.headers) == calls  # nothing sent
+
+
+def test_resuming_a_batch_run_without_batch_says_its_batches_are_not_collected(
+    tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference, responses = write_inputs(tmp_path, 2)
+    config = write_config(tmp_path, server.url)
+    out = tmp_path / "out"
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q", "--batch") == 0
+    capsys.readouterr()
+
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q", "--resume") == 0
+
+    assert "without --batch their requests are sent again" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("cache", [True, False], ids=["cache", "no-cache"])
+def test_the_same_request_of_two_items_is_submitted_once(
+    tmp_path: Path, server: JudgeServer, cache: bool
+) -> None:
+    reference, responses = write_inputs(tmp_path, 1)
+    # A second question with another id and the same text and answers: the same requests.
+    data = yaml.safe_load(reference.read_text())
+    data[0]["questions"].append({**data[0]["questions"][0], "id": "twin"})
+    reference.write_text(yaml.safe_dump(data))
+    twin = {**json.loads(responses.read_text()), "question_id": "twin"}
+    responses.write_text(responses.read_text() + json.dumps(twin) + "\n")
+    config = write_config(tmp_path, server.url)
+    out = tmp_path / "out"
+    flags = [] if cache else ["--no-cache"]
+
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q", "--batch", *flags) == 0
+
+    results = judged(out)
+    assert {k: v for k, v in results["twin"].items() if k != "question_id"} == {
+        k: v for k, v in results["q0"].items() if k != "question_id"
+    }
+    assert results["q0"]["ragas_faithfulness"] is not None
+    assert sum(server.batch_api.submitted.values()) == 3  # correctness, claims, verdicts
+    assert set(server.batch_api.submitted.values()) == {1}

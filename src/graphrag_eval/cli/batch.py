@@ -39,6 +39,13 @@ def start_batches(
     ``None`` when the run is not in batch mode."""
     lane = batch_lane_of(engine.generation) if engine is not None else None
     if lane is None or engine is None or engine.generation is None:
+        if resume and (out_dir / BATCHES_JSON).is_file():
+            stderr().print(
+                f"warning: {out_dir / BATCHES_JSON} lists the batches of the interrupted run; "
+                "without --batch their requests are sent again one by one (add --batch to "
+                "collect them)",
+                markup=False,
+            )
         return None
     if not resume:
         (out_dir / BATCHES_JSON).unlink(missing_ok=True)  # an earlier run's (--overwrite)
