@@ -11,6 +11,9 @@ server recognises the schema by its properties and answers with a ``tool_use`` b
 Faults: ``api_key`` makes it demand that ``x-api-key`` (and echo a wrong one in its 401);
 ``rate_limit_first`` answers the first N requests with a 429 and ``retry-after``;
 ``max_tokens_first`` cuts the first N replies off (``stop_reason: max_tokens``).
+
+It also serves the Message Batches API (``/v1/messages/batches``, :mod:`anthropic_batches`,
+``server.batches``: its controls), behind the same key; those requests are recorded too.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from anthropic_batches import BatchStore, Served
 
 from judge_server import Recorded, default_judge
 
@@ -34,6 +39,7 @@ class _State:
     max_tokens_first: int
     lock: threading.Lock = field(default_factory=threading.Lock)
     requests: list[Recorded] = field(default_factory=list)
+    batches: BatchStore | None = None
 
 
 class AnthropicServer:
@@ -44,6 +50,7 @@ class AnthropicServer:
         self, *, api_key: str | None = None, rate_limit_first: int = 0, max_tokens_first: int = 0
     ) -> None:
         self.state = _State(api_key, rate_limit_first, max_tokens_first)
+        self.batches = self.state.batches = BatchStore(message)
         handler = type("Handler", (_Handler,), {"state": self.state})
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
@@ -84,6 +91,9 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass
 
+    def do_GET(self) -> None:
+        self._batch_route("GET", {})
+
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("content-length") or 0))
         headers = {key.lower(): value for key, value in self.headers.items()}
@@ -91,6 +101,9 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"{}")
         except json.JSONDecodeError:
             self._error(400, "invalid_request_error", "body is not JSON")
+            return
+        if self.path.startswith("/v1/messages/batches"):
+            self._batch_route("POST", body)
             return
         state = self.state
         with state.lock:
@@ -114,6 +127,41 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(429, "rate_limit_error", "rate limited", {"retry-after": "0"})
         else:
             self._send(200, message(body, truncated=outcome == "max_tokens"))
+
+    def _batch_route(self, method: str, body: Any) -> None:
+        """A Message Batches route (:mod:`anthropic_batches`), behind the same key."""
+        headers = {key.lower(): value for key, value in self.headers.items()}
+        state = self.state
+        authorized = state.api_key is None or headers.get("x-api-key") == state.api_key
+        host, port = self.server.server_address[:2]
+        assert state.batches is not None
+        served = (
+            state.batches.route(method, self.path, body, f"http://{host!s}:{port}")
+            if authorized
+            else None
+        )
+        outcome = "unauthorized" if not authorized else "ok" if served else "not_found"
+        with state.lock:
+            state.requests.append(Recorded(self.path, headers, body, outcome))
+        if not authorized:
+            self._error(401, "authentication_error", "invalid x-api-key")
+        elif served is None:
+            self._error(404, "not_found_error", f"no route {method} {self.path}")
+        elif served.text is not None:
+            self._send_text(served)
+        else:
+            self._send(served.status, served.payload)
+
+    def _send_text(self, served: Served) -> None:
+        data = (served.text or "").encode()
+        try:
+            self.send_response(served.status)
+            self.send_header("content-type", "application/binary")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
 
     def _error(
         self, status: int, kind: str, text: str, headers: dict[str, str] | None = None

@@ -46,6 +46,10 @@ class CallContext:
         ``max_cost_usd`` overrides the config's."""
         stats = CallStats()
         prices = PriceTable(config.prices)
+        judge = config.generation
+        if config.batch and judge is not None:  # its calls cost the batch price (and say so)
+            provider = config.batch_provider or judge.provider
+            stats.batch_prices[judge.model] = prices.price_batches(judge.model, provider)
         budget = Budget(
             stats,
             prices,

@@ -9,6 +9,10 @@ the run summary says so; set ``llm.prices`` for it.
 
 Where an endpoint reports no usage (and in a dry run), tokens are estimated from the text
 (:func:`estimate_tokens`).
+
+In batch mode (``llm.batch``) the judge model's calls are priced at its provider's batch
+price (:data:`BATCH_PRICE_SHARES`: OpenAI's Batch API and Anthropic's Message Batches charge
+half the synchronous price, input and output tokens alike; docs/llm.md, "Batch prices").
 """
 
 from __future__ import annotations
@@ -21,11 +25,14 @@ from dataclasses import dataclass
 from graphrag_eval.config.llm import ModelPrice
 
 __all__ = [
+    "BATCH_PRICE_SHARES",
     "BUILTIN_PRICES",
     "CONTEXT_WINDOWS",
     "DEFAULT_CONTEXT_WINDOW",
     "PriceTable",
     "TokenUsage",
+    "batch_price_share",
+    "batch_prices_text",
     "context_window",
     "estimate_tokens",
 ]
@@ -54,6 +61,31 @@ BUILTIN_PRICES: Mapping[str, tuple[float, float]] = {
     "text-embedding-3-large": (0.13, 0.0),
     "text-embedding-ada-002": (0.10, 0.0),
 }
+
+BATCH_PRICE_SHARES: Mapping[str, float] = {
+    # the share of the synchronous price a provider's batch API charges, input and output
+    # tokens alike (OpenAI's Batch API, Anthropic's Message Batches; checked 2026-11)
+    "openai": 0.5,
+    "anthropic": 0.5,
+}
+
+
+def batch_price_share(provider: str) -> float | None:
+    """The share of the synchronous price ``provider``'s batch API charges
+    (:data:`BATCH_PRICE_SHARES`); ``None`` for a provider without known batch prices."""
+    return BATCH_PRICE_SHARES.get(provider)
+
+
+def batch_prices_text(shares: Mapping[str, float]) -> str:
+    """How the cost shown is priced in batch mode (``shares``: the models priced at batch
+    prices and the share of the synchronous price): ``at batch prices (50% of the
+    synchronous price)``, naming each model when their shares differ; ``""`` without any."""
+    if not shares:
+        return ""
+    if len(set(shares.values())) == 1:
+        return f"at batch prices ({next(iter(shares.values())):.0%} of the synchronous price)"
+    each = ", ".join(f"{model}: {share:.0%}" for model, share in sorted(shares.items()))
+    return f"at batch prices ({each} of the synchronous price)"
 
 
 CONTEXT_WINDOWS: Mapping[str, int] = {
@@ -143,6 +175,8 @@ class PriceTable:
         self._prices = dict(BUILTIN_PRICES)
         for model, price in (overrides or {}).items():
             self._prices[model] = (price.input_per_million, price.output_per_million)
+        self._batch_shares: dict[str, float] = {}
+        """The models whose calls go to a batch API, and the share of the price it charges."""
 
     def price(self, model: str) -> tuple[float, float] | None:
         """``(input, output)`` dollars per million tokens, or ``None`` when unknown."""
@@ -157,9 +191,27 @@ class PriceTable:
         if price is not None and self.price(model) is None:
             self._prices[model] = price
 
-    def cost_usd(self, model: str, usage: TokenUsage) -> float:
-        """The dollars ``usage`` costs on ``model`` (0 for an unknown model)."""
+    def price_batches(self, model: str, provider: str) -> float:
+        """Price ``model``'s calls at ``provider``'s batch price from now on (batch mode);
+        the share of the synchronous price that is (1 for a provider without known batch
+        prices: its calls are priced as synchronous ones, never below what they may cost).
+        The price itself, built in or from ``llm.prices``, stays the synchronous one."""
+        share = batch_price_share(provider)
+        self._batch_shares[model] = 1.0 if share is None else share
+        return self._batch_shares[model]
+
+    @property
+    def batch_shares(self) -> dict[str, float]:
+        """The models priced at batch prices, and the share of the synchronous price."""
+        return dict(self._batch_shares)
+
+    def cost_usd(self, model: str, usage: TokenUsage, *, batch: bool = True) -> float:
+        """The dollars ``usage`` costs on ``model`` (0 for an unknown model): at the batch
+        price when ``model``'s calls go to a batch API (:meth:`price_batches`), unless
+        ``batch`` is false (a call of that model sent synchronously)."""
         price = self.price(model)
         if price is None:
             return 0.0
-        return (usage.input_tokens * price[0] + usage.output_tokens * price[1]) / 1_000_000
+        dollars = (usage.input_tokens * price[0] + usage.output_tokens * price[1]) / 1_000_000
+        share = self._batch_shares.get(model) if batch else None
+        return dollars if share is None else dollars * share

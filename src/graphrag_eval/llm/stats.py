@@ -68,6 +68,9 @@ class CallStats(MetricCalls):
     """Why each endpoint whose breaker opened got no more calls (docs/llm.md, endpoints that
     fail)."""
     unpriced_models: set[str] = field(default_factory=set)
+    batch_prices: dict[str, float] = field(default_factory=dict)
+    """Batch mode: the models priced at their provider's batch price, and its share of the
+    synchronous price (docs/llm.md, batch prices); the costs are the batch prices'."""
     by_metric: dict[str, MetricCalls] = field(default_factory=dict)
     planned: dict[str, MetricCalls] = field(default_factory=dict)
     """Dry run: the calls that would be made, with estimated tokens and cost."""
@@ -120,8 +123,15 @@ class CallStats(MetricCalls):
             "budget_exceeded": self.budget_exceeded,
             "unusable_endpoints": list(self.unusable_endpoints),
             "unpriced_models": sorted(self.unpriced_models),
+            **self._batch_prices(),
             "by_metric": {name: calls.summary() for name, calls in sorted(self.by_metric.items())},
         }
+
+    def _batch_prices(self) -> dict[str, Any]:
+        """``batch_prices`` (model: share of the synchronous price) in batch mode only."""
+        return (
+            {"batch_prices": dict(sorted(self.batch_prices.items()))} if self.batch_prices else {}
+        )
 
     def plan_dict(self) -> dict[str, Any]:
         """The dry-run estimate: calls, tokens and cost per metric and in total."""
@@ -138,6 +148,7 @@ class CallStats(MetricCalls):
             **total.plan_summary(sum(m["cached"] for m in metrics.values())),
             "by_metric": metrics,
             "unpriced_models": sorted(self.unpriced_models),
+            **self._batch_prices(),
         }
 
 

@@ -24,6 +24,7 @@ from graphrag_eval.formatting import (
 )
 from graphrag_eval.inputs import Notice, count_kinds
 from graphrag_eval.llm.engine import CallStats
+from graphrag_eval.llm.pricing import batch_prices_text
 from graphrag_eval.metrics.base import Aggregation, KeyKind, OutputKey
 from graphrag_eval.metrics.registry import declared_outputs
 from graphrag_eval.results.aggregates import Aggregates, GroupAggregates, Statistics
@@ -256,6 +257,8 @@ def print_llm_summary(console: Console, stats: CallStats, max_cost_usd: float | 
         "out, "
         f"{format_dollars(stats.cost_usd)} spent"
     )
+    if stats.batch_prices:
+        line += " " + batch_prices_text(stats.batch_prices)
     extras = []
     if stats.retries:
         extras.append(plural(stats.retries, "retry", "retries"))
@@ -324,9 +327,11 @@ def print_dry_run(console: Console, plan: Mapping[str, Any], questions: int) -> 
             cells.append(f"{values.get('local_texts', 0):,}")
         table.add_row(label, *cells)
     console.print(table)
+    batch = batch_prices_text(plan.get("batch_prices") or {})
     console.print(
         "Tokens are estimated at 4 characters per token; replies at max_tokens, or 300 tokens "
         "when it is not set. Cached calls cost nothing."
+        + (f" Judge calls go to the provider's batch API: cost {batch}." if batch else "")
         + (" Local texts run through a local model on this machine, for free." if local else ""),
         markup=False,
     )

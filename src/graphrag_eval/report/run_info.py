@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from graphrag_eval.formatting import format_dollars, format_number, plural
+from graphrag_eval.llm.pricing import batch_prices_text
 from graphrag_eval.metrics.base import JsonValue, KeyKind
 from graphrag_eval.results.aggregates import GroupAggregates
 from graphrag_eval.results.model import ResultLayout
@@ -108,6 +109,14 @@ def _totals(llm: Mapping[str, JsonValue]) -> list[tuple[str, str]]:
         ("output tokens", number("output_tokens")),
         ("cost", format_dollars(float(cost) if isinstance(cost, int | float) else 0.0)),
     ]
+    shares = llm.get("batch_prices")
+    priced = {
+        str(model): float(share)
+        for model, share in (shares.items() if isinstance(shares, Mapping) else ())
+        if isinstance(share, int | float)
+    }
+    if priced:
+        totals[-1] = ("cost", f"{totals[-1][1]} {batch_prices_text(priced)}")
     if llm.get("local_texts"):
         totals.append(("texts encoded by local models", number("local_texts")))
     if llm.get("budget_reached"):
