@@ -11,7 +11,7 @@ from rich.table import Table
 from graphrag_eval.agreement.model import Agreement, Estimate, MetricAgreement
 from graphrag_eval.formatting import plural, visible_text
 
-__all__ = ["estimate_text", "print_agreement", "print_problems"]
+__all__ = ["estimate_text", "judge_text", "print_agreement", "print_problems"]
 
 SHOWN_PROBLEMS = 20
 
@@ -29,8 +29,14 @@ def estimate_text(estimate: Estimate | None, signed: bool = False) -> str:
     return f"{shown} [{form.format(estimate.low)}, {form.format(estimate.high)}]"
 
 
-def _statistic(metric: MetricAgreement) -> str:
-    return {"kappa": "kappa", "weighted_kappa": "weighted kappa", "rho": "rho"}[metric.statistic]
+def judge_text(metric: MetricAgreement) -> str:
+    """``kappa 0.62 [0.41, 0.80]``: the judge's statistic against the humans."""
+    name = {"kappa": "kappa", "weighted_kappa": "weighted kappa", "rho": "rho"}[metric.statistic]
+    return (
+        f"{name} {estimate_text(metric.judge)}"
+        if metric.judge.value is not None
+        else (f"{name}: {estimate_text(metric.judge)}")
+    )
 
 
 def print_agreement(console: Console, agreement: Agreement) -> None:
@@ -68,7 +74,7 @@ def print_agreement(console: Console, agreement: Agreement) -> None:
                 f"{metric.questions:,}",
                 f"{metric.labels:,}",
                 ", ".join(map(visible_text, metric.annotators)),
-                f"{_statistic(metric)} {estimate_text(metric.judge)}",
+                judge_text(metric),
                 estimate_text(metric.offset, signed=True),
                 estimate_text(metric.alpha_humans),
                 estimate_text(metric.alpha_with_judge),
