@@ -70,9 +70,7 @@ def test_kappa_with_weights_counts_pairs_so_many_times() -> None:
 
     weighted = kappa(judge, human, [0, 1], weights=[2, 1, 3, 1])
 
-    assert weighted == pytest.approx(
-        kappa([0, 0, 1, 1, 1, 1, 0], [0, 0, 1, 0, 0, 0, 0], [0, 1])
-    )
+    assert weighted == pytest.approx(kappa([0, 0, 1, 1, 1, 1, 0], [0, 0, 1, 0, 0, 0, 0], [0, 1]))
 
 
 def test_kappa_of_one_category_only_is_undefined() -> None:
