@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -370,3 +371,93 @@ def test_the_report_has_the_section_with_labels(
     assert "<td>factual_accuracy_grade</td><td>ordinal</td>" in page
     assert "factual_accuracy_grade: human \\ judge" in page
     assert "answer_classification</td><td>categorical" not in page
+
+
+def _verdicts(body: dict[str, Any]) -> str | None:
+    """The test judge of a custom evaluation: ``true`` for an answer that states at least
+    three transformers."""
+    task = " ".join(str(m.get("content", "")) for m in body.get("messages", []))
+    if "Reply with exactly one line of" not in task:
+        return None
+    return "true" if len(re.findall(r"\bT\d+[a-e]\b", task)) >= 3 else "false"
+
+
+def test_pass_fail_verdicts_of_a_real_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A custom evaluation's true/false output is pass/fail: kappa and a fail/pass matrix."""
+    monkeypatch.chdir(tmp_path)
+    _reference(tmp_path)
+    responses = tmp_path / "responses.jsonl"
+    responses.write_text(
+        "".join(
+            json.dumps({"question_id": f"q{i}", "actual_answer": _answer(i)}) + "\n"
+            for i in range(QUESTIONS)
+        )
+    )
+    review = {
+        "name": "review",
+        "inputs": ["actual_answer"],
+        "instructions": "Does the answer name at least three transformers?",
+        "outputs": {"names_three": "true or false"},
+    }
+    with JudgeServer(responder=_verdicts) as server:
+        config = write_judge_config(
+            tmp_path,
+            server.url,
+            {"metrics": ["review"], "custom_evaluations": [review]},
+            embedding=None,
+        )
+        assert evaluate_cli("reference.yaml", responses, "-c", config, "-o", "out", "-q") == 0
+    verdicts = judge_values(tmp_path / "out", "names_three")
+    assert set(verdicts.values()) == {True, False}
+    # ann agrees but on q3 and q4; a 'pass'/'fail' and 1/0 are read as true/false.
+    human = {qid: (not v if qid in ("q3", "q4") else v) for qid, v in verdicts.items()}
+    rows = [
+        {
+            "question_id": qid,
+            "metric": "names_three",
+            "value": ("pass" if v else 0),
+            "annotator": "ann",
+        }
+        for qid, v in human.items()
+    ]
+    labels = write_csv(tmp_path / "labels.csv", rows)
+
+    found = agreement_json(capsys, "out", "--labels", labels, "--resamples", "200")
+
+    metric = found["metrics"]["names_three"]
+    order = sorted(verdicts)
+    assert metric["scale"] == "pass/fail"
+    assert metric["kappa"]["value"] == pytest.approx(
+        cohen_kappa_score([human[q] for q in order], [verdicts[q] for q in order]), abs=1e-6
+    )
+    passes = sum(verdicts.values())
+    assert metric["confusion"]["labels"] == ["fail", "pass"]
+    assert (
+        sum(metric["confusion"]["human_by_judge"][0])
+        + sum(metric["confusion"]["human_by_judge"][1])
+        == QUESTIONS
+    )
+    assert sum(row[1] for row in metric["confusion"]["human_by_judge"]) == passes
+
+
+def test_labels_none_of_which_fit_are_bad_input(
+    in_run_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_csv(
+        in_run_folder.parent / "other.csv",
+        [{"question_id": "x1", "metric": "steps_score", "value": 1, "annotator": "a"}],
+    )
+
+    code = main(["agreement", str(in_run_folder), "--labels", str(path)])
+
+    assert code == 2
+    assert (
+        capsys.readouterr()
+        .err.strip()
+        .endswith(
+            "none of the 1 human labels could be used; the first: "
+            f"{path}: line 2: question_id: no question 'x1' in the run: left out"
+        )
+    )

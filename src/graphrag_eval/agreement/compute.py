@@ -27,7 +27,13 @@ from graphrag_eval.agreement.model import (
     Estimate,
     MetricAgreement,
 )
-from graphrag_eval.agreement.scales import MetricScale, Scale, did_you_mean, fit_value
+from graphrag_eval.agreement.scales import (
+    MetricScale,
+    Scale,
+    did_you_mean,
+    fit_value,
+    judged_value,
+)
 from graphrag_eval.agreement.scales import metric_scales as _metric_scales
 from graphrag_eval.agreement.statistics import (
     alpha,
@@ -132,7 +138,7 @@ def _sort_labels(
             given[label.annotator] = value
     for name, labels in by_metric.items():
         for question_id in labels.human:
-            judged = results[question_id].values().get(name)
+            judged = judged_value(results[question_id], name)
             labels.judge[question_id] = None if judged is None else _judged(judged, labels.scale)
     return {name: labels for name, labels in by_metric.items() if labels.human}
 

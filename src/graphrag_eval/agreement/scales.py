@@ -5,7 +5,8 @@
 * **ordinal**: a label key whose labels are letter grades in order (``factual_accuracy_grade``:
   A to E), compared with quadratic weights;
 * **pass/fail**: a numeric key whose values in the run are all ``true``/``false`` (a custom
-  evaluation's verdict);
+  evaluation's verdict), or such a field of the results when the run is read without the
+  config that declares it;
 * **score**: any other numeric key of a question (``answer_correctness_f1``, ``steps_score``).
 """
 
@@ -19,11 +20,20 @@ from dataclasses import dataclass
 
 from graphrag_eval.inputs.human_labels import LabelValue
 from graphrag_eval.metrics.base import Aggregation, KeyKind, OutputKey
-from graphrag_eval.results.model import is_number
+from graphrag_eval.results.model import QuestionResult, is_number
 from graphrag_eval.results.read_run import SavedRun
 
-__all__ = ["MetricScale", "Scale", "did_you_mean", "fit_value", "metric_scales"]
+__all__ = [
+    "MetricScale",
+    "Scale",
+    "did_you_mean",
+    "fit_value",
+    "judged_value",
+    "metric_scales",
+]
 
+_NOT_VERDICTS = frozenset({"missing_response"})
+"""True/false fields of a result that are no metric's verdict."""
 _PASS = frozenset({"pass", "passed", "yes", "true", "1"})
 _FAIL = frozenset({"fail", "failed", "no", "false", "0"})
 
@@ -50,9 +60,17 @@ class MetricScale:
     maximum: float | None = None
 
 
+_HINTED_NAMES = 20_000
+"""Above so many known names (question ids of a large run), no hint is looked for: it would
+cost a comparison with each for every unknown label."""
+
+
 def did_you_mean(name: str, known: Iterable[str]) -> str:
     """`` (did you mean X?)`` for the closest of ``known``, or nothing."""
-    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    names = sorted(known)
+    if len(names) > _HINTED_NAMES:
+        return ""
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
     return f" (did you mean {close[0]}?)" if close else ""
 
 
@@ -71,7 +89,21 @@ def metric_scales(run: SavedRun) -> dict[str, MetricScale]:
         scale = _scale(spec, judged.get(name, []))
         if scale is not None:
             scales[name] = scale
+    for name, values in judged.items():
+        # A verdict of a metric the run is not read with (a custom evaluation's, without
+        # its config): a field whose values are all true/false.
+        if name not in scales and all(isinstance(value, bool) for value in values):
+            scales[name] = MetricScale(name, Scale.PASS_FAIL, ("fail", "pass"))
     return scales
+
+
+def judged_value(result: QuestionResult, name: str) -> object:
+    """The run's value of ``name`` on a question: a metric's, else a true/false field's."""
+    value = result.values().get(name)
+    if value is None and name not in _NOT_VERDICTS:
+        found = result.fields.get(name)
+        return found if isinstance(found, bool) else None
+    return value
 
 
 def _judged_values(run: SavedRun) -> dict[str, list[object]]:
@@ -79,6 +111,9 @@ def _judged_values(run: SavedRun) -> dict[str, list[object]]:
     for result in run.results.results:
         for key, value in result.values().items():
             if value is not None:
+                values.setdefault(key, []).append(value)
+        for key, value in result.fields.items():
+            if isinstance(value, bool) and key not in _NOT_VERDICTS:
                 values.setdefault(key, []).append(value)
     return values
 

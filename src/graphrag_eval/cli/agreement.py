@@ -141,6 +141,11 @@ def agreement(
     from graphrag_eval.agreement.compute import compute_agreement
 
     found = compute_agreement(run, sources, seed=seed, resamples=resamples, confidence=confidence)
+    if not found.metrics:
+        raise InputError(
+            f"none of the {found.labels_read:,} human labels could be used; the first: "
+            f"{found.problems[0] if found.problems else 'no label'}"
+        )
     failures = check_gates(found, gates, metric_scales(run))
     _show(found, as_json, output)
     exit_on_failures(failures)
