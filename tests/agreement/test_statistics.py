@@ -5,12 +5,20 @@ from __future__ import annotations
 
 import math
 
+import krippendorff
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
 from sklearn.metrics import cohen_kappa_score
 
-from graphrag_eval.agreement.statistics import alpha, bootstrap, confusion, kappa, spearman
+from graphrag_eval.agreement.statistics import (
+    alpha,
+    bootstrap,
+    confusion,
+    interval_alpha,
+    kappa,
+    spearman,
+)
 
 NAN = math.nan
 
@@ -89,7 +97,11 @@ def test_spearman_against_scipy_and_by_hand() -> None:
 
 @pytest.mark.parametrize(
     ("level", "domain", "published"),
-    [("nominal", None, 0.743), ("ordinal", [1, 2, 3, 4, 5], 0.815), ("interval", None, 0.849)],
+    [
+        ("nominal", [1, 2, 3, 4, 5], 0.743),
+        ("ordinal", [1, 2, 3, 4, 5], 0.815),
+        ("interval", None, 0.849),
+    ],
 )
 def test_alpha_of_the_published_example(
     level: str, domain: list[int] | None, published: float
@@ -119,3 +131,32 @@ def test_the_bootstrap_is_seeded_and_covers_the_estimate() -> None:
     assert first.low is not None and first.high is not None
     assert first.low < 0.4 < first.high
     assert first.defined == 300
+
+
+def test_interval_alpha_is_the_librarys_in_linear_memory() -> None:
+    """Computed from the definition (the library holds a questions x values x values array,
+    too large for scores that are all distinct): the same value on the published example and
+    on random scores with gaps, and with weights the same as columns repeated."""
+    rng = np.random.default_rng(5)
+    scores = rng.random((3, 40))
+    scores[rng.random((3, 40)) < 0.2] = NAN
+    drawn = rng.integers(0, 3, size=40)
+
+    assert interval_alpha(KRIPPENDORFF_2011) == pytest.approx(0.849, abs=5e-4)
+    assert interval_alpha(scores) == pytest.approx(
+        krippendorff.alpha(reliability_data=scores, level_of_measurement="interval")
+    )
+    assert interval_alpha(scores, drawn) == pytest.approx(
+        krippendorff.alpha(
+            reliability_data=scores[:, np.repeat(np.arange(40), drawn)],
+            level_of_measurement="interval",
+        )
+    )
+    assert interval_alpha(np.array([[0.5, 0.5], [0.5, 0.5]])) is None
+
+
+def test_alpha_over_too_many_labels_is_refused_not_computed() -> None:
+    matrix = np.zeros((2, 5000))
+
+    with pytest.raises(ValueError, match="alpha over 40 labels needs fewer questions or labels"):
+        alpha(matrix, "nominal", range(40))

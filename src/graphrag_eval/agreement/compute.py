@@ -39,6 +39,7 @@ from graphrag_eval.agreement.statistics import (
     alpha,
     bootstrap,
     confusion,
+    interval_alpha,
     kappa,
     libraries,
     mean_offset,
@@ -267,11 +268,18 @@ def _alpha(
     scale = labels.scale
     level = _LEVEL[scale.scale]
     domain = list(range(len(scale.labels))) if scale.scale is not Scale.SCORE else None
-    value = alpha(matrix, level, domain)
+    try:
+        value = alpha(matrix, level, domain)
+    except ValueError as exc:  # too many labels to hold
+        return Estimate.missing(str(exc))
     if value is None:
         return Estimate.missing("not defined: every value is the same")
-    columns = np.arange(matrix.shape[1])
-    interval = settings.interval(
-        lambda drawn: alpha(matrix[:, np.repeat(columns, drawn)], level, domain), len(questions)
-    )
+    if level == "interval":  # resampled by weighing each question
+        interval = settings.interval(lambda drawn: interval_alpha(matrix, drawn), len(questions))
+    else:
+        columns = np.arange(matrix.shape[1])
+        interval = settings.interval(
+            lambda drawn: alpha(matrix[:, np.repeat(columns, drawn)], level, domain),
+            len(questions),
+        )
     return Estimate(value, interval.low, interval.high)

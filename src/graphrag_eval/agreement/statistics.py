@@ -25,6 +25,7 @@ __all__ = [
     "alpha",
     "bootstrap",
     "confusion",
+    "interval_alpha",
     "kappa",
     "libraries",
     "mean_offset",
@@ -140,23 +141,59 @@ def mean_offset(
     return float(np.mean(difference)) if len(difference) else None
 
 
+MAX_ALPHA_CELLS = 4_000_000
+"""The krippendorff library holds a questions x values x values array: beyond so many cells
+alpha over labels is not computed (too many distinct labels), so memory stays bounded."""
+
+
 def alpha(matrix: Any, level: str, domain: Sequence[int] | None = None) -> float | None:
     """Krippendorff's alpha of a raters x questions matrix (NaN: no value), at the level of
-    measurement ``level`` (nominal, ordinal, interval) over ``domain`` (the codes in order);
-    ``None`` when it is not defined (one value only)."""
+    measurement ``level`` (nominal, ordinal: the krippendorff library over ``domain``, the
+    codes in order; interval: :func:`interval_alpha`); ``None`` when it is not defined (one
+    value only)."""
     lib = libraries()
     np = lib.numpy
+    if level == "interval":
+        return interval_alpha(matrix)
+    cells = np.shape(matrix)[1] * len(domain or ()) ** 2
+    if domain is None or cells > MAX_ALPHA_CELLS:
+        raise ValueError(f"alpha over {len(domain or ())} labels needs fewer questions or labels")
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         try:
             value = lib.krippendorff.alpha(
-                reliability_data=matrix,
-                level_of_measurement=level,
-                value_domain=list(domain) if domain is not None else None,
+                reliability_data=matrix, level_of_measurement=level, value_domain=list(domain)
             )
         except (ValueError, ZeroDivisionError):  # one value in the domain
             return None
     return _defined(value)
+
+
+def interval_alpha(matrix: Any, weights: Any = None) -> float | None:
+    """Krippendorff's alpha at the interval level, from its definition
+    (1 - observed / expected disagreement, squared differences over the pairable values):
+    the same value as the krippendorff library's (tests/agreement), in memory linear in the
+    values, where the library's grows with the square of the distinct values (every score
+    may be one). ``weights``: how many times each question (column) counts."""
+    np = libraries().numpy
+    values = np.asarray(matrix, dtype=float)
+    present = ~np.isnan(values)
+    counts = present.sum(axis=0)
+    weight = np.ones(values.shape[1]) if weights is None else np.asarray(weights, dtype=float)
+    weight = np.where(counts >= 2, weight, 0.0)
+    filled = np.where(present, values, 0.0)
+    sums, squares = filled.sum(axis=0), (filled**2).sum(axis=0)
+    n = float(np.dot(weight, counts))
+    if n < 2:
+        return None
+    with np.errstate(all="ignore"):
+        within = np.where(counts >= 2, (counts * squares - sums**2) / (counts - 1), 0.0)
+    observed = 2 * float(np.dot(weight, within)) / n
+    total, total_squares = float(np.dot(weight, sums)), float(np.dot(weight, squares))
+    expected = 2 * (n * total_squares - total**2) / (n * (n - 1))
+    if expected <= 0:
+        return None
+    return 1 - observed / expected
 
 
 @dataclass(frozen=True, slots=True)
