@@ -461,3 +461,42 @@ def test_labels_none_of_which_fit_are_bad_input(
             f"{path}: line 2: question_id: no question 'x1' in the run: left out"
         )
     )
+
+
+def test_a_results_file_with_countless_labels_gets_no_matrix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A hostile results file whose label metric has 250 labels: kappa, the confusion matrix
+    and alpha (which grow with the labels' square) say so instead of being computed."""
+    out = tmp_path / "out"
+    out.mkdir()
+    records = [
+        {
+            "template_id": "t",
+            "question_id": f"q{i}",
+            "question_text": "?",
+            "status": "success",
+            "answer_classification": f"L{i}",
+        }
+        for i in range(250)
+    ]
+    (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    rows = [
+        {
+            "question_id": f"q{i}",
+            "metric": "answer_classification",
+            "value": f"L{(i + 1) % 250}",
+            "annotator": "ann",
+        }
+        for i in range(250)
+    ]
+    labels = write_csv(tmp_path / "labels.csv", rows)
+
+    found = agreement_json(capsys, out, "--labels", labels, "--resamples", "100")
+
+    metric = found["metrics"]["answer_classification"]
+    assert metric["kappa"]["note"] == "253 distinct labels: at most 200"
+    assert "confusion" not in metric
+    assert metric["alpha_with_judge"]["note"] == (
+        "alpha over 253 labels needs fewer questions or labels"
+    )

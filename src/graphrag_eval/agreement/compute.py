@@ -49,6 +49,10 @@ from graphrag_eval.results.read_run import SavedRun
 
 __all__ = ["compute_agreement"]
 
+MAX_LABELS = 200
+"""A label metric with more distinct labels (in a hostile results file) gets no kappa and no
+confusion matrix, which grow with their square."""
+
 _LEVEL = {
     Scale.CATEGORICAL: "nominal",
     Scale.PASS_FAIL: "nominal",
@@ -172,6 +176,8 @@ def _metric_agreement(name: str, labels: _MetricLabels, settings: _Settings) -> 
     if scale.scale is Scale.SCORE:
         judge = _estimate(pairs, lambda p, w: spearman(p.judge, p.human, w), settings)
         offset = _estimate(pairs, lambda p, w: mean_offset(p.judge, p.human, w), settings)
+    elif len(scale.labels) > MAX_LABELS:
+        judge = Estimate.missing(f"{len(scale.labels):,} distinct labels: at most {MAX_LABELS}")
     else:
         codes = range(len(scale.labels))
         quadratic = scale.scale is Scale.ORDINAL
@@ -191,7 +197,7 @@ def _metric_agreement(name: str, labels: _MetricLabels, settings: _Settings) -> 
         alpha_with_judge=_alpha(labels, judged, annotators, True, settings),
         confusion=(
             None
-            if scale.scale is Scale.SCORE or not pairs.judge
+            if scale.scale is Scale.SCORE or not pairs.judge or len(scale.labels) > MAX_LABELS
             else Confusion(
                 scale.labels, confusion(pairs.judge, pairs.human, range(len(scale.labels)))
             )
