@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,10 @@ import yaml
 from scipy.stats import spearmanr
 from sklearn.metrics import cohen_kappa_score
 
+from graphrag_eval.agreement import statistics
 from graphrag_eval.cli import main
+from graphrag_eval.report.html import render_report
+from graphrag_eval.results.read_run import load_run
 
 from builders import evaluate_cli, read_results, write_judge_config
 from judge_server import JudgeServer
@@ -500,3 +504,15 @@ def test_a_results_file_with_countless_labels_gets_no_matrix(
     assert metric["alpha_with_judge"]["note"] == (
         "alpha over 253 labels needs fewer questions or labels"
     )
+
+
+def test_without_the_extra_the_section_says_how_to_install_it(
+    in_run_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "sklearn", None)  # as if not installed
+    monkeypatch.setattr(statistics, "_loaded", [])
+
+    page = render_report(load_run(in_run_folder))
+
+    assert '<h2 id="agreement">Agreement with human labels</h2>' in page
+    assert "pip install &#39;graphrag-eval[agreement]&#39;" in page
