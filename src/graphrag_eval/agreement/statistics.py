@@ -21,7 +21,6 @@ from graphrag_eval.errors import GraphragEvalError
 
 __all__ = [
     "Interval",
-    "Pairs",
     "alpha",
     "bootstrap",
     "confusion",
@@ -67,16 +66,6 @@ def libraries() -> _Libraries:
 def _defined(value: Any) -> float | None:
     number = float(value)
     return number if math.isfinite(number) else None
-
-
-@dataclass(frozen=True, slots=True)
-class Pairs:
-    """The judge's value and a human's, one pair per label, with the question each is of
-    (its index among the questions: what the bootstrap resamples)."""
-
-    judge: Sequence[float]
-    human: Sequence[float]
-    question: Sequence[int]
 
 
 def kappa(
