@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import click
 
 from graphrag_eval.cli.aggregate import aggregate
+from graphrag_eval.cli.agreement import agreement
 from graphrag_eval.cli.answer_correctness import answer_correctness_command
 from graphrag_eval.cli.compare import compare
 from graphrag_eval.cli.errors import run_command
@@ -48,6 +49,7 @@ def cli(debug: bool) -> None:
 
 for _command in (evaluate_command, aggregate, report, compare, validate, refresh):
     cli.add_command(_command)
+cli.add_command(agreement)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

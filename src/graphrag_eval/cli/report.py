@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from graphrag_eval.agreement.labels import read_labels_file
 from graphrag_eval.cli.console import stderr, stdout
 from graphrag_eval.cli.options import (
     debug_option,
@@ -73,6 +74,14 @@ def load_saved_run(path: Path, config_path: Path | None) -> SavedRun:
     "question, to results.csv or results.parquet beside the results unless -o is given "
     "(default: the format -o's extension names, else html).",
 )
+@click.option(
+    "--labels",
+    "labels_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Human labels (.csv or .jsonl of question_id, metric, value, annotator): the report "
+    "gets a section of the judge's agreement with them (without it: the run's reference's "
+    "human_labels, if any).",
+)
 def report(
     results: Path,
     config_path: Path | None,
@@ -80,6 +89,7 @@ def report(
     worst: int,
     selection: QuestionFilter,
     output_format: str | None,
+    labels_path: Path | None = None,
 ) -> None:
     """Write the HTML report of saved RESULTS: a run's output directory or its results file.
 
@@ -113,7 +123,8 @@ def report(
         return
     target = output or run.results_path.parent / REPORT_HTML
     remove_stale_temporaries(target.parent, target.name)
-    write_report(run, target, worst)
+    labels = [read_labels_file(labels_path)] if labels_path is not None else None
+    write_report(run, target, worst, labels)
     stdout().print(f"report of {plural(len(run.results), 'question')} in {target}")
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from graphrag_eval.errors import InputError
 from graphrag_eval.files.documents import JSONL_SUFFIXES, read_document
+from graphrag_eval.inputs.human_labels import parse_human_labels
 from graphrag_eval.inputs.notices import Diagnostics, unused_field
 from graphrag_eval.inputs.shapes import (
     REFERENCE_LABEL,
@@ -29,7 +30,14 @@ from graphrag_eval.inputs.steps import ReferenceCheck, ReferenceStep, parse_refe
 __all__ = ["CompactQuestion", "ReferenceQuestion", "load_reference", "parse_reference"]
 
 _QUESTION_KEYS = frozenset(
-    {"id", "question_text", "reference_answer", "reference_steps", "reference_contexts"}
+    {
+        "id",
+        "question_text",
+        "reference_answer",
+        "reference_steps",
+        "reference_contexts",
+        "human_labels",
+    }
 )
 _RESPONSES_NOT_REFERENCE = (
     f"this looks like a responses file, not a reference dataset (a list of templates); {SWAP_HINT}"
@@ -280,6 +288,7 @@ def _parse_question(
             item=where,
             field="reference_contexts",
         )
+    parse_human_labels(raw.get("human_labels"), source, where, str(qid))  # checked here
     return ReferenceQuestion(
         template_id=template_id,
         id=str(qid),

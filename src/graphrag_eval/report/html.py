@@ -20,6 +20,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
+from graphrag_eval.agreement.labels import LabelSet
 from graphrag_eval.collector import collection_paused
 from graphrag_eval.files.documents import dump_yaml, write_text_atomic
 from graphrag_eval.formatting import (
@@ -32,6 +33,7 @@ from graphrag_eval.formatting import (
 )
 from graphrag_eval.metrics.base import OutputKey
 from graphrag_eval.report import charts
+from graphrag_eval.report.agreement_section import agreement_section
 from graphrag_eval.report.injection import addresses_the_grader, injection_notes
 from graphrag_eval.report.item_views import (
     ItemView,
@@ -92,15 +94,18 @@ _environment.filters["breakable"] = lambda name: Markup("_<wbr>").join(
 )  # a metric name may wrap after its underscores
 
 
-def render_report(run: SavedRun, worst: int = DEFAULT_WORST) -> str:
+def render_report(
+    run: SavedRun, worst: int = DEFAULT_WORST, labels: Sequence[LabelSet] | None = None
+) -> str:
     """The HTML report of a run: settings, coverage, metrics overall and per template,
-    charts, step statistics, judge cost, and the ``worst`` lowest-scoring questions."""
+    charts, step statistics, judge cost, and the ``worst`` lowest-scoring questions; with
+    human ``labels`` (by default its reference's, if any), the judge's agreement with them."""
     # Nothing built for the page holds a cycle; collections would only rescan the run.
     with collection_paused():
-        return _render(run, worst)
+        return _render(run, worst, labels)
 
 
-def _render(run: SavedRun, worst: int) -> str:
+def _render(run: SavedRun, worst: int, labels: Sequence[LabelSet] | None = None) -> str:
     keys = output_keys(run)
     layout = run.layout
     aggregates = run.aggregates
@@ -149,6 +154,7 @@ def _render(run: SavedRun, worst: int) -> str:
         failed_count=len(failed),
         injected=injected[:_INJECTED_LISTED],
         injected_count=len(injected),
+        agreement=agreement_section(run, labels),
     )
 
 
@@ -264,8 +270,13 @@ def page_environment(**filters: Callable[..., Any]) -> jinja2.Environment:
     return environment
 
 
-def write_report(run: SavedRun, path: str | Path, worst: int = DEFAULT_WORST) -> Path:
+def write_report(
+    run: SavedRun,
+    path: str | Path,
+    worst: int = DEFAULT_WORST,
+    labels: Sequence[LabelSet] | None = None,
+) -> Path:
     """Write the HTML report of a run to ``path`` (atomically) and return the path."""
     path = Path(path)
-    write_text_atomic(path, render_report(run, worst))
+    write_text_atomic(path, render_report(run, worst, labels))
     return path
