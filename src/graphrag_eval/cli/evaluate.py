@@ -13,8 +13,8 @@ from typing import Any
 
 import click
 
-from graphrag_eval.cli.ci_summary import evaluate_ci_report
 from graphrag_eval.cli.batch import print_batch_summary, start_batches, with_batch
+from graphrag_eval.cli.ci_summary import evaluate_ci_report
 from graphrag_eval.cli.console import stderr
 from graphrag_eval.cli.errors import command_line, exit_on_failures
 from graphrag_eval.cli.evaluate_summary import (
