@@ -26,8 +26,8 @@ from graphrag_eval.inputs import Notice, count_kinds
 from graphrag_eval.llm.engine import CallStats
 from graphrag_eval.metrics.base import Aggregation, KeyKind, OutputKey
 from graphrag_eval.metrics.registry import declared_outputs
-from graphrag_eval.results.aggregates import Aggregates, GroupAggregates, Statistics
 from graphrag_eval.report.noise_views import noise_text
+from graphrag_eval.results.aggregates import Aggregates, GroupAggregates, Statistics
 from graphrag_eval.results.model import ResultLayout
 
 __all__ = [
