@@ -67,9 +67,7 @@ class NoiseFold:
 
 
 def _spreads(spreads: dict[str, _Spread], pass_fail: set[str]) -> dict[str, RepeatSpread]:
-    return {
-        key: spread.finish(key in pass_fail) for key, spread in spreads.items() if spread.k > 1
-    }
+    return {key: spread.finish(key in pass_fail) for key, spread in spreads.items() if spread.k > 1}
 
 
 class _Spread:
