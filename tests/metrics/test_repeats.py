@@ -191,6 +191,9 @@ def test_one_repeat_changes_nothing_in_the_outputs(tmp_path: Path) -> None:
     assert "_repeats" not in text
     assert "repeats" not in aggregates(tmp_path, "one")["micro"]
     assert "judge noise" not in (tmp_path / "one" / "report.html").read_text()
+    # run.yaml's config leaves out repeats at their default of 1, as before them.
+    saved = yaml.safe_load((tmp_path / "one" / "run.yaml").read_text())
+    assert "repeats" not in saved["config"]["llm"]
 
 
 @pytest.mark.parametrize("value", ["0", "21", "-1", "three", "2.5"])

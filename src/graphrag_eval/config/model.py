@@ -109,6 +109,8 @@ class EvaluationConfig(Section):
         """The whole config as plain data: its own sections, every metric's section (its
         defaults where the config leaves it out), then the ``metrics`` list."""
         data = self.model_dump(mode="json")
+        if data["llm"]["repeats"] == 1:  # the default: run.yaml as before repeats were
+            del data["llm"]["repeats"]
         selection = data.pop("metrics")
         for name, model in metric_sections().items():
             data[name] = self.section(name, model).model_dump(mode="json")
