@@ -10,16 +10,24 @@ from __future__ import annotations
 import json
 import math
 import statistics
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from builders import evaluate_cli, read_results, write_judge_config
+from graphrag_eval import compute_aggregates
+
+from builders import dataset, evaluate_cli, question, read_results, response, write_judge_config
 from judge_server import MALFORMED_REPLY, Faults, JudgeServer, closed_port_url
 
 pytestmark = pytest.mark.usefixtures("no_real_key")
+
+MakeConfig = Callable[..., dict[str, Any]]
+"""The ``make_config`` fixture (conftest)."""
+RunWithEngine = Callable[..., tuple[Any, Any]]
+"""The ``run_with_engine`` fixture (conftest)."""
 
 NOISE = 10
 JUDGED = ["factual_accuracy", "answer_classification"]
@@ -153,6 +161,9 @@ def test_keys_and_aggregates_of_a_small_run_by_hand(tmp_path: Path) -> None:
     assert spread["judge_noise_share"] == pytest.approx(judge_variance / (judge_variance + between))
     assert spread["unanimous"] == 0
     assert "pass_hat_k" not in spread  # scores of 0..100: no pass/fail
+    # Folded again from the saved records, in one pass: the same figures.
+    again = compute_aggregates(list(records.values()), tmp_path / "config.yaml")
+    assert again["micro"]["repeats"] == aggregates(tmp_path)["micro"]["repeats"]
     # The per-template block folds the same results: the same figures.
     assert aggregates(tmp_path)["per_template"]["t"]["repeats"]["factual_accuracy_correctness"] == (
         spread
@@ -291,3 +302,20 @@ def test_resume_judges_the_repeats_the_interrupted_run_could_not(tmp_path: Path)
     resumed, fresh = read_results(tmp_path / "out"), read_results(tmp_path / "fresh")
     for qid, record in fresh.items():
         assert resumed[qid] == record
+
+
+def test_a_dry_run_counts_and_prices_every_repeat(
+    server: JudgeServer, make_config: MakeConfig, run_with_engine: RunWithEngine
+) -> None:
+    reference = dataset(question("q1", answer="T1a, T1b"), question("q2", answer="T2a"))
+    responses = [response("q1", actual_answer="T1a"), response("q2", actual_answer="T2a")]
+    once = {"metrics": JUDGED, **make_config(server)}
+    thrice = {"metrics": JUDGED, **make_config(server, repeats=3)}
+
+    _, single = run_with_engine(reference, responses, once, dry_run=True)
+    _, repeated = run_with_engine(reference, responses, thrice, dry_run=True)
+
+    assert server.count() == 0
+    plan, plan_once = repeated.stats.plan_dict(), single.stats.plan_dict()
+    assert plan["calls"] == 3 * plan_once["calls"] == 3 * len(responses) * len(JUDGED)
+    assert plan["cost_usd"] == pytest.approx(3 * plan_once["cost_usd"], rel=1e-3)
