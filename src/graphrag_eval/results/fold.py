@@ -73,7 +73,7 @@ class AggregateFold:
             group = self.groups[template] = _Group()
         group.add(facts)
         self.micro.add(facts)
-        self.noise.add(template, result)
+        self.noise.add(template, result, found.values[None], bool(found.scored_steps))
 
     def finish(self) -> Aggregates:
         """The aggregates of every result folded in."""

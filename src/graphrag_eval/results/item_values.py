@@ -30,7 +30,7 @@ from graphrag_eval.results.from_records import (
     records_layout,
 )
 from graphrag_eval.results.model import QuestionResult, ResultLayout, RunResult, is_number
-from graphrag_eval.results.repeated import RepeatValues, repeat_row, repeated_keys
+from graphrag_eval.results.repeated import RepeatRows, RepeatValues
 
 __all__ = ["ItemIdentity", "ItemValues", "KeyEvidence", "item_values"]
 
@@ -187,7 +187,7 @@ class _Taken:
             metric.name: tuple(out.name for out in metric.outputs if out.name in self.numeric)
             for metric in layout.metrics.values()
         }
-        self.repeat_keys = repeated_keys(layout.metrics.values())
+        self.repeat_rows = RepeatRows(layout.metrics.values())
         self.repeats: list[dict[str, RepeatValues]] = []
 
     def count_failures(self, metrics: Iterable[str], row: Mapping[str, float]) -> None:
@@ -270,7 +270,7 @@ def _take_records(taken: _Taken, records: Iterable[Mapping[str, Any]]) -> None:
                     str(record.get("question_id")), str(record.get("template_id")), str(status)
                 )
             )
-        taken.repeats.append(repeat_row(record, steps, taken.repeat_keys))
+        taken.repeats.append(taken.repeat_rows.row(record, steps, shape.scored))
         if shape.failed:
             taken.count_failures(shape.failed, rows[-1])
         if shape.has_steps:
@@ -307,6 +307,7 @@ def _take_results(taken: _Taken, results: Iterable[QuestionResult]) -> None:
         skipped.append(reasons if reasons else NOT_SKIPPED)
         steps = result.step_scores() if on_steps else []
         status = result.status
+        shape: tuple[str, ...] | None = None
         if status == "error" or steps:
             taken.add(result.question_id, result.template_id, status, values, steps, result)
         else:
@@ -321,7 +322,7 @@ def _take_results(taken: _Taken, results: Iterable[QuestionResult]) -> None:
             identities.append(
                 ItemIdentity(str(result.question_id), str(result.template_id), str(status))
             )
-        taken.repeats.append(repeat_row(values, steps, taken.repeat_keys))
+        taken.repeats.append(taken.repeat_rows.row(values, steps, shape))
         if failed:
             taken.count_failures(dict.fromkeys(failed), rows[-1])
 

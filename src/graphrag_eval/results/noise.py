@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import statistics
 from array import array
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from graphrag_eval.metrics.base import JsonValue, OutputKey
@@ -32,20 +32,29 @@ class NoiseFold:
             for key, (metric, values_key) in repeated_keys(layout.metrics.values()).items()
             if key in declared
         }
+        self._companions = frozenset(values_key for _, values_key, _ in self._keys.values())
         self.micro: dict[str, _Spread] = {}
         self.groups: dict[str, dict[str, _Spread]] = {}
 
-    def add(self, template: str, result: QuestionResult) -> None:
-        """Take one result of ``template`` (error samples have no repeats)."""
-        if result.is_error or not self._keys:
+    def add(
+        self,
+        template: str,
+        result: QuestionResult,
+        values: Mapping[str, JsonValue],
+        on_steps: bool,
+    ) -> None:
+        """Take one result of ``template`` (error samples have no repeats): ``values``, its
+        :meth:`~graphrag_eval.results.model.QuestionResult.values`; ``on_steps``, whether some
+        step has a value."""
+        if not on_steps and self._companions.isdisjoint(values):
+            return  # no repeats on it: a run without them (one look per result)
+        if result.is_error:
             return
-        values: dict[str, JsonValue] | None = None
         for key, (metric, values_key, spec) in self._keys.items():
             listed: Sequence[Any] | None
             if metric.on_steps:
-                listed = result.repeat_values(key)
+                listed = result.repeat_values(key) if on_steps else None
             else:
-                values = result.values() if values is None else values
                 found = values.get(values_key)
                 listed = found if isinstance(found, list) and found else None
             if listed is None:

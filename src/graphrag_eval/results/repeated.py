@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from graphrag_eval.metrics.base import Outcome, Scored
 
-__all__ = ["RepeatValues", "repeat_row", "repeat_values", "repeated_keys"]
+__all__ = ["RepeatRows", "RepeatValues", "repeat_row", "repeat_values", "repeated_keys"]
 
 RepeatValues = tuple[float | None, ...]
 """The N values of a key, one per repeat in repeat order; ``None`` where the repeat failed."""
@@ -116,3 +116,42 @@ def repeat_row(
                 _mean([listed[i] for listed in per_step]) for i in range(len(per_step[0]))
             )
     return row
+
+
+class RepeatRows:
+    """:func:`repeat_row` of the results of a run, one after another: which keys to look for
+    is worked out once per set of keys a result has (``shape``), so a run without repeats
+    costs a lookup per result."""
+
+    def __init__(self, layouts: Iterable[_Layout]) -> None:
+        self.keys = repeated_keys(layouts)
+        self._companions = frozenset(values_key for _, values_key in self.keys.values())
+        self._on_steps = {key: found for key, found in self.keys.items() if found[0].on_steps}
+        self._by_shape: dict[tuple[str, ...], dict[str, tuple[_Layout, str]]] = {}
+
+    def row(
+        self,
+        values: Mapping[str, Any],
+        steps: Sequence[Mapping[str, Any]],
+        shape: tuple[str, ...] | None = None,
+    ) -> dict[str, RepeatValues]:
+        """:func:`repeat_row` of one result; ``shape``: its keys on the question (those of
+        ``values`` that may be a metric's), when the caller has them as a tuple it reuses."""
+        if shape is None:
+            return repeat_row(values, steps, self.keys)
+        keys = self._by_shape.get(shape)
+        if keys is None:
+            present = self._companions.intersection(shape)
+            keys = {
+                key: found
+                for key, found in self.keys.items()
+                if found[1] in present and not found[0].on_steps
+            }
+            if len(self._by_shape) < _SHAPES_KEPT:
+                self._by_shape[shape] = keys
+        if steps:
+            keys = {**keys, **self._on_steps}
+        return repeat_row(values, steps, keys) if keys else {}
+
+
+_SHAPES_KEPT = 256
