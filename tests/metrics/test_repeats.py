@@ -161,6 +161,14 @@ def test_keys_and_aggregates_of_a_small_run_by_hand(tmp_path: Path) -> None:
     assert spread["judge_noise_share"] == pytest.approx(judge_variance / (judge_variance + between))
     assert spread["unanimous"] == 0
     assert "pass_hat_k" not in spread  # scores of 0..100: no pass/fail
+    # The report: the noise next to the mean, and each question's repeats after its score.
+    from graphrag_eval.cli import main  # only where a test runs the command
+
+    assert "judge noise" in (tmp_path / "out" / "report.html").read_text()
+    page = tmp_path / "q0.html"
+    assert main(["report", str(tmp_path / "out"), "--question", "q0", "-o", str(page)]) == 0
+    row = page.read_text().split("factual_accuracy_correctness</td>")[1].split("</td>")[0]
+    assert "25.00 (repeats: " in row and "15.00" in row and "35.00" in row
     # Folded again from the saved records, in one pass: the same figures.
     again = compute_aggregates(list(records.values()), tmp_path / "config.yaml")
     assert again["micro"]["repeats"] == aggregates(tmp_path)["micro"]["repeats"]
