@@ -106,6 +106,9 @@ class Faults:
     hang_first: str | None = None
     """A request whose body holds this text hangs (``hang_s``) the first time it comes; its
     copies after that are answered as usual (a hung request among healthy ones)."""
+    fail_second: str | None = None
+    """A request whose body holds this text gets a 500 the second time it comes, and only
+    then (one of a judge's repeats failing among healthy ones, whatever their order)."""
 
 
 @dataclass(frozen=True)
@@ -314,6 +317,8 @@ class _Handler(BaseHTTPRequestHandler):
             roll -= share
         if faults.hang_first is not None and nth == 1 and faults.hang_first.encode() in raw:
             outcome = "hang"
+        if faults.fail_second is not None and nth == 2 and faults.fail_second.encode() in raw:
+            outcome = "server_error"
         if path.endswith("/chat/completions") and outcome in ("malformed", "truncated"):
             pass
         elif outcome in ("malformed", "truncated"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import statistics
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -266,6 +267,7 @@ def test_one_failed_repeat_leaves_the_mean_of_the_others_and_says_so(tmp_path: P
     """The second original request of q1's factual accuracy gets a malformed reply, and so
     does its re-ask: exactly one of its repeats fails, whichever arrives second."""
     seen: dict[str, int] = {}
+    lock = threading.Lock()  # the server answers in a thread per request
 
     def responder(body: dict[str, Any]) -> str | None:
         users = [m["content"] for m in body["messages"] if m["role"] == "user"]
@@ -274,8 +276,9 @@ def test_one_failed_repeat_leaves_the_mean_of_the_others_and_says_so(tmp_path: P
         if any("spoiled repeat" in m["content"] for m in body["messages"]):
             return MALFORMED_REPLY + " (spoiled repeat, again)"
         if len(users) == 1:
-            seen["q1"] = seen.get("q1", 0) + 1
-            if seen["q1"] == 2:
+            with lock:
+                seen["q1"] = nth = seen.get("q1", 0) + 1
+            if nth == 2:
                 return MALFORMED_REPLY + " (spoiled repeat)"
         return None
 
@@ -327,3 +330,27 @@ def test_a_dry_run_counts_and_prices_every_repeat(
     plan, plan_once = repeated.stats.plan_dict(), single.stats.plan_dict()
     assert plan["calls"] == 3 * plan_once["calls"] == 3 * len(responses) * len(JUDGED)
     assert plan["cost_usd"] == pytest.approx(3 * plan_once["cost_usd"], rel=1e-3)
+
+
+def test_resume_asks_again_only_the_repeat_that_got_no_reply(tmp_path: Path) -> None:
+    """The second of q1's three identical requests gets a 500 (no retries): that repeat
+    fails, the other two are scored; --resume asks that one again, the others come from the
+    cache."""
+    faults = Faults(fail_second=ANSWERS["q1"])
+    llm: dict[str, Any] = {"max_retries": 0}
+    with JudgeServer(faults=faults) as server:
+        run(tmp_path, server.url, "-q", "--repeats", "3", metrics=["factual_accuracy"], **llm)
+        first = read_results(tmp_path / "out")["q1"]
+        assert first["factual_accuracy_correctness_repeats"].count(None) == 1
+        assert first["factual_accuracy_error"].startswith("1 of 3 repeats failed")
+        assert first["failure_kinds"]["factual_accuracy"] == "failed"  # calling again may mend
+        server.reset()
+        code = run(
+            tmp_path, server.url, "-q", "--repeats", "3", "--resume",
+            metrics=["factual_accuracy"], **llm,
+        )  # fmt: skip
+        assert code == 0
+        assert chats(server) == 1
+    resumed = read_results(tmp_path / "out")["q1"]
+    assert resumed["factual_accuracy_correctness_repeats"] == [75, 75, 75]
+    assert "factual_accuracy_error" not in resumed and "failure_kinds" not in resumed
