@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from graphrag_eval import compute_aggregates
 from graphrag_eval.metrics.base import Aggregation, KeyKind, RepeatPart
 from graphrag_eval.results.from_records import layout_for, read_records
 from graphrag_eval.results.item_values import item_values
@@ -104,3 +107,47 @@ def test_repeats_of_a_metric_of_steps_are_each_repeats_mean_over_the_steps() -> 
 def test_a_run_without_repeats_has_an_empty_row_per_result() -> None:
     records = [saved_record("q1", steps_score=1.0), saved_record("q2", answer_f1=0.5)]
     assert item_values(records, JUDGED).repeats == [{}, {}]
+
+
+def test_pass_fail_keys_are_declared_labels_and_booleans_never_numbers() -> None:
+    config = {
+        "metrics": ["answer_correctness", "answer_classification", "grounded_check"],
+        "custom_evaluations": [
+            {
+                "name": "grounded_check",
+                "inputs": ["actual_answer"],
+                "instructions": "Is the answer grounded?",
+                "outputs": {"grounded": "true or false"},
+            }
+        ],
+    }
+    records = [
+        saved_record(
+            qid,
+            answer_f1=1.0,  # 1 on every repeat so far: still a score
+            answer_f1_repeats=[1.0, 1.0, 1.0],
+            answer_f1_repeats_std=0.0,
+            answer_classification=labels[0],
+            answer_classification_repeats=labels,
+            grounded=grounded[0],
+            grounded_repeats=grounded,
+            grounded_repeats_std=None,
+        )
+        for qid, labels, grounded in (
+            ("q1", ["CORRECT", "CORRECT", "CORRECT"], [True, True, False]),
+            ("q2", ["CORRECT", "WRONG", "CORRECT"], [False, False, False]),
+        )
+    ]
+
+    spreads = compute_aggregates(records, config)["micro"]["repeats"]
+
+    assert "pass_hat_k" not in spreads["answer_f1"]
+    assert spreads["answer_f1"]["judge_std"] == 0
+    labels = spreads["answer_classification"]
+    assert (labels["pass_rate"], labels["pass_hat_k"], labels["pass_at_k"]) == (5 / 6, 0.5, 1.0)
+    grounded = spreads["grounded"]
+    assert (grounded["pass_rate"], grounded["pass_hat_k"], grounded["pass_at_k"]) == (
+        pytest.approx(1 / 3),
+        0.0,
+        0.5,
+    )

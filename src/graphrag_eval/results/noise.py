@@ -124,9 +124,7 @@ class _Spread:
             return value in self.passing if isinstance(value, str) else None
         if isinstance(value, bool):
             return value
-        if is_number(value) and value in (0, 1):
-            return bool(value == 1)
-        return None
+        return None  # a number is a score, even one that is 0 or 1 on every question so far
 
     def finish(self, pass_fail: bool) -> RepeatSpread:
         within = self.squares / self.freedom if self.freedom else None
