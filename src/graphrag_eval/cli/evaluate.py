@@ -7,16 +7,17 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import click
 
-from graphrag_eval.cli.batch import print_batch_summary, start_batches, with_batch
+from graphrag_eval.cli.batch import print_batch_summary, start_batches
 from graphrag_eval.cli.ci_summary import evaluate_ci_report
 from graphrag_eval.cli.console import stderr
 from graphrag_eval.cli.errors import command_line, exit_on_failures
+from graphrag_eval.cli.evaluate_options import EvaluateOptions, repeats_notice, repeats_option
 from graphrag_eval.cli.evaluate_summary import (
     RunOutcome,
     RunTally,
@@ -46,10 +47,9 @@ from graphrag_eval.cli.options import (
     results_format_option,
     store_options,
     summary_md_option,
-    with_store,
 )
 from graphrag_eval.cli.signals import deferred_interrupts, interrupt_exit_code
-from graphrag_eval.comparison.gates import Threshold, check_known, check_thresholds
+from graphrag_eval.comparison.gates import check_known, check_thresholds
 from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.evaluation.checkpointed import evaluate_checkpointed
 from graphrag_eval.evaluation.planning import build_run_engine
@@ -61,7 +61,6 @@ from graphrag_eval.evaluation.runner import (
 from graphrag_eval.files.locking import lock_out_dir
 from graphrag_eval.inputs import Diagnostics, ReferenceQuestion, ResponseSet
 from graphrag_eval.inputs.compact import COMPACT_ABOVE_BYTES
-from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.report.html import write_report
 from graphrag_eval.report.progress import start_progress
 from graphrag_eval.results.checkpoint import (
@@ -75,11 +74,9 @@ from graphrag_eval.results.from_records import TypedRecords, layout_for
 from graphrag_eval.results.model import QuestionResult, RunResult
 from graphrag_eval.results.read_run import SavedRun
 from graphrag_eval.results.run import EvaluationRun
-from graphrag_eval.results.selection import NO_FILTER, QuestionFilter
 from graphrag_eval.results.write_run import (
     REPORT_HTML,
     RESULTS_JSONL,
-    ResultsFormat,
     ResultsStream,
     RunSummary,
     WrittenRun,
@@ -90,47 +87,6 @@ from graphrag_eval.results.write_run import (
 __all__ = ["EvaluateOptions", "evaluate_command", "run_evaluate"]
 
 _PROGRESS_MIN_ITEMS = 200  # below this a run is over before a bar is worth drawing
-
-
-@dataclass(frozen=True, slots=True)
-class EvaluateOptions:
-    """The arguments and options of ``evaluate``, as click parses them."""
-
-    reference: Path
-    responses: Path
-    config_path: Path | None
-    out_dir: Path
-    results_format: str
-    write_yaml: bool
-    html_report: bool
-    fail_under: Sequence[Threshold]
-    fail_over: Sequence[Threshold]
-    progress: bool | None
-    quiet: bool
-    resume: bool
-    overwrite: bool
-    no_cache: bool
-    dry_run: bool
-    max_cost_usd: float | None
-    endpoint: str | None = None
-    data_files: Sequence[Path] = ()
-    selection: QuestionFilter = NO_FILTER
-    summary_md: Path | None = None
-    batch: bool = False
-
-    @property
-    def gates(self) -> list[Threshold]:
-        return [*self.fail_under, *self.fail_over]
-
-    @property
-    def formats(self) -> list[ResultsFormat]:
-        """The results files to write besides ``results.jsonl``."""
-        formats: list[ResultsFormat] = []
-        if self.write_yaml or self.results_format == "yaml":
-            formats.append("yaml")
-        if self.results_format == "json":
-            formats.append("json")
-        return formats
 
 
 @click.command("evaluate")
@@ -184,6 +140,7 @@ class EvaluateOptions:
 )
 @max_cost_option
 @batch_option
+@repeats_option
 @store_options
 @filter_options
 @summary_md_option
@@ -244,8 +201,7 @@ def _evaluate(options: EvaluateOptions) -> None:
         raise click.UsageError(
             "--resume continues the run in OUT_DIR and --overwrite replaces it: give one"
         )
-    config = with_store(load_config(options.config_path), options.endpoint, options.data_files)
-    config = with_batch(config, options.batch)  # a judge without a batch API: exit 2 here
+    config = options.config()
     check_known(options.gates, numeric_outputs(config))
     diagnostics, rules, compact = Diagnostics(), config.steps.rules, COMPACT_ABOVE_BYTES
     questions = prepare_reference(
@@ -261,6 +217,8 @@ def _evaluate(options: EvaluateOptions) -> None:
         max_cost_usd=options.max_cost_usd,
     )
     warn_unpriced(engine)
+    if (notice := repeats_notice(config)) is not None and not options.quiet:
+        stderr().print(notice, markup=False)
     if options.dry_run:
         dry_run(questions, response_set, config, engine)
         return

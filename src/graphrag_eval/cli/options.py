@@ -71,7 +71,6 @@ max_cost_option: Decorator = click.option(
     "llm.max_cost_usd).",
 )
 
-
 summary_md_option: Decorator = click.option(
     "--summary-md",
     "summary_md",

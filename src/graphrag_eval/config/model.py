@@ -109,6 +109,8 @@ class EvaluationConfig(Section):
         """The whole config as plain data: its own sections, every metric's section (its
         defaults where the config leaves it out), then the ``metrics`` list."""
         data = self.model_dump(mode="json")
+        if data["llm"]["repeats"] == 1:  # the default: run.yaml as before repeats were
+            del data["llm"]["repeats"]
         selection = data.pop("metrics")
         for name, model in metric_sections().items():
             data[name] = self.section(name, model).model_dump(mode="json")
@@ -122,6 +124,8 @@ class EvaluationConfig(Section):
         llm = data.pop("llm")
         data["llm"] = {key: without_secrets(llm[key]) for key in ("generation", "embedding")}
         data["llm"]["prices"] = llm["prices"]
+        if llm.get("repeats", 1) != 1:  # absent at 1: a checkpoint of before repeats resumes
+            data["llm"]["repeats"] = llm["repeats"]
         masked: dict[str, Any] = mask_secrets(data)
         return masked
 

@@ -134,7 +134,7 @@ def item_view(
     )
     declared = result.layout.outputs()
     item.scores = [
-        (name, format_value(value, shown.unit))
+        (name, format_value(value, shown.unit) + _repeats(result, name, shown.unit))
         for name, value in scores.items()
         if (shown := _spec(name, declared, keys)).kind is not KeyKind.COST
     ]
@@ -160,6 +160,15 @@ def item_view(
     item.actual_steps = _actual_steps(result, matched)
     item.mismatches = mismatch_views(fields)
     return item
+
+
+def _repeats(result: QuestionResult, name: str, unit: Unit) -> str:
+    """`` (repeats: 40, 60, 50)``: a judged score's values under ``llm.repeats`` (``-`` for a
+    repeat that failed), shown after its mean; empty without repeats."""
+    values = result.repeat_values(name)
+    if values is None:
+        return ""
+    return f" (repeats: {', '.join(format_value(value, unit) for value in values)})"
 
 
 def _spec(
