@@ -39,6 +39,7 @@ from graphrag_eval.cli.options import (
     max_expanded_size_option,
     no_cache_option,
     numeric_outputs,
+    responses_format_option,
     store_options,
     with_store,
 )
@@ -49,12 +50,13 @@ from graphrag_eval.evaluation.checkpointed import evaluate_checkpointed
 from graphrag_eval.evaluation.planning import build_run_engine
 from graphrag_eval.evaluation.runner import (
     prepare_reference,
-    prepare_responses,
     run_sync,
 )
 from graphrag_eval.files.locking import lock_out_dir
 from graphrag_eval.inputs import Diagnostics, ReferenceQuestion, ResponseSet, check_evaluable
 from graphrag_eval.inputs.compact import COMPACT_ABOVE_BYTES
+from graphrag_eval.inputs.responses import load_responses
+from graphrag_eval.inputs.traces import Reading
 from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.report.html import write_report
 from graphrag_eval.report.progress import start_progress
@@ -106,6 +108,7 @@ class EvaluateOptions:
     max_cost_usd: float | None
     endpoint: str | None = None
     data_files: Sequence[Path] = ()
+    responses_format: str = "auto"
 
     @property
     def gates(self) -> list[Threshold]:
@@ -181,6 +184,7 @@ class EvaluateOptions:
 )
 @max_cost_option
 @store_options
+@responses_format_option
 def evaluate_command(**options: Any) -> None:
     """Evaluate RESPONSES against the REFERENCE dataset.
 
@@ -245,7 +249,9 @@ def _evaluate(options: EvaluateOptions) -> None:
     questions = prepare_reference(
         options.reference, diagnostics, rules, compact_above=compact, sparql=config.sparql
     )
-    response_set = prepare_responses(options.responses)
+    response_set = load_responses(
+        options.responses, reading=Reading(options.responses_format, config.traces)
+    )
     check_evaluable(questions, response_set)  # before anything is written
     engine = build_run_engine(
         config,

@@ -14,6 +14,7 @@ import click
 from graphrag_eval.comparison.gates import Threshold, parse_threshold
 from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.files.bounded import EXPANDED_SIZE_ENV, max_expanded_size, parse_size
+from graphrag_eval.inputs.traces import FORMATS
 from graphrag_eval.metrics.base import Aggregation
 from graphrag_eval.metrics.registry import configured_metrics, declared_outputs
 
@@ -30,6 +31,7 @@ __all__ = [
     "no_cache_option",
     "numeric_outputs",
     "output_file_option",
+    "responses_format_option",
     "saved_run_arguments",
     "store_options",
     "with_store",
@@ -55,6 +57,17 @@ max_cost_option: Decorator = click.option(
     metavar="USD",
     help="Start no new judge call once this many dollars are spent in the run (overrides "
     "llm.max_cost_usd).",
+)
+
+
+responses_format_option: Decorator = click.option(
+    "--responses-format",
+    type=click.Choice(["auto", *FORMATS]),
+    default="auto",
+    show_default=True,
+    help="The format of RESPONSES: ours (native), OpenAI Chat Completions or Responses API "
+    "transcripts, LangChain messages or OTLP JSON traces (docs/integrations.md); auto tells "
+    "it from the content.",
 )
 
 
