@@ -12,12 +12,11 @@ from typing import Any
 
 import pytest
 
+import trace_fixtures as fx
 from graphrag_eval.config.traces import TracesConfig
 from graphrag_eval.errors import InputError
 from graphrag_eval.inputs import Response, load_responses, parse_responses
 from graphrag_eval.inputs.traces import Reading
-
-import trace_fixtures as fx
 
 TRANSCRIPTS: dict[str, Callable[[str], dict[str, Any]]] = {
     "openai-chat": fx.openai_chat,
@@ -143,7 +142,7 @@ def test_a_format_that_cannot_be_told_is_an_error_saying_how_to_choose(tmp_path:
         tmp_path / "m.jsonl",
         [{"question_id": "q1", "actual_answer": "a"}, fx.openai_chat("q2")],
     )
-    with pytest.raises(InputError, match="different formats .*line 1 looks like native"):
+    with pytest.raises(InputError, match=r"different formats .*line 1 looks like native"):
         load_responses(mixed)
 
 

@@ -8,10 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+import trace_fixtures as fx
 from graphrag_eval.inputs import load_responses, parse_responses
 from graphrag_eval.inputs.traces import Reading
-
-import trace_fixtures as fx
 
 
 def write_jsonl(path: Path, records: list[Any]) -> Path:
