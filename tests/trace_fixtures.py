@@ -186,6 +186,14 @@ def otlp_traces(
     return encode_otlp_json(collector.spans)
 
 
+def _conventions() -> tuple[Any, Any, Any]:
+    """The attribute names, from the conventions' own packages."""
+    from openinference.semconv.trace import OpenInferenceSpanKindValues, SpanAttributes
+    from opentelemetry.semconv._incubating.attributes import gen_ai_attributes
+
+    return SpanAttributes, OpenInferenceSpanKindValues, gen_ai_attributes
+
+
 def _agent_run(
     tracer: Any,
     question_id: str,
@@ -196,31 +204,32 @@ def _agent_run(
 ) -> None:
     from opentelemetry.trace import Status, StatusCode
 
+    oi, kinds, genai = _conventions()
     openinference = conventions == "openinference"
     root_attributes = {attribute: question_id}
     root_attributes.update(
-        {"openinference.span.kind": "AGENT"}
+        {oi.OPENINFERENCE_SPAN_KIND: kinds.AGENT.value}
         if openinference
-        else {"gen_ai.operation.name": "invoke_agent"}
+        else {genai.GEN_AI_OPERATION_NAME: genai.GenAiOperationNameValues.INVOKE_AGENT.value}
     )
     with tracer.start_as_current_span("agent", attributes=root_attributes):
         for index, (name, args, output, failed) in enumerate(calls):
             if openinference:
                 attributes = {
-                    "openinference.span.kind": "TOOL",
-                    "tool.name": name,
+                    oi.OPENINFERENCE_SPAN_KIND: kinds.TOOL.value,
+                    oi.TOOL_NAME: name,
                     "tool_call.id": f"call_{index}",
-                    "input.value": json.dumps(args),
-                    "input.mime_type": "application/json",
-                    "output.value": output,
+                    oi.INPUT_VALUE: json.dumps(args),
+                    oi.INPUT_MIME_TYPE: "application/json",
+                    oi.OUTPUT_VALUE: output,
                 }
             else:
                 attributes = {
-                    "gen_ai.operation.name": "execute_tool",
-                    "gen_ai.tool.name": name,
-                    "gen_ai.tool.call.id": f"call_{index}",
-                    "gen_ai.tool.call.arguments": json.dumps(args),
-                    "gen_ai.tool.call.result": output,
+                    genai.GEN_AI_OPERATION_NAME: genai.GenAiOperationNameValues.EXECUTE_TOOL.value,
+                    genai.GEN_AI_TOOL_NAME: name,
+                    genai.GEN_AI_TOOL_CALL_ID: f"call_{index}",
+                    genai.GEN_AI_TOOL_CALL_ARGUMENTS: json.dumps(args),
+                    genai.GEN_AI_TOOL_CALL_RESULT: output,
                 }
             span_name = name if openinference else f"execute_tool {name}"
             with tracer.start_as_current_span(span_name, attributes=attributes) as span:
@@ -230,22 +239,26 @@ def _agent_run(
 
 
 def _llm_span(tracer: Any, openinference: bool, answer: str) -> None:
+    oi, kinds, genai = _conventions()
     if openinference:
+        from openinference.semconv.trace import MessageAttributes
+
+        message_0 = f"{oi.LLM_OUTPUT_MESSAGES}.0."
         attributes: dict[str, Any] = {
-            "openinference.span.kind": "LLM",
-            "llm.output_messages.0.message.role": "assistant",
-            "llm.output_messages.0.message.content": answer,
-            "llm.token_count.prompt": 100,
-            "llm.token_count.completion": 20,
-            "llm.token_count.total": 120,
+            oi.OPENINFERENCE_SPAN_KIND: kinds.LLM.value,
+            message_0 + MessageAttributes.MESSAGE_ROLE: "assistant",
+            message_0 + MessageAttributes.MESSAGE_CONTENT: answer,
+            oi.LLM_TOKEN_COUNT_PROMPT: 100,
+            oi.LLM_TOKEN_COUNT_COMPLETION: 20,
+            oi.LLM_TOKEN_COUNT_TOTAL: 120,
         }
     else:
         message = {"role": "assistant", "parts": [{"type": "text", "content": answer}]}
         attributes = {
-            "gen_ai.operation.name": "chat",
-            "gen_ai.output.messages": json.dumps([message]),
-            "gen_ai.usage.input_tokens": 100,
-            "gen_ai.usage.output_tokens": 20,
+            genai.GEN_AI_OPERATION_NAME: genai.GenAiOperationNameValues.CHAT.value,
+            genai.GEN_AI_OUTPUT_MESSAGES: json.dumps([message]),
+            genai.GEN_AI_USAGE_INPUT_TOKENS: 100,
+            genai.GEN_AI_USAGE_OUTPUT_TOKENS: 20,
         }
     with tracer.start_as_current_span("llm", attributes=attributes):
         pass
