@@ -133,11 +133,13 @@ def test_malformed_otlp_is_located_and_the_other_traces_kept(tmp_path: Path) -> 
     good = fx.otlp_traces(["q1"])
     no_question = fx.otlp_traces(["q2"], attribute="other")
     bad_spans = _span_document(["a span?", {"spanId": "01"}])
-    path = write_jsonl(tmp_path / "t.jsonl", [good, {"resourceSpans": 3}, bad_spans, no_question])
+    path = write_jsonl(
+        tmp_path / "t.jsonl", [good, {"resourceSpans": "none"}, bad_spans, no_question]
+    )
     found = load_responses(path, reading=Reading("otlp"))
     trace_id = no_question["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"]
     assert notices(found) == [
-        f"{path}: line 2: expected an OTLP JSON document with resourceSpans, got a mapping",
+        f"{path}: line 2: resourceSpans: expected a list, got a str",
         f"{path}: line 3: resourceSpans[0].scopeSpans[0].spans[0]: expected a mapping, got a "
         "str; ignored",
         f"{path}: line 3: resourceSpans[0].scopeSpans[0].spans[1]: a span without traceId or "

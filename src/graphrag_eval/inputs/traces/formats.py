@@ -3,7 +3,7 @@ records converted to responses of our own format (docs/integrations.md)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -158,21 +158,27 @@ def convert_jsonl(path: Path, source: str, reading: Reading) -> Converted | None
 
 def convert_data(data: Any, source: str, reading: Reading) -> Converted | None:
     """Records given as a document (a list, a mapping by question id, or one OTLP document)
-    converted; ``None`` when they are of our own format."""
-    keys: list[str] | None = None
-    if isinstance(data, Mapping) and ("resourceSpans" in data or reading.format == "otlp"):
-        records: list[tuple[str, Any]] = [("document", data)]
-    elif isinstance(data, Mapping):
-        keys = [str(key) for key in data]
-        records = [(f"question '{key}'", value) for key, value in data.items()]
-    elif isinstance(data, list | tuple):
-        records = [(f"responses[{index}]", value) for index, value in enumerate(data)]
-    else:
+    converted; ``None`` when they are of our own format (only the first records are looked
+    at then)."""
+    if not isinstance(data, Mapping | list | tuple):
         return None  # the reader of our own format says what is wrong
-    chosen = detect_format(iter(records), source) if reading.format == "auto" else reading.format
+    one_document = isinstance(data, Mapping) and (
+        "resourceSpans" in data or reading.format == "otlp"
+    )
+
+    def records() -> Iterator[tuple[str, Any]]:
+        if one_document:
+            yield "document", data
+        elif isinstance(data, Mapping):
+            yield from ((f"question '{key}'", value) for key, value in data.items())
+        else:
+            yield from ((f"responses[{index}]", value) for index, value in enumerate(data))
+
+    chosen = detect_format(records(), source) if reading.format == "auto" else reading.format
     if chosen == NATIVE:
         return None
-    return _convert(records, keys, chosen, source, reading.traces)
+    keys = [str(key) for key in data] if isinstance(data, Mapping) and not one_document else None
+    return _convert(records(), keys, chosen, source, reading.traces)
 
 
 def _convert(

@@ -57,10 +57,17 @@ def collect_traces(
     for where, document in documents:
         resource_spans = document.get("resourceSpans") if isinstance(document, Mapping) else None
         if not isinstance(resource_spans, list):
-            message = (
-                f"expected an OTLP JSON document with resourceSpans, got {describe_kind(document)}"
+            found, at = (
+                (resource_spans, "resourceSpans")
+                if isinstance(document, Mapping)
+                else (
+                    document,
+                    None,
+                )
             )
-            notices.append(Notice("malformed_response", message, file=source, item=where))
+            expected = "a list" if at else "an OTLP JSON document with resourceSpans"
+            message = f"expected {expected}, got {describe_kind(found)}"
+            notices.append(Notice("malformed_response", message, file=source, item=where, field=at))
             continue
         for r_index, resource_span in enumerate(resource_spans):
             path = f"resourceSpans[{r_index}]"
