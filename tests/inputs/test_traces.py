@@ -149,3 +149,24 @@ def test_a_format_that_cannot_be_told_is_an_error_saying_how_to_choose(tmp_path:
 def test_an_unknown_format_is_refused() -> None:
     with pytest.raises(InputError, match="unknown responses format 'otel'"):
         Reading("otel")
+
+
+def test_otlp_json_lines_are_read_alike_by_the_typed_and_the_ordinary_reader(
+    tmp_path: Path,
+) -> None:
+    documents = [fx.otlp_traces(["q1", "q2"]), fx.otlp_traces(["q3"], "genai")]
+    documents[1]["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"].append(
+        {"key": "nested", "value": {"kvlistValue": {"values": [{"key": "a", "value": {}}]}}}
+    )
+    lines = write_jsonl(tmp_path / "t.jsonl", documents)  # typed, line by line
+    # A lone carriage return: the whole file is read the ordinary way.
+    text = lines.read_text(encoding="utf-8")
+    ordinary = tmp_path / "cr.jsonl"
+    ordinary.write_text(text.replace("\n", "\r", 1), encoding="utf-8", newline="")
+    as_list = parse_responses(documents, reading=Reading("otlp"))
+    for path in (lines, ordinary):
+        found = load_responses(path, reading=Reading("otlp"))
+        assert found.notices == []
+        assert {q: r.raw for q, r in found.responses.items()} == {
+            q: r.raw for q, r in as_list.responses.items()
+        }

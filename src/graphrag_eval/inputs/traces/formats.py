@@ -18,6 +18,7 @@ from graphrag_eval.inputs.traces.common import ItemContext, Unusable, question_i
 from graphrag_eval.inputs.traces.langchain import convert_langchain, message_of
 from graphrag_eval.inputs.traces.openai import convert_chat, convert_responses, responses_items
 from graphrag_eval.inputs.traces.otlp import convert_trace, question_id_of_trace
+from graphrag_eval.inputs.traces.otlp_lines import typed_lines
 from graphrag_eval.inputs.traces.spans import collect_traces
 
 __all__ = [
@@ -153,7 +154,8 @@ def convert_jsonl(path: Path, source: str, reading: Reading) -> Converted | None
     chosen = detect_format(lines(), source) if reading.format == "auto" else reading.format
     if chosen == NATIVE:
         return None
-    return _convert(lines(), None, chosen, source, reading.traces)
+    typed = typed_lines(path) if chosen == "otlp" else None
+    return _convert(typed or lines(), None, chosen, source, reading.traces)
 
 
 def convert_data(data: Any, source: str, reading: Reading) -> Converted | None:

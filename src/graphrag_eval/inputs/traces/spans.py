@@ -12,10 +12,22 @@ from typing import Any
 from graphrag_eval.inputs.notices import Notice
 from graphrag_eval.inputs.shapes import describe_kind
 
-__all__ = ["Span", "Trace", "collect_traces"]
+__all__ = [
+    "ERROR_CODES",
+    "Span",
+    "Trace",
+    "attributes_of",
+    "bytes_text",
+    "collect_traces",
+    "integer",
+    "nanos",
+    "trace_of",
+]
 
-_ERROR_CODES = (2, "2", "STATUS_CODE_ERROR", "ERROR")
-_MAX_VALUE_DEPTH = 32  # arrays and key-value lists inside an attribute value
+ERROR_CODES = (2, "2", "STATUS_CODE_ERROR", "ERROR")
+"""A span status code that says it failed (OTLP JSON writes enums as numbers; names too)."""
+MAX_VALUE_DEPTH = 32
+"""How deep arrays and key-value lists inside an attribute value are read."""
 
 
 @dataclass(slots=True)
@@ -55,6 +67,9 @@ def collect_traces(
     order they first appear; a document or span that cannot be read is a notice."""
     traces: dict[str, Trace] = {}
     for where, document in documents:
+        if not isinstance(document, Mapping) and hasattr(document, "add_to"):
+            document.add_to(traces, where)  # read by the typed reader (otlp_lines.py)
+            continue
         resource_spans = document.get("resourceSpans") if isinstance(document, Mapping) else None
         if not isinstance(resource_spans, list):
             found, at = (
@@ -103,11 +118,7 @@ def _add_span(
         message = "a span without traceId or spanId; ignored"
         notices.append(Notice("malformed_response", message, file=source, item=where, field=path))
         return
-    trace = traces.get(trace_id)
-    if trace is None:
-        trace = traces[trace_id] = Trace(trace_id, f"trace {trace_id}")
-    for key, value in resource.items():
-        trace.resource.setdefault(key, value)
+    trace = trace_of(traces, trace_id, resource)
     parent = raw.get("parentSpanId")
     attributes = attributes_of(raw.get("attributes"))
     trace.spans.append(
@@ -115,12 +126,20 @@ def _add_span(
             span_id=span_id,
             parent_id=parent if isinstance(parent, str) and parent else None,
             name=str(raw.get("name") or ""),
-            start_ns=_nanos(raw.get("startTimeUnixNano")),
-            end_ns=_nanos(raw.get("endTimeUnixNano")),
+            start_ns=nanos(raw.get("startTimeUnixNano")),
+            end_ns=nanos(raw.get("endTimeUnixNano")),
             attributes=attributes,
             error=_error_of(raw, attributes),
         )
     )
+
+
+def trace_of(traces: dict[str, Trace], trace_id: str, resource: dict[str, Any]) -> Trace:
+    """The trace ``trace_id`` (new, with ``resource``'s attributes, if it is not yet known)."""
+    trace = traces.get(trace_id)
+    if trace is None:
+        trace = traces[trace_id] = Trace(trace_id, f"trace {trace_id}", resource=dict(resource))
+    return trace
 
 
 def _bad(source: str, where: str, path: str, value: Any) -> Notice:
@@ -146,13 +165,13 @@ def attributes_of(raw: Any) -> dict[str, Any]:
 
 def any_value(value: Any, depth: int) -> Any:
     """An OTLP ``AnyValue`` as a plain value (int64 values are written as text in JSON)."""
-    if not isinstance(value, Mapping) or depth > _MAX_VALUE_DEPTH:
+    if not isinstance(value, Mapping) or depth > MAX_VALUE_DEPTH:
         return None
     if "stringValue" in value:
         text = value["stringValue"]
         return text if isinstance(text, str) else None
     if "intValue" in value:
-        return _integer(value["intValue"])
+        return integer(value["intValue"])
     if "doubleValue" in value:
         number = value["doubleValue"]
         return (
@@ -175,7 +194,7 @@ def any_value(value: Any, depth: int) -> Any:
         )
         return _kvlist(values, depth + 1)
     if "bytesValue" in value:
-        return _bytes_text(value["bytesValue"])
+        return bytes_text(value["bytesValue"])
     return None
 
 
@@ -187,7 +206,7 @@ def _kvlist(values: Any, depth: int) -> dict[str, Any]:
     return found
 
 
-def _bytes_text(value: Any) -> str | None:
+def bytes_text(value: Any) -> str | None:
     if not isinstance(value, str):
         return None
     try:
@@ -196,7 +215,7 @@ def _bytes_text(value: Any) -> str | None:
         return value
 
 
-def _integer(value: Any) -> int | None:
+def integer(value: Any) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     if isinstance(value, str) and value.lstrip("-").isdigit() and len(value) <= 20:
@@ -204,14 +223,14 @@ def _integer(value: Any) -> int | None:
     return None
 
 
-def _nanos(value: Any) -> int | None:
-    number = _integer(value)
+def nanos(value: Any) -> int | None:
+    number = integer(value)
     return number if number is not None and number > 0 else None
 
 
 def _error_of(raw: Mapping[str, Any], attributes: Mapping[str, Any]) -> str | None:
     status = raw.get("status")
-    if not isinstance(status, Mapping) or status.get("code") not in _ERROR_CODES:
+    if not isinstance(status, Mapping) or status.get("code") not in ERROR_CODES:
         return None
     message = status.get("message")
     if isinstance(message, str) and message:
