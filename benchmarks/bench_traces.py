@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -96,22 +95,23 @@ def _traces(question_ids: list[str], calls: list[list[fx.Call]]) -> dict[str, ob
 
 
 def run(args: list[str]) -> tuple[float, float, float]:
-    """(wall s, CPU s, peak MiB) of one command, in its own process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-m", "graphrag_eval.cli", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
-    )
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(args)} exited {done.returncode}: {done.stderr}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, after.ru_maxrss / 1024
+    """(wall s, CPU s, peak MiB) of one command, in its own process (its own resource
+    usage, from ``wait4``)."""
+    with tempfile.TemporaryFile() as errors:
+        start = time.perf_counter()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "graphrag_eval.cli", *args],
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        )
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - start
+        process.returncode = code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            errors.seek(0)
+            raise SystemExit(f"{' '.join(args)} exited {code}: {errors.read().decode()}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def main() -> None:
