@@ -189,3 +189,17 @@ def test_an_unreadable_document_of_traces_is_one_located_error(tmp_path: Path) -
         assert str(exc).startswith(str(path)) and "\n" not in str(exc)
     else:
         raise AssertionError("an unreadable file must raise InputError")
+
+
+def test_arguments_nested_too_deeply_are_kept_as_text() -> None:
+    record = fx.openai_chat("q1")
+    deep = "[" * 101 + "]" * 101
+    record["messages"][1]["tool_calls"][0]["function"]["arguments"] = deep
+    found = parse_responses([record])
+    (step, _) = found.responses["q1"].actual_steps or ()
+    assert step.args == deep
+    assert notices(found) == [
+        "<responses>: responses[0] (question 'q1'): "
+        "messages[1].tool_calls[0].function.arguments: arguments nested more than 100 levels; "
+        "kept as text"
+    ]

@@ -112,7 +112,8 @@ def parse_arguments(value: Any, context: ItemContext, field_path: str) -> Any:
     except (ValueError, RecursionError):
         context.problem(field_path, "arguments are not valid JSON; kept as text")
         return value
-    if check_json_depth(parsed, MAX_DEPTH) is not None:
+    # Each level of nesting takes two characters: a short text cannot be too deep.
+    if len(value) > 2 * MAX_DEPTH and check_json_depth(parsed, MAX_DEPTH) is not None:
         context.problem(field_path, f"arguments nested more than {MAX_DEPTH} levels; kept as text")
         return value
     return parsed

@@ -37,6 +37,7 @@ FORMATS = (NATIVE, "openai-chat", "openai-responses", "langchain", "otlp")
 """The formats ``--responses-format`` takes (``auto``: told from the content)."""
 
 _DETECT_RECORDS = 20  # how many records are looked at to tell the format
+_DETECT_BYTES = 1 << 20  # and how many bytes of lines at most (after the first)
 _NATIVE_KEYS = frozenset({"actual_answer", "actual_steps"})
 _RESPONSES_ITEMS = frozenset(
     {
@@ -147,11 +148,14 @@ def detect_format(records: Iterable[tuple[str, Any]], source: str) -> str:
 def convert_jsonl(path: Path, source: str, reading: Reading) -> Converted | None:
     """The records of a JSON Lines file converted; ``None`` when it is of our own format."""
 
-    def lines() -> Iterable[tuple[str, Any]]:
-        for number, value, _ in iter_jsonl_at(path, max_depth=MAX_DEPTH):
+    def lines(budget: int | None = None) -> Iterable[tuple[str, Any]]:
+        for number, value, at in iter_jsonl_at(path, max_depth=MAX_DEPTH):
             yield f"line {number}", value
+            if budget is not None and (budget := budget - at.length) <= 0:
+                return  # enough to tell the format: a line may hold many traces
 
-    chosen = detect_format(lines(), source) if reading.format == "auto" else reading.format
+    auto = reading.format == "auto"
+    chosen = detect_format(lines(_DETECT_BYTES), source) if auto else reading.format
     if chosen == NATIVE:
         return None
     typed = typed_lines(path) if chosen == "otlp" else None
