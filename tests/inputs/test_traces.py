@@ -170,3 +170,28 @@ def test_otlp_json_lines_are_read_alike_by_the_typed_and_the_ordinary_reader(
         assert {q: r.raw for q, r in found.responses.items()} == {
             q: r.raw for q, r in as_list.responses.items()
         }
+
+
+def test_a_yaml_list_of_conversations(tmp_path: Path) -> None:
+    import yaml
+
+    path = tmp_path / "conversations.yaml"
+    path.write_text(yaml.safe_dump([fx.langchain_dict("q1"), fx.openai_chat("q2")["messages"]]))
+    with pytest.raises(InputError, match="different formats"):
+        load_responses(path)
+    path.write_text(yaml.safe_dump([fx.langchain_dict("q1"), fx.langchain_dumpd("q2")]))
+    found = load_responses(path)
+    assert found.notices == []
+    assert [r.actual_answer for r in found.responses.values()] == [fx.ANSWER, fx.ANSWER]
+
+
+def test_the_traces_section_is_checked() -> None:
+    from graphrag_eval.config import parse_config
+    from graphrag_eval.errors import ConfigError
+
+    config = parse_config({"traces": {"tool_names": {"run_sparql": "sparql_query"}}})
+    assert config.traces.tool_names == {"run_sparql": "sparql_query"}
+    assert config.traces.question_id_attribute == "question_id"
+    for section in ({"tool_names": {"run_sparql": " "}}, {"question_id_atribute": "x"}):
+        with pytest.raises(ConfigError, match="traces"):
+            parse_config({"traces": section})
