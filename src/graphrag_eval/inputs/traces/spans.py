@@ -224,8 +224,9 @@ def integer(value: Any) -> int | None:
 
 
 def nanos(value: Any) -> int | None:
+    """A time in nanoseconds since the epoch (a ``fixed64``), or ``None``."""
     number = integer(value)
-    return number if number is not None and number > 0 else None
+    return number if number is not None and 0 < number < 2**64 else None
 
 
 def _error_of(raw: Mapping[str, Any], attributes: Mapping[str, Any]) -> str | None:
