@@ -205,3 +205,18 @@ def test_arguments_nested_too_deeply_are_kept_as_text() -> None:
         "messages[1].tool_calls[0].function.arguments: arguments nested more than 100 levels; "
         "kept as text"
     ]
+
+
+def test_values_of_the_wrong_kind_where_names_are_expected_are_no_error() -> None:
+    items = fx.openai_responses("q1")
+    items["items"][0]["type"] = ["function_call"]  # a list where a name is
+    found = parse_responses([items, fx.openai_responses("q2")])
+    assert sorted(found.responses) == ["q1", "q2"]
+    document = fx.otlp_traces(["q3"], "genai")
+    spans = document["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    for span in spans:
+        for attribute in span["attributes"]:
+            if attribute["key"] == "gen_ai.operation.name":
+                attribute["value"] = {"arrayValue": {"values": [{"stringValue": "chat"}]}}
+    traces = parse_responses(document, reading=Reading("otlp"))
+    assert traces.responses["q3"].actual_steps == ()  # no span is a tool span now

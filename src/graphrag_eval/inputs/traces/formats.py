@@ -39,15 +39,14 @@ FORMATS = (NATIVE, "openai-chat", "openai-responses", "langchain", "otlp")
 _DETECT_RECORDS = 20  # how many records are looked at to tell the format
 _DETECT_BYTES = 1 << 20  # and how many bytes of lines at most (after the first)
 _NATIVE_KEYS = frozenset({"actual_answer", "actual_steps"})
-_RESPONSES_ITEMS = frozenset(
-    {
-        "function_call",
-        "function_call_output",
-        "message",
-        "reasoning",
-        "mcp_call",
-        "custom_tool_call",
-    }
+# Tuples, not sets: a hostile record's values may be unhashable (lists).
+_RESPONSES_ITEMS = (
+    "function_call",
+    "function_call_output",
+    "message",
+    "reasoning",
+    "mcp_call",
+    "custom_tool_call",
 )
 _SKIPPED = object()
 _HINT = "choose it with --responses-format (docs/integrations.md)"

@@ -19,7 +19,7 @@ __all__ = ["convert_trace", "question_id_of_trace"]
 
 _KIND = "openinference.span.kind"
 _OPERATION = "gen_ai.operation.name"
-_LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
+_LLM_OPERATIONS = ("chat", "text_completion", "generate_content")  # a tuple: values may be lists
 _TOOL_PREFIX = "execute_tool "
 
 
