@@ -5,7 +5,8 @@ OTLP JSON (OpenInference and GenAI conventions), converted to responses of our o
 
 The readers parse JSON only; they import none of those libraries. :mod:`.formats` tells
 the format and converts; :mod:`.openai`, :mod:`.langchain` and :mod:`.otlp` (over
-:mod:`.spans`) read one format each; :mod:`.calls` and :mod:`.common` are what they share.
+:mod:`.spans`, and :mod:`.otlp_lines` for JSON Lines) read one format each; :mod:`.calls`
+and :mod:`.common` are what they share.
 """
 
 from graphrag_eval.inputs.traces.formats import (
