@@ -13,6 +13,7 @@ from graphrag_eval.cli.answer_correctness import answer_correctness_command
 from graphrag_eval.cli.compare import compare
 from graphrag_eval.cli.errors import run_command
 from graphrag_eval.cli.evaluate import evaluate_command
+from graphrag_eval.cli.import_command import import_command
 from graphrag_eval.cli.options import CONTEXT_SETTINGS
 from graphrag_eval.cli.refresh import refresh
 from graphrag_eval.cli.report import report
@@ -50,6 +51,7 @@ def cli(debug: bool) -> None:
 for _command in (evaluate_command, aggregate, report, compare, validate, refresh):
     cli.add_command(_command)
 cli.add_command(agreement)
+cli.add_command(import_command)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

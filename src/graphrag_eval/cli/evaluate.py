@@ -44,6 +44,7 @@ from graphrag_eval.cli.options import (
     max_expanded_size_option,
     no_cache_option,
     numeric_outputs,
+    responses_format_option,
     results_format_option,
     store_options,
     summary_md_option,
@@ -55,12 +56,13 @@ from graphrag_eval.evaluation.checkpointed import evaluate_checkpointed
 from graphrag_eval.evaluation.planning import build_run_engine
 from graphrag_eval.evaluation.runner import (
     prepare_reference,
-    prepare_responses,
     run_sync,
 )
 from graphrag_eval.files.locking import lock_out_dir
 from graphrag_eval.inputs import Diagnostics, ReferenceQuestion, ResponseSet
 from graphrag_eval.inputs.compact import COMPACT_ABOVE_BYTES
+from graphrag_eval.inputs.responses import load_responses
+from graphrag_eval.inputs.traces import Reading
 from graphrag_eval.report.html import write_report
 from graphrag_eval.report.progress import start_progress
 from graphrag_eval.results.checkpoint import (
@@ -144,6 +146,7 @@ _PROGRESS_MIN_ITEMS = 200  # below this a run is over before a bar is worth draw
 @store_options
 @filter_options
 @summary_md_option
+@responses_format_option
 def evaluate_command(**options: Any) -> None:
     """Evaluate RESPONSES against the REFERENCE dataset.
 
@@ -207,7 +210,9 @@ def _evaluate(options: EvaluateOptions) -> None:
     questions = prepare_reference(
         options.reference, diagnostics, rules, compact_above=compact, sparql=config.sparql
     )
-    response_set = prepare_responses(options.responses)
+    response_set = load_responses(
+        options.responses, reading=Reading(options.responses_format, config.traces)
+    )
     # Before anything is written: something to evaluate, and the --question/--template ids.
     questions = options.selection.restrict_inputs(questions, response_set, options.reference)
     engine = build_run_engine(

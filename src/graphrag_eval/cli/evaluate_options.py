@@ -47,6 +47,7 @@ class EvaluateOptions:
     summary_md: Path | None = None
     batch: bool = False
     repeats: int | None = None
+    responses_format: str = "auto"
 
     def config(self) -> EvaluationConfig:
         """The configuration, with what the command line overrides: the store (``--endpoint``,

@@ -15,6 +15,7 @@ import click
 from graphrag_eval.comparison.gates import Threshold, parse_threshold
 from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.files.bounded import EXPANDED_SIZE_ENV, max_expanded_size, parse_size
+from graphrag_eval.inputs.traces import FORMATS
 from graphrag_eval.metrics.base import Aggregation
 from graphrag_eval.metrics.registry import configured_metrics, declared_outputs
 from graphrag_eval.results.export import require_parquet
@@ -34,6 +35,7 @@ __all__ = [
     "no_cache_option",
     "numeric_outputs",
     "output_file_option",
+    "responses_format_option",
     "results_format_option",
     "saved_run_arguments",
     "store_options",
@@ -79,6 +81,17 @@ summary_md_option: Decorator = click.option(
     help="Also write the summary as Markdown to FILE: the tables, the gates and their "
     "verdicts, the questions that got worse, the HTML file's path (what is appended to "
     "$GITHUB_STEP_SUMMARY when it is set; docs/integrations.md, CI).",
+)
+
+
+responses_format_option: Decorator = click.option(
+    "--responses-format",
+    type=click.Choice(["auto", *FORMATS]),
+    default="auto",
+    show_default=True,
+    help="The format of RESPONSES: ours (native), OpenAI Chat Completions or Responses API "
+    "transcripts, LangChain messages or OTLP JSON traces (docs/integrations.md); auto tells "
+    "it from the content.",
 )
 
 

@@ -16,6 +16,7 @@ from graphrag_eval.cli.options import (
     debug_option,
     input_file_arguments,
     max_expanded_size_option,
+    responses_format_option,
     store_options,
     with_store,
 )
@@ -24,7 +25,6 @@ from graphrag_eval.evaluation.planning import check_selection
 from graphrag_eval.evaluation.runner import (
     evaluate,
     prepare_reference,
-    prepare_responses,
     run_sync,
 )
 from graphrag_eval.formatting import visible_text
@@ -39,6 +39,8 @@ from graphrag_eval.inputs import (
     ResponseSet,
     check_evaluable,
 )
+from graphrag_eval.inputs.responses import load_responses
+from graphrag_eval.inputs.traces import Reading
 from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.metrics.registry import metrics_for
 from graphrag_eval.report.console import plural, print_notices
@@ -66,6 +68,7 @@ __all__ = ["validate"]
     is_flag=True,
     help="List every problem found (by default the first 10, then how many more).",
 )
+@responses_format_option
 def validate(
     reference: Path,
     responses: Path,
@@ -74,6 +77,7 @@ def validate(
     data_files: tuple[Path, ...],
     strict: bool,
     show_all: bool,
+    responses_format: str,
 ) -> None:
     """Check the REFERENCE dataset, the RESPONSES and the config without calling any model.
 
@@ -93,7 +97,7 @@ def validate(
     check_selection(config)
     diagnostics = Diagnostics()
     questions = prepare_reference(reference, diagnostics, config.steps.rules.keys())
-    response_set = prepare_responses(responses)
+    response_set = load_responses(responses, reading=Reading(responses_format, config.traces))
     check_evaluable(questions, response_set)
     # A data file that does not parse stops here, before any work, in one line.
     store = open_store(config.sparql) if config.sparql.configured else None

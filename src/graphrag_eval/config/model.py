@@ -23,6 +23,7 @@ from graphrag_eval.config.sections import (
     StepsConfig,
 )
 from graphrag_eval.config.sparql import SparqlConfig
+from graphrag_eval.config.traces import TracesConfig
 from graphrag_eval.errors import ConfigError
 from graphrag_eval.files.documents import read_document
 
@@ -67,6 +68,9 @@ class EvaluationConfig(Section):
 
     sparql: SparqlConfig = SparqlConfig()
     """The knowledge graph SPARQL steps are executed against (docs/knowledge-graph.md)."""
+
+    traces: TracesConfig = TracesConfig()
+    """Responses read from transcripts and traces (docs/integrations.md)."""
 
     metrics: Literal["all"] | list[str] | None = None
     """The metrics to run, by name (``answer_correctness``, ``answer_relevance``,

@@ -53,6 +53,7 @@ from graphrag_eval.inputs import (
 )
 from graphrag_eval.inputs.compact import NotCompact, decode_question, load_compact_reference
 from graphrag_eval.inputs.steps import ReferenceCheck
+from graphrag_eval.inputs.traces import AUTO, Reading
 from graphrag_eval.llm.batch.client import batch_lane_of
 from graphrag_eval.llm.engine import LLMEngine
 from graphrag_eval.metrics.loading import load_config
@@ -164,12 +165,14 @@ def _bound_prepared_outputs(questions: Sequence[ReferenceQuestion]) -> None:
             step.memo.clear()
 
 
-def prepare_responses(responses: ResponsesSource) -> ResponseSet:
-    """Load (if a path) and validate responses; only an unreadable file raises."""
+def prepare_responses(responses: ResponsesSource, reading: Reading = AUTO) -> ResponseSet:
+    """Load (if a path, in the format ``reading`` gives: a transcript or trace format maps
+    tool names through the config's ``traces:`` section) and validate responses; only an
+    unreadable file raises."""
     if isinstance(responses, ResponseSet):
         return responses
     if isinstance(responses, str | Path):
-        return load_responses(responses)
+        return load_responses(responses, reading=reading)
     return parse_responses(responses)
 
 
@@ -255,7 +258,7 @@ async def _evaluate(
     diagnostics = Diagnostics()
     rules = settings.steps.rules.keys()
     questions = prepare_reference(reference, diagnostics, rules, sparql=settings.sparql)
-    response_set = prepare_responses(responses)
+    response_set = prepare_responses(responses, Reading(traces=settings.traces))
     check_evaluable(questions, response_set)  # a run that would evaluate nothing is an error
     diagnostics.extend(response_set.notices)
     diagnostics.extend(check_coverage(questions, response_set))

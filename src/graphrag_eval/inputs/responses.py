@@ -37,6 +37,7 @@ from graphrag_eval.inputs.shapes import (
     unsupported_format,
 )
 from graphrag_eval.inputs.steps import ActualStep, parse_actual_step
+from graphrag_eval.inputs.traces import AUTO, Converted, Reading, convert_data, convert_jsonl
 
 __all__ = [
     "LazyResponses",
@@ -132,11 +133,13 @@ class ResponseSet:
     value that is no mapping): an error result each, nothing to evaluate."""
 
 
-def load_responses(path: str | Path, *, lazy_above: int = COMPACT_ABOVE_BYTES) -> ResponseSet:
+def load_responses(
+    path: str | Path, *, lazy_above: int = COMPACT_ABOVE_BYTES, reading: Reading = AUTO
+) -> ResponseSet:
     """Read and validate a responses file: JSON (a dict by question id, or a list), JSONL (one
-    response per line) or YAML. A broken JSONL line or malformed response is recorded, not
-    raised; only an unreadable file raises :class:`InputError`. A JSONL file larger than
-    ``lazy_above`` bytes is read item by item (:class:`LazyResponses`)."""
+    response per line) or YAML, of the format ``reading`` gives (docs/integrations.md). A broken
+    line or malformed response is recorded, not raised; only an unreadable file raises
+    :class:`InputError`. A JSONL file over ``lazy_above`` bytes is read item by item."""
     path = Path(path)
     label = str(path)
     unsupported = unsupported_format(path, "JSONL, JSON or YAML")
@@ -149,6 +152,8 @@ def load_responses(path: str | Path, *, lazy_above: int = COMPACT_ABOVE_BYTES) -
             if binary is not None:
                 raise InputError(binary, file=label)
             # A line that is not UTF-8, or nested too deeply, is a broken line.
+            if (converted := convert_jsonl(path, label, reading)) is not None:
+                return parse_responses(converted, source=label)
             return _read_jsonl_responses(path, label, path.stat().st_size > lazy_above)
         except FileNotFoundError:
             raise InputError("file not found", file=label) from None
@@ -158,16 +163,23 @@ def load_responses(path: str | Path, *, lazy_above: int = COMPACT_ABOVE_BYTES) -
         raise InputError("file not found", file=label) from None
     except ValueError as exc:  # not JSON/YAML, or not UTF-8: the file cannot be split
         raise InputError(str(exc), file=label) from None
-    return parse_responses(data, source=label)
+    return parse_responses(data, source=label, reading=reading)
 
 
-def parse_responses(data: Any, *, source: str = RESPONSES_LABEL) -> ResponseSet:
+def parse_responses(
+    data: Any, *, source: str = RESPONSES_LABEL, reading: Reading = AUTO
+) -> ResponseSet:
     """Validate responses given as a dict ``question_id -> response`` or a list of responses.
 
     Only a value that is neither raises :class:`InputError`; everything else is recorded.
     """
     if isinstance(data, ResponseSet):
         return data
+    converted = data if isinstance(data, Converted) else convert_data(data, source, reading)
+    if converted is not None:  # a transcript or trace format (docs/integrations.md)
+        found = _parse_response_records(converted.records, source, converted.keys)
+        found.notices[:0], found.records = converted.notices, found.records + converted.skipped
+        return found
     if isinstance(data, Mapping):
         return _parse_response_records(
             ((f"question '{key}'", value) for key, value in data.items()),
@@ -384,17 +396,5 @@ def _validate_dropping_bad_fields(
 
 
 def _unusable(question_id: str, raw: Any, message: str) -> Response:
-    return Response(
-        question_id=question_id,
-        is_error=True,
-        error=message,
-        actual_answer=None,
-        actual_steps=None,
-        input_tokens=None,
-        output_tokens=None,
-        total_tokens=None,
-        elapsed_sec=None,
-        retrieved_contexts=None,
-        raw=raw,
-        problems=(message,),
-    )
+    nothing = (None,) * 7  # the answer, steps, tokens, elapsed_sec and contexts
+    return Response(question_id, True, message, *nothing, raw=raw, problems=(message,))

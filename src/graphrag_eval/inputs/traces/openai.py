@@ -1,0 +1,124 @@
+"""OpenAI transcripts as responses: a Chat Completions conversation (assistant messages with
+``tool_calls``, ``tool`` messages with the results) and Responses API items
+(``function_call``, ``function_call_output``, ``message``) (docs/integrations.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from graphrag_eval.inputs.shapes import describe_kind
+from graphrag_eval.inputs.traces.calls import Calls, response_of
+from graphrag_eval.inputs.traces.common import (
+    ItemContext,
+    Unusable,
+    as_list,
+    content_text,
+    parse_arguments,
+    usage_fields,
+)
+
+__all__ = ["convert_chat", "convert_responses", "responses_items"]
+
+_CHAT_USAGE = ("prompt_tokens", "completion_tokens", "total_tokens")
+_RESPONSES_USAGE = ("input_tokens", "output_tokens", "total_tokens")
+
+
+def convert_chat(
+    record: Mapping[str, Any], question_id: str, context: ItemContext
+) -> dict[str, Any]:
+    """A Chat Completions conversation (``messages``) as a response."""
+    messages = as_list(record.get("messages"), "messages")
+    calls, answer = Calls(context), None
+    for index, message in enumerate(messages):
+        path = f"messages[{index}]"
+        if not isinstance(message, Mapping):
+            context.problem(path, f"expected a message, got {describe_kind(message)}; ignored")
+            continue
+        role = message.get("role")
+        if role == "assistant":
+            text = content_text(message.get("content"))
+            if text is not None and text.strip():
+                answer = text
+            _chat_calls(message.get("tool_calls"), calls, f"{path}.tool_calls")
+        elif role == "tool":
+            output = message.get("content")
+            text = content_text(output)
+            calls.result(
+                message.get("tool_call_id"), text if text is not None else output, None, path
+            )
+    usage = usage_fields(record.get("usage"), _CHAT_USAGE)
+    return response_of(record, question_id, calls.finish(), answer, usage)
+
+
+def _chat_calls(tool_calls: Any, calls: Calls, path: str) -> None:
+    if tool_calls is None:
+        return
+    if not isinstance(tool_calls, list | tuple):
+        calls.context.problem(path, f"expected a list, got {describe_kind(tool_calls)}; ignored")
+        return
+    for index, call in enumerate(tool_calls):
+        where = f"{path}[{index}]"
+        function = call.get("function") if isinstance(call, Mapping) else None
+        if not isinstance(function, Mapping):
+            calls.context.problem(f"{where}.function", "a tool call without a function; left out")
+            continue
+        args = parse_arguments(
+            function.get("arguments"), calls.context, f"{where}.function.arguments"
+        )
+        calls.call(function.get("name"), call.get("id"), args, f"{where}.function")
+
+
+def responses_items(record: Mapping[str, Any]) -> Any:
+    """The Responses API items of a record: its ``items`` (a whole conversation), else its
+    ``output`` (one response object)."""
+    return record.get("items", record.get("output"))
+
+
+def convert_responses(
+    record: Mapping[str, Any], question_id: str, context: ItemContext
+) -> dict[str, Any]:
+    """Responses API items (``items``, or a response object's ``output``) as a response."""
+    field_name = "items" if "items" in record else "output"
+    items = as_list(responses_items(record), field_name)
+    calls, answer = Calls(context), None
+    for index, item in enumerate(items):
+        path = f"{field_name}[{index}]"
+        if not isinstance(item, Mapping):
+            context.problem(path, f"expected an item, got {describe_kind(item)}; ignored")
+            continue
+        kind = item.get("type")
+        if kind == "message" and item.get("role", "assistant") == "assistant":
+            text = content_text(item.get("content"))
+            if text is not None and text.strip():
+                answer = text
+        elif kind in ("function_call", "custom_tool_call"):
+            raw = item.get("arguments") if kind == "function_call" else item.get("input")
+            args = parse_arguments(raw, context, f"{path}.arguments")
+            calls.call(item.get("name"), item.get("call_id", item.get("id")), args, path)
+            if item.get("status") == "incomplete":
+                calls.result(item.get("call_id"), None, "the call is incomplete", path)
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            _output(item, calls, path)
+        elif kind == "mcp_call":
+            _mcp_call(item, calls, context, path)
+    if not items and field_name == "output" and record.get("status") == "failed":
+        raise Unusable("status", "the response failed")
+    usage = usage_fields(record.get("usage"), _RESPONSES_USAGE)
+    return response_of(record, question_id, calls.finish(), answer, usage)
+
+
+def _output(item: Mapping[str, Any], calls: Calls, path: str) -> None:
+    output = item.get("output")
+    text = content_text(output)
+    error = "the tool call is incomplete" if item.get("status") == "incomplete" else None
+    calls.result(item.get("call_id"), text if text is not None else output, error, path)
+
+
+def _mcp_call(item: Mapping[str, Any], calls: Calls, context: ItemContext, path: str) -> None:
+    """A call to an MCP server's tool, made by the API: the call and its result in one."""
+    args = parse_arguments(item.get("arguments"), context, f"{path}.arguments")
+    call_id = item.get("id")
+    calls.call(item.get("name"), call_id, args, path)
+    error = item.get("error")
+    calls.result(call_id, item.get("output"), str(error) if error else None, path)
