@@ -1,11 +1,12 @@
-"""Every ``sh`` example of docs/integrations.md runs as written, in order, from a directory
-that has the repository's ``examples/`` (so what they write stays in a temporary
-directory), with the ``graphrag-eval`` and ``python`` of this environment."""
+"""Every ``sh`` example of the "Traces as responses" section of docs/integrations.md runs as
+written, in order, from a directory that has the repository's ``examples/`` (so what they
+write stays in a temporary directory), with the ``graphrag-eval`` and ``python`` of this
+environment. The page's other sections have their own tests (tests/testing/
+test_docs_examples.py, tests/results/test_export_docs.py)."""
 
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,14 +14,14 @@ from pathlib import Path
 import pytest
 
 import graphrag_eval
+from doc_sections import section_blocks
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "integrations.md"
-_FENCE = re.compile(r"^```sh\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 
 
 def sh_blocks() -> list[str]:
-    return _FENCE.findall(PAGE.read_text(encoding="utf-8"))
+    return section_blocks(PAGE, "Traces as responses")
 
 
 def test_the_page_has_an_example_per_trace_format() -> None:

@@ -1,6 +1,5 @@
 """Every ``sh`` example of the "Export and filters" section of the docs runs as written, in
-order, on the bundled example data (docs/_integrations_export.md, or that section of
-docs/integrations.md once it is there)."""
+order, on the bundled example data (that section of docs/integrations.md)."""
 
 from __future__ import annotations
 
@@ -12,18 +11,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from doc_sections import section_text
+
 ROOT = Path(__file__).resolve().parents[2]
 SECTION = "## Export and filters"
 
 
 def _section() -> str:
-    own = ROOT / "docs" / "_integrations_export.md"
-    if own.is_file():
-        return own.read_text(encoding="utf-8")
-    text = (ROOT / "docs" / "integrations.md").read_text(encoding="utf-8")
-    start = text.index(SECTION)
-    end = text.find("\n## ", start + len(SECTION))
-    return text[start : end if end != -1 else len(text)]
+    return section_text(ROOT / "docs" / "integrations.md", SECTION.removeprefix("## "))
 
 
 def _blocks(text: str) -> list[str]:

@@ -1,12 +1,11 @@
 """Every ``sh`` block of the pytest and CI sections of the integrations page
-(docs/_integrations_pytest_ci.md, merged into docs/integrations.md) runs as written: from a
+(docs/integrations.md) runs as written: from a
 directory that holds the bundled ``examples/``, with the command line and pytest of this
 environment on the PATH and the plugin's entry point as pyproject.toml declares it."""
 
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 import tomllib
@@ -14,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from doc_sections import section_blocks
+
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = ROOT / "docs" / "_integrations_pytest_ci.md"
-_BLOCK = re.compile(r"^```sh\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+PAGE = ROOT / "docs" / "integrations.md"
 
 
 def sh_blocks() -> list[str]:
-    return _BLOCK.findall(PAGE.read_text(encoding="utf-8"))
+    return section_blocks(PAGE, "pytest", "CI")
 
 
 def entry_point_site(folder: Path) -> Path:

@@ -206,15 +206,8 @@ def _evaluate(options: EvaluateOptions) -> None:
         )
     config = options.config()
     check_known(options.gates, numeric_outputs(config))
-    diagnostics, rules, compact = Diagnostics(), config.steps.rules, COMPACT_ABOVE_BYTES
-    questions = prepare_reference(
-        options.reference, diagnostics, rules, compact_above=compact, sparql=config.sparql
-    )
-    response_set = load_responses(
-        options.responses, reading=Reading(options.responses_format, config.traces)
-    )
-    # Before anything is written: something to evaluate, and the --question/--template ids.
-    questions = options.selection.restrict_inputs(questions, response_set, options.reference)
+    diagnostics = Diagnostics()
+    questions, response_set = _read_inputs(options, config, diagnostics)
     engine = build_run_engine(
         config,
         use_cache=False if options.no_cache else None,
@@ -264,6 +257,23 @@ def _evaluate(options: EvaluateOptions) -> None:
     incomplete = store_incomplete(services[1], incomplete)
     evaluate_ci_report(outcome, (options.gates, failures, incomplete), config, options.summary_md)
     exit_on_failures(failures, incomplete)
+
+
+def _read_inputs(
+    options: EvaluateOptions, config: EvaluationConfig, diagnostics: Diagnostics
+) -> tuple[Sequence[ReferenceQuestion], ResponseSet]:
+    """The reference questions to evaluate (those --question and --template select) and the
+    responses, in the format --responses-format gives; before anything is written, an error
+    when there is nothing to evaluate or an id names nothing in the reference."""
+    rules, compact = config.steps.rules, COMPACT_ABOVE_BYTES
+    questions = prepare_reference(
+        options.reference, diagnostics, rules, compact_above=compact, sparql=config.sparql
+    )
+    response_set = load_responses(
+        options.responses, reading=Reading(options.responses_format, config.traces)
+    )
+    questions = options.selection.restrict_inputs(questions, response_set, options.reference)
+    return questions, response_set
 
 
 def _run_checkpointed(
