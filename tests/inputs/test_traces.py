@@ -195,3 +195,22 @@ def test_the_traces_section_is_checked() -> None:
     for section in ({"tool_names": {"run_sparql": " "}}, {"question_id_atribute": "x"}):
         with pytest.raises(ConfigError, match="traces"):
             parse_config({"traces": section})
+
+
+def test_the_library_maps_tool_names_through_the_config_as_the_command_line_does() -> None:
+    """``run_evaluation`` given a trace file reads it with the config's ``traces:`` section:
+    the agent's ``run_sparql`` is scored as ``sparql_query``, as ``evaluate`` scores it."""
+    from graphrag_eval import run_evaluation
+    from graphrag_eval.config import parse_config
+
+    examples = Path(__file__).resolve().parents[2] / "examples" / "traces"
+    config = parse_config({"traces": {"tool_names": {"run_sparql": "sparql_query"}}})
+    results = run_evaluation(
+        examples / "reference.yaml", examples / "otlp-genai.jsonl", config=config
+    )
+    names = {step["name"] for result in results for step in result.get("actual_steps", [])}
+    assert "sparql_query" in names and "run_sparql" not in names
+    unmapped = run_evaluation(examples / "reference.yaml", examples / "otlp-genai.jsonl")
+    assert "run_sparql" in {
+        step["name"] for result in unmapped for step in result.get("actual_steps", [])
+    }
