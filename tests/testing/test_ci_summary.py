@@ -6,6 +6,7 @@ escaping; a summary file that cannot be written; no secret in any of it."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from graphrag_eval.cli.ci_summary import (
     escape_data,
     escape_property,
     summary_redactor,
+    write_summary,
 )
 from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.report.markdown import md_text
@@ -272,6 +274,35 @@ def test_an_unwritable_summary_is_a_warning_and_keeps_the_exit_code(
             "No such file or directory",
         ]
         assert (out / "results.jsonl").is_file()
+
+
+def test_a_job_summary_that_is_a_fifo_or_a_link_is_a_warning_not_a_hang(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``$GITHUB_STEP_SUMMARY`` is appended to only when it is a regular file: a FIFO (which
+    blocks a writer until someone reads it), a device or a symbolic link is a warning."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # so that opening it cannot block
+    target = tmp_path / "elsewhere.md"
+    target.write_text("kept\n")
+    link = tmp_path / "link.md"
+    link.symlink_to(target)
+    try:
+        for path, reason in ((fifo, "not a regular file"), (link, "a symbolic link")):
+            monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(path))
+            write_summary("## summary", None)
+            warning = f"warning: cannot write the CI summary to {path}: {reason}\n"
+            assert capsys.readouterr().err == warning
+        assert os.read(reader, 100) == b""  # nothing was written into the FIFO
+    finally:
+        os.close(reader)
+    assert target.read_text() == "kept\n"
+    regular = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(regular))
+    write_summary("## one", None)
+    write_summary("## two", None)
+    assert regular.read_text() == "## one\n\n## two\n\n"
 
 
 def test_the_summary_redacts_the_configs_secrets(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,7 +11,9 @@ code is the one its run decided.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -110,9 +112,9 @@ def _leaves(data: Any, name: str = "") -> Iterable[tuple[str, Any]]:
 
 
 def write_summary(text: str, summary_md: Path | None) -> None:
-    """Append ``text`` to ``$GITHUB_STEP_SUMMARY`` when set, and write it to ``summary_md``
-    when given (replaced atomically, a link replaced, never followed); a file that cannot be
-    written is a warning on standard error."""
+    """Append ``text`` to ``$GITHUB_STEP_SUMMARY`` when set (a regular file only), and write
+    it to ``summary_md`` when given (replaced atomically, a link replaced, never followed); a
+    file that cannot be written is a warning on standard error."""
     text = text.rstrip("\n") + "\n\n"
     step_summary = os.environ.get(STEP_SUMMARY_ENV)
     if step_summary:
@@ -122,7 +124,20 @@ def write_summary(text: str, summary_md: Path | None) -> None:
 
 
 def _append(path: Path, text: str) -> None:
-    with path.open("a", encoding="utf-8", newline="\n") as file:
+    """Append to ``path`` when it is a regular file: a symbolic link is not followed, and a
+    FIFO or a device is refused without blocking (a FIFO nobody reads would hang the run)."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC
+    if path.is_symlink():
+        raise OSError(errno.ELOOP, "a symbolic link")
+    try:
+        fd = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    except OSError as exc:
+        if exc.errno in (errno.ENXIO, errno.ELOOP):  # a FIFO without a reader; a link
+            raise OSError(exc.errno, "not a regular file") from None
+        raise
+    with os.fdopen(fd, "a", encoding="utf-8", newline="\n") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
         file.write(text)
 
 
