@@ -194,7 +194,8 @@ def test_a_callable_agent_is_asked_concurrently_and_its_exception_stays_on_its_q
             "E         q3 (template t1): RuntimeError: the tool server is down",
         ]
     )
-    out_dir = pytester.path / "runs" / "test_inner.py_test_sync_agent" / "graphrag-eval"
+    (kept,) = (pytester.path / "runs").glob("test_inner.py_test_sync_agent-*")
+    out_dir = kept / "graphrag-eval"
     records = {
         record["question_id"]: record
         for record in map(json.loads, (out_dir / "results.jsonl").read_text().splitlines())
@@ -215,6 +216,41 @@ def test_a_callable_agent_is_asked_concurrently_and_its_exception_stays_on_its_q
         "status": "error",
         "error": "agent: RuntimeError: the tool server is down",
     }
+
+
+def test_tests_whose_ids_differ_only_in_replaced_characters_keep_their_own_runs(
+    pytester: pytest.Pytester,
+) -> None:
+    """``t[a b]`` and ``t[a_b]`` (alike once the space is replaced), and two ids alike in
+    their first 120 characters, each get their own directory under --graphrag-eval-dir: one
+    test's run never replaces another's (nor, under pytest-xdist, runs into it)."""
+    inner_test(
+        pytester,
+        """
+        import pytest
+
+        LONG = "x" * 130
+
+        @pytest.mark.parametrize("name", ["a b", "a_b", LONG + "1", LONG + "2"], ids=str)
+        def test_each(graphrag_eval, name):
+            run = graphrag_eval.evaluate(
+                EXAMPLES / "reference.yaml",
+                EXAMPLES / "responses.jsonl",
+                config=EXAMPLES / "config.yaml",
+            )
+            (run.out_dir / "name.txt").write_text(name)
+        """,
+    )
+
+    result = run_inner(pytester, "--graphrag-eval-dir", "runs")
+
+    result.assert_outcomes(passed=4)
+    kept = sorted(path.name for path in (pytester.path / "runs").iterdir())
+    assert len(kept) == 4 and all(name.startswith("test_inner.py_test_each_") for name in kept)
+    names = {
+        (pytester.path / "runs" / name / "graphrag-eval" / "name.txt").read_text() for name in kept
+    }
+    assert names == {"a b", "a_b", "x" * 130 + "1", "x" * 130 + "2"}
 
 
 def test_the_regression_gate_against_a_baseline_run(pytester: pytest.Pytester) -> None:

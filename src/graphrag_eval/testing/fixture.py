@@ -4,6 +4,7 @@ package (docs/integrations.md, "pytest")."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -25,10 +26,13 @@ _NAME_CHARS = 120
 
 def test_directory(root: Path, node_id: str) -> Path:
     """The directory under ``root`` that keeps the runs of the test ``node_id``: its id with
-    every character but letters, digits, ``_``, ``.`` and ``-`` replaced (never a path out
-    of ``root``)."""
+    every character but letters, digits, ``_``, ``.`` and ``-`` replaced, cut short, then
+    ``-`` and a digest of the whole id, so that two tests never share one (``t[a b]`` and
+    ``t[a_b]``, or two long ids alike in their first characters); never a path out of
+    ``root``."""
     name = _UNSAFE.sub("_", node_id).strip("._")[:_NAME_CHARS] or "test"
-    return root / name
+    digest = hashlib.sha256(node_id.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return root / f"{name}-{digest}"
 
 
 class GraphragEval:
