@@ -21,6 +21,7 @@ from typing import Any, TextIO
 
 from graphrag_eval.cli.console import stderr
 from graphrag_eval.cli.evaluate_summary import RunOutcome
+from graphrag_eval.cli.workflow_commands import write_command
 from graphrag_eval.comparison.gates import (
     Threshold,
     check_comparison_thresholds,
@@ -160,8 +161,7 @@ def _annotate(lines: Sequence[tuple[str, str]], redact: Redact, stream: TextIO |
         return
     out = stream if stream is not None else sys.stdout
     for level, message in lines:
-        out.write(annotation(level, visible_text(redact(message))) + "\n")
-    out.flush()
+        write_command(out, annotation(level, visible_text(redact(message))))
 
 
 def _wanted(summary_md: Path | None) -> bool:
