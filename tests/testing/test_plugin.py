@@ -218,6 +218,61 @@ def test_a_callable_agent_is_asked_concurrently_and_its_exception_stays_on_its_q
     }
 
 
+def test_an_agent_that_hangs_exits_or_replies_garbage_fails_on_that_question_only(
+    pytester: pytest.Pytester,
+) -> None:
+    """With ``timeout=``, a question the agent never answers fails after that long (the
+    thread is left behind, not waited for); ``sys.exit`` in the agent and a reply with a
+    field that is not as documented (``actual_steps`` not a list) fail their question; the
+    others are scored."""
+    write_steps_data(pytester.path / "data", count=6)
+    inner_test(
+        pytester,
+        """
+        import json, sys, threading
+
+        GOOD = {
+            json.loads(line)["question_id"]: json.loads(line)
+            for line in (DATA / "good.jsonl").read_text().splitlines()
+        }
+        never = threading.Event()
+
+        def agent(question):
+            if question.id == "q0":
+                never.wait()  # hangs until the test has its verdict
+            if question.id == "q1":
+                sys.exit(3)
+            if question.id == "q2":
+                return {"actual_answer": "a", "actual_steps": "not a list"}
+            return GOOD[question.id]
+
+        def test_agent(graphrag_eval):
+            try:
+                graphrag_eval.assert_passes(DATA / "reference.yaml", agent=agent, timeout=2)
+            finally:
+                never.set()
+                run = graphrag_eval.runs[0]
+                assert [r.get("steps_score") for r in run.records[3:]] == [1.0, 1.0, 1.0]
+        """,
+    )
+
+    result = run_inner(pytester)
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "E * AssertionError: graphrag-eval: 1 check failed; the run is in *",
+            "E *   FAIL agent: failed on 3 of 6 questions",
+            "E * questions the agent failed on:",
+            "E *   q0 (template t1): no reply within 2 s (timeout=)",
+            "E *   q1 (template t1): SystemExit: 3",
+            "E *   q2 (template t1): returned a malformed response: actual_steps: input "
+            "should be a valid list (got 'not a list')",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
+
+
 def test_tests_whose_ids_differ_only_in_replaced_characters_keep_their_own_runs(
     pytester: pytest.Pytester,
 ) -> None:

@@ -59,10 +59,12 @@ class GraphragEval:
         baseline: str | Path | None = None,
         fail_on_regression: bool | Iterable[str] | None = None,
         concurrency: int = 8,
+        timeout: float | None = None,
         out_dir: str | Path | None = None,
     ) -> Evaluation:
         """Evaluate ``responses`` (a file, or the data of one) or the answers of ``agent``
-        (asked every question, ``concurrency`` at a time) against ``reference``, and check
+        (asked every question, ``concurrency`` at a time, each for at most ``timeout``
+        seconds) against ``reference``, and check
         the gates: ``fail_under``/``fail_over`` as on the command line
         (``"steps_score=0.8"``, a list of them, or ``{"steps_score": 0.8}``), and, given a
         ``baseline`` run directory, no significant regression (``fail_on_regression``: every
@@ -73,7 +75,7 @@ class GraphragEval:
         try:
             gates = parse_gates(fail_under, fail_over, baseline, fail_on_regression)
             evaluation = evaluate_in_test(
-                reference, responses, agent, config, where, gates, concurrency
+                reference, responses, agent, config, where, gates, concurrency, timeout
             )
         except GraphragEvalError as exc:
             pytest.fail(f"graphrag-eval: {exc}", pytrace=False)
