@@ -141,6 +141,25 @@ def test_compare_restricted(capsys: pytest.CaptureFixture[str], saved: tuple[Pat
     assert err.endswith("no question 'b' in either run (did you mean b1 or b2?)\n")
 
 
+def test_compare_refuses_a_filter_that_selects_nothing_in_one_run(
+    capsys: pytest.CaptureFixture[str], inputs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A template only A has (B's run restricted to tb): nothing would be paired, so the
+    comparison, and its --fail-on-regression, would pass on nothing; one line and exit 2."""
+    run_a, run_b = tmp_path / "a", tmp_path / "b"
+    assert _evaluate(capsys, inputs, run_a)[0] == 0
+    assert _evaluate(capsys, inputs, run_b, "--template", "tb")[0] == 0
+    for a, b in ((run_a, run_b), (run_b, run_a)):
+        code, out, err = run(capsys, "compare", a, b, "--template", "ta", "--fail-on-regression")
+        assert (code, out, err.count("\n")) == (2, "", 1)
+        assert err.endswith(
+            f"{run_b / 'results.jsonl'}: --template ta selects no question of this run: "
+            "nothing to compare\n"
+        )
+    code, out, _ = run(capsys, "compare", run_a, run_b, "--template", "ta", "--template", "tb")
+    assert code == 0 and "\n2 questions in both runs, 3 only in A\n" in out
+
+
 def test_aggregate_restricted(capsys: pytest.CaptureFixture[str], saved: tuple[Path, Path]) -> None:
     code, out, _ = run(capsys, "aggregate", saved[0], "--template", "tb", "--format", "json")
     aggregates = json.loads(out)

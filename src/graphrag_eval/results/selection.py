@@ -55,6 +55,11 @@ class QuestionFilter:
             return True
         return str(question_id) in self.questions or str(template_id) in self.templates
 
+    def describe(self) -> str:
+        """The options as given: ``--question q1 --template t2``."""
+        options = [f"--question {id_}" for id_ in self.questions]
+        return " ".join(options + [f"--template {id_}" for id_ in self.templates])
+
     def as_record(self) -> dict[str, list[str]] | None:
         """The filter as ``run.yaml`` and ``checkpoint.json`` record it (``None``: none)."""
         if not self.active:
@@ -137,6 +142,11 @@ class QuestionFilter:
             where="either run" if others else "this run",
         )
         kept = [r for r in run.results.results if self.keeps(r.template_id, r.question_id)]
+        if not kept:  # the ids are the other run's only: a comparison of nothing would pass
+            raise InputError(
+                f"{self.describe()} selects no question of this run: nothing to compare",
+                file=str(run.results_path),
+            )
         typed = RunResult(kept, run.results.layout)
         return dataclasses.replace(run, results=typed, aggregates=aggregate(typed, run.config))
 
