@@ -14,6 +14,7 @@ import yaml
 
 from graphrag_eval.cli import main
 from graphrag_eval.cli.ci_summary import (
+    SUMMARY_CHARS,
     annotation,
     escape_data,
     escape_property,
@@ -303,6 +304,36 @@ def test_a_job_summary_that_is_a_fifo_or_a_link_is_a_warning_not_a_hang(
     write_summary("## one", None)
     write_summary("## two", None)
     assert regular.read_text() == "## one\n\n## two\n\n"
+
+
+def test_the_summary_stays_under_githubs_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """400 templates with ids of 3,000 characters (1.2 MB of ids): the table shows the
+    first 100, each id cut to 200 characters, and counts the others; no summary is over
+    SUMMARY_CHARS (GitHub drops a step's whole summary over 1 MiB)."""
+    questions = [
+        dataset(question(f"q{i}", answer="A"), template_id=f"{i:03d}" + "t" * 3000)
+        for i in range(400)
+    ]
+    reference = tmp_path / "reference.json"
+    reference.write_text(json.dumps([group for each in questions for group in each]))
+    responses = tmp_path / "responses.jsonl"
+    responses.write_text("".join(json.dumps(response(f"q{i}")) + "\n" for i in range(400)))
+    summary = tmp_path / "summary.md"
+    out = tmp_path / "out"
+    assert run("evaluate", reference, responses, "-o", out, "-q", "--summary-md", summary) == 0
+    text = summary.read_text()
+    assert len(text) < 100_000
+    assert "\n| 099" + "t" * 197 + "... |" in text and "| 100t" not in text
+    assert "\n300 more templates in aggregates.yaml\n" in text
+    long = "\n".join(f"| row {i} | " + "x" * 100 for i in range(5_000))
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "step.md"))
+    write_summary(long, None)
+    kept = (tmp_path / "step.md").read_text()
+    assert len(kept) < SUMMARY_CHARS + 200 and kept.endswith("the run's files)\n\n")
+    last = kept.split("\n\n(summary cut at ")[0].splitlines()[-1]
+    assert last.startswith("| row ") and last.endswith("x" * 100)  # whole lines only
 
 
 def test_the_summary_redacts_the_configs_secrets(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -46,6 +46,7 @@ from graphrag_eval.results.write_run import REPORT_HTML
 
 __all__ = [
     "STEP_SUMMARY_ENV",
+    "SUMMARY_CHARS",
     "annotation",
     "compare_ci_report",
     "escape_data",
@@ -56,6 +57,9 @@ __all__ = [
 ]
 
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
+SUMMARY_CHARS = 250_000
+"""The most a summary writes (up to 4 bytes a character in UTF-8: under GitHub's 1 MiB a
+step, with room for the other steps' summaries)."""
 _TITLE = "graphrag-eval"
 
 
@@ -116,12 +120,24 @@ def write_summary(text: str, summary_md: Path | None) -> None:
     """Append ``text`` to ``$GITHUB_STEP_SUMMARY`` when set (a regular file only), and write
     it to ``summary_md`` when given (replaced atomically, a link replaced, never followed); a
     file that cannot be written is a warning on standard error."""
-    text = text.rstrip("\n") + "\n\n"
+    text = _bounded(text.rstrip("\n")) + "\n\n"
     step_summary = os.environ.get(STEP_SUMMARY_ENV)
     if step_summary:
         _write(Path(step_summary), lambda path: _append(path, text))
     if summary_md is not None:
         _write(summary_md, lambda path: write_text_atomic(path, text))
+
+
+def _bounded(text: str) -> str:
+    """``text`` cut at the last line that fits in :data:`SUMMARY_CHARS` characters, with a
+    line saying so (GitHub drops a step's whole summary over 1 MiB)."""
+    if len(text) <= SUMMARY_CHARS:
+        return text
+    cut = text[:SUMMARY_CHARS]
+    cut = cut[: cut.rfind("\n")] if "\n" in cut else cut
+    return (
+        f"{cut}\n\n(summary cut at {SUMMARY_CHARS:,} characters: the whole is in the run's files)"
+    )
 
 
 def _append(path: Path, text: str) -> None:
