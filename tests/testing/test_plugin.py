@@ -365,6 +365,39 @@ def test_the_regression_gate_against_a_baseline_run(pytester: pytest.Pytester) -
     assert "q2 (template t1)" not in result.stdout.str()  # worst=2
 
 
+def test_a_line_break_in_an_id_stays_inside_its_line_of_the_message(
+    pytester: pytest.Pytester,
+) -> None:
+    """pytest prints the message as it is with ``--tb=native``: a question id or template id
+    with a line break must not start a line of its own (under GitHub Actions a line
+    beginning with ``::`` is a workflow command)."""
+    inner_test(
+        pytester,
+        """
+        HOSTILE = "q1\\n::error::from an id"
+        REFERENCE = [{"template_id": "t\\n::warning::from a template", "questions": [
+            {"id": HOSTILE, "question_text": "x", "reference_answer": "a",
+             "reference_steps": [[{"name": "sparql_query", "args": {"query": "select 1"},
+                                   "output": "x"}]]},
+        ]}]
+
+        def agent(question):
+            raise RuntimeError("down\\n::error::from a reason")
+
+        def test_hostile(graphrag_eval):
+            graphrag_eval.assert_passes(REFERENCE, agent=agent)
+        """,
+    )
+
+    result = run_inner(pytester, "--tb=native")
+
+    result.assert_outcomes(failed=1)
+    assert not [line for line in result.outlines if line.lstrip().startswith("::")]
+    result.stdout.fnmatch_lines(
+        ["  q1\\n::error::from an id (template t\\n::warning::from a template): RuntimeError: *"]
+    )
+
+
 def test_a_metric_that_could_not_be_computed_fails_the_test(pytester: pytest.Pytester) -> None:
     inner_test(
         pytester,
