@@ -206,7 +206,11 @@ def test_markdown_cells_are_escaped() -> None:
     assert md_text("<img src=x onerror=alert(1)>") == "&lt;img src=x onerror=alert(1)&gt;"
     assert md_text("one\ntwo\r\nthree") == "one<br>two<br>three"
     assert md_text("[click](https://example.com) ![i](x)") == (
-        "\\[click\\](https://example.com) \\!\\[i\\](x)"
+        "\\[click\\](https:\\//example.com) \\!\\[i\\](x)"
+    )
+    # GitHub links a bare URL, www. address or e-mail address by itself: not these.
+    assert md_text("https://evil.example WWW.evil.example a@b.example 12:30") == (
+        "https:\\//evil.example WWW\\.evil.example a\\@b.example 12:30"
     )
     assert md_text("*bold* `code` ~strike~ _em_") == ("\\*bold\\* \\`code\\` \\~strike\\~ \\_em\\_")
     assert md_text("steps_score & answer_f1") == "steps_score &amp; answer_f1"

@@ -38,6 +38,8 @@ Redact = Callable[[str], str]
 # inside a word: steps_score).
 _PUNCTUATION = re.compile(r"[\\`*\[\]|~!#$]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# What GitHub's autolinks start from: ``://`` (https://...), ``www.``, and ``@`` (e-mail).
+_AUTOLINK = re.compile(r"(?<=:)(?=//)|(?i:(?<=www))(?=\.)|(?=@)")
 _PASS, _FAIL = "✅ pass", "❌ FAIL"
 TEMPLATE_ROWS = 100
 """Templates the summary's table shows (the others are counted): GitHub takes at most 1 MiB
@@ -49,13 +51,15 @@ ID_CHARS = 200
 def md_text(text: str, redact: Redact | None = None, limit: int | None = None) -> str:
     """``text`` safe in a Markdown table cell or paragraph: secrets redacted (``redact``),
     cut to ``limit`` characters (with ``...``), hidden characters shown as escapes, Markdown
-    punctuation and pipes escaped, HTML written as text, each line break a ``<br>``."""
+    punctuation and pipes escaped, what GitHub would link by itself (``https://``, ``www.``,
+    ``@``) broken with a ``\\``, HTML written as text, each line break a ``<br>``."""
     if redact is not None:
         text = redact(text)
     if limit is not None and len(text) > limit:
         text = text[:limit] + "..."
     text = visible_text(text).replace("\t", " ")
     text = _PUNCTUATION.sub(lambda match: "\\" + match.group(), text)
+    text = _AUTOLINK.sub("\\\\", text)  # a bare URL or address: text, not a link
     text = html.escape(text, quote=False)
     return _LINE_BREAK.sub("<br>", text)
 
