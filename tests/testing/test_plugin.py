@@ -447,18 +447,22 @@ def test_unusable_gates_and_inputs_fail_in_one_line(pytester: pytest.Pytester) -
             graphrag_eval.evaluate(
                 EXAMPLES / "no-such-reference.yaml", EXAMPLES / "responses.jsonl"
             )
+
+        def test_no_time_at_all(graphrag_eval):
+            graphrag_eval.evaluate(EXAMPLES / "reference.yaml", agent=str, timeout=0)
         """,
     )
 
     result = run_inner(pytester)
 
-    result.assert_outcomes(failed=3)
+    result.assert_outcomes(failed=4)
     result.stdout.fnmatch_lines(
         [
             "*graphrag-eval: --fail-under: no metric writes 'step_score' "
             "(did you mean steps_score?)",
             "*graphrag-eval: fail_on_regression needs a baseline: the output directory of a run",
             "*graphrag-eval: *no-such-reference.yaml*",
+            "*graphrag-eval: timeout=0: a number of seconds over 0 (or None: no limit)",
         ]
     )
     assert "graphrag_eval/" not in result.stdout.str()

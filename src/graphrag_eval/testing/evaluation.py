@@ -156,6 +156,8 @@ def evaluate_in_test(
     started = time.perf_counter()
     if (responses is None) == (agent is None):
         raise ConfigError("give either responses or an agent to ask the questions")
+    if timeout is not None and not timeout > 0:  # 0, a negative number, NaN
+        raise ConfigError(f"timeout={timeout!r}: a number of seconds over 0 (or None: no limit)")
     settings = load_config(config)
     _check_gates(gates, settings)
     out_dir.mkdir(parents=True, exist_ok=True)
