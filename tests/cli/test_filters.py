@@ -141,6 +141,45 @@ def test_compare_restricted(capsys: pytest.CaptureFixture[str], saved: tuple[Pat
     assert err.endswith("no question 'b' in either run (did you mean b1 or b2?)\n")
 
 
+def test_compare_refuses_a_filter_that_selects_nothing_in_one_run(
+    capsys: pytest.CaptureFixture[str], inputs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A template only A has (B's run restricted to tb): nothing would be paired, so the
+    comparison, and its --fail-on-regression, would pass on nothing; one line and exit 2."""
+    run_a, run_b = tmp_path / "a", tmp_path / "b"
+    assert _evaluate(capsys, inputs, run_a)[0] == 0
+    assert _evaluate(capsys, inputs, run_b, "--template", "tb")[0] == 0
+    for a, b in ((run_a, run_b), (run_b, run_a)):
+        code, out, err = run(capsys, "compare", a, b, "--template", "ta", "--fail-on-regression")
+        assert (code, out, err.count("\n")) == (2, "", 1)
+        assert err.endswith(
+            f"{run_b / 'results.jsonl'}: --template ta selects no question of this run: "
+            "nothing to compare\n"
+        )
+    code, out, _ = run(capsys, "compare", run_a, run_b, "--template", "ta", "--template", "tb")
+    assert code == 0 and "\n2 questions in both runs, 3 only in A\n" in out
+
+
+def test_an_id_in_another_unicode_form_is_named_with_its_escapes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``ü`` typed as ``u`` and a combining mark (NFD) is not the reference's ``ü`` (NFC):
+    the hint shows both with escapes, not two ids that print alike."""
+    reference = tmp_path / "reference.yaml"
+    reference.write_text(yaml.safe_dump(dataset(question("q, \u00fcber", answer="A"))))
+    responses = tmp_path / "responses.jsonl"
+    responses.write_text(json.dumps(response("q, \u00fcber", actual_answer="A")) + "\n")
+    out = tmp_path / "out"
+    code, _, err = run(
+        capsys, "evaluate", reference, responses, "-o", out, "-q", "--question", "q, u\u0308ber"
+    )
+    assert code == 2 and err.count("\n") == 1
+    assert err.endswith(
+        "no question 'q, u\u0308ber' in the reference dataset (did you mean 'q, \\xfcber'? it "
+        "differs only in its Unicode form from the 'q, u\\u0308ber' given)\n"
+    )
+
+
 def test_aggregate_restricted(capsys: pytest.CaptureFixture[str], saved: tuple[Path, Path]) -> None:
     code, out, _ = run(capsys, "aggregate", saved[0], "--template", "tb", "--format", "json")
     aggregates = json.loads(out)

@@ -192,3 +192,25 @@ def test_overwrite_removes_the_tables_of_the_earlier_run(tmp_path: Path) -> None
     assert evaluate_cli(*EXAMPLE_ARGS, "-o", out) == 2
     assert evaluate_cli(*EXAMPLE_ARGS, "-o", out, "--overwrite") == 0
     assert not (out / "results.parquet").exists() and (out / "results.jsonl").is_file()
+
+
+def test_a_lone_surrogate_is_written_as_its_escape(tmp_path: Path) -> None:
+    """JSON can hold a lone surrogate (``"\\ud800"``), UTF-8 cannot: a text cell and a JSON
+    cell get the escape ``\\ud800`` (JSON reads it back as the same character),
+    as in ``results.jsonl``, instead of a traceback after the run."""
+    reference = tmp_path / "reference.json"
+    reference.write_text(json.dumps(dataset(question("q1", answer="a"))))
+    responses = tmp_path / "responses.jsonl"
+    step = {"name": "search", "args": {"k": "\udc00"}, "output": "o", "status": "success"}
+    given = response("q1", [step], actual_answer="a\ud800b")
+    responses.write_text(json.dumps(given) + "\n")  # ASCII: the surrogates as escapes
+    out = tmp_path / "out"
+    assert evaluate_cli(reference, responses, "-o", out, "-q", "--format", "csv") == 0
+    with (out / "results.csv").open(newline="", encoding="utf-8") as stream:
+        (row,) = list(csv.DictReader(stream))
+    assert row["actual_answer"] == "a\\ud800b"
+    assert json.loads(row["actual_steps"])[0]["args"] == {"k": "\udc00"}
+    assert main(["report", str(out), "--format", "parquet"]) == 0
+    (cells,) = pq.read_table(out / "results.parquet").to_pylist()
+    assert cells["actual_answer"] == "a\\ud800b"
+    assert json.loads(cells["actual_steps"])[0]["args"] == {"k": "\udc00"}

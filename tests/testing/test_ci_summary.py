@@ -6,6 +6,7 @@ escaping; a summary file that cannot be written; no secret in any of it."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -13,10 +14,12 @@ import yaml
 
 from graphrag_eval.cli import main
 from graphrag_eval.cli.ci_summary import (
+    SUMMARY_CHARS,
     annotation,
     escape_data,
     escape_property,
     summary_redactor,
+    write_summary,
 )
 from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.report.markdown import md_text
@@ -203,7 +206,11 @@ def test_markdown_cells_are_escaped() -> None:
     assert md_text("<img src=x onerror=alert(1)>") == "&lt;img src=x onerror=alert(1)&gt;"
     assert md_text("one\ntwo\r\nthree") == "one<br>two<br>three"
     assert md_text("[click](https://example.com) ![i](x)") == (
-        "\\[click\\](https://example.com) \\!\\[i\\](x)"
+        "\\[click\\](https:\\//example.com) \\!\\[i\\](x)"
+    )
+    # GitHub links a bare URL, www. address or e-mail address by itself: not these.
+    assert md_text("https://evil.example WWW.evil.example a@b.example 12:30") == (
+        "https:\\//evil.example WWW\\.evil.example a\\@b.example 12:30"
     )
     assert md_text("*bold* `code` ~strike~ _em_") == ("\\*bold\\* \\`code\\` \\~strike\\~ \\_em\\_")
     assert md_text("steps_score & answer_f1") == "steps_score &amp; answer_f1"
@@ -272,6 +279,65 @@ def test_an_unwritable_summary_is_a_warning_and_keeps_the_exit_code(
             "No such file or directory",
         ]
         assert (out / "results.jsonl").is_file()
+
+
+def test_a_job_summary_that_is_a_fifo_or_a_link_is_a_warning_not_a_hang(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``$GITHUB_STEP_SUMMARY`` is appended to only when it is a regular file: a FIFO (which
+    blocks a writer until someone reads it), a device or a symbolic link is a warning."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # so that opening it cannot block
+    target = tmp_path / "elsewhere.md"
+    target.write_text("kept\n")
+    link = tmp_path / "link.md"
+    link.symlink_to(target)
+    try:
+        for path, reason in ((fifo, "not a regular file"), (link, "a symbolic link")):
+            monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(path))
+            write_summary("## summary", None)
+            warning = f"warning: cannot write the CI summary to {path}: {reason}\n"
+            assert capsys.readouterr().err == warning
+        assert os.read(reader, 100) == b""  # nothing was written into the FIFO
+    finally:
+        os.close(reader)
+    assert target.read_text() == "kept\n"
+    regular = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(regular))
+    write_summary("## one", None)
+    write_summary("## two", None)
+    assert regular.read_text() == "## one\n\n## two\n\n"
+
+
+def test_the_summary_stays_under_githubs_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """400 templates with ids of 3,000 characters (1.2 MB of ids): the table shows the
+    first 100, each id cut to 200 characters, and counts the others; no summary is over
+    SUMMARY_CHARS (GitHub drops a step's whole summary over 1 MiB)."""
+    questions = [
+        dataset(question(f"q{i}", answer="A"), template_id=f"{i:03d}" + "t" * 3000)
+        for i in range(400)
+    ]
+    reference = tmp_path / "reference.json"
+    reference.write_text(json.dumps([group for each in questions for group in each]))
+    responses = tmp_path / "responses.jsonl"
+    responses.write_text("".join(json.dumps(response(f"q{i}")) + "\n" for i in range(400)))
+    summary = tmp_path / "summary.md"
+    out = tmp_path / "out"
+    assert run("evaluate", reference, responses, "-o", out, "-q", "--summary-md", summary) == 0
+    text = summary.read_text()
+    assert len(text) < 100_000
+    assert "\n| 099" + "t" * 197 + "... |" in text and "| 100t" not in text
+    assert "\n300 more templates in aggregates.yaml\n" in text
+    long = "\n".join(f"| row {i} | " + "x" * 100 for i in range(5_000))
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "step.md"))
+    write_summary(long, None)
+    kept = (tmp_path / "step.md").read_text()
+    assert len(kept) < SUMMARY_CHARS + 200 and kept.endswith("the run's files)\n\n")
+    last = kept.split("\n\n(summary cut at ")[0].splitlines()[-1]
+    assert last.startswith("| row ") and last.endswith("x" * 100)  # whole lines only
 
 
 def test_the_summary_redacts_the_configs_secrets(monkeypatch: pytest.MonkeyPatch) -> None:

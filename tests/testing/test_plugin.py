@@ -194,7 +194,8 @@ def test_a_callable_agent_is_asked_concurrently_and_its_exception_stays_on_its_q
             "E         q3 (template t1): RuntimeError: the tool server is down",
         ]
     )
-    out_dir = pytester.path / "runs" / "test_inner.py_test_sync_agent" / "graphrag-eval"
+    (kept,) = (pytester.path / "runs").glob("test_inner.py_test_sync_agent-*")
+    out_dir = kept / "graphrag-eval"
     records = {
         record["question_id"]: record
         for record in map(json.loads, (out_dir / "results.jsonl").read_text().splitlines())
@@ -215,6 +216,96 @@ def test_a_callable_agent_is_asked_concurrently_and_its_exception_stays_on_its_q
         "status": "error",
         "error": "agent: RuntimeError: the tool server is down",
     }
+
+
+def test_an_agent_that_hangs_exits_or_replies_garbage_fails_on_that_question_only(
+    pytester: pytest.Pytester,
+) -> None:
+    """With ``timeout=``, a question the agent never answers fails after that long (the
+    thread is left behind, not waited for); ``sys.exit`` in the agent and a reply with a
+    field that is not as documented (``actual_steps`` not a list) fail their question; the
+    others are scored."""
+    write_steps_data(pytester.path / "data", count=6)
+    inner_test(
+        pytester,
+        """
+        import json, sys, threading
+
+        GOOD = {
+            json.loads(line)["question_id"]: json.loads(line)
+            for line in (DATA / "good.jsonl").read_text().splitlines()
+        }
+        never = threading.Event()
+
+        def agent(question):
+            if question.id == "q0":
+                never.wait()  # hangs until the test has its verdict
+            if question.id == "q1":
+                sys.exit(3)
+            if question.id == "q2":
+                return {"actual_answer": "a", "actual_steps": "not a list"}
+            return GOOD[question.id]
+
+        def test_agent(graphrag_eval):
+            try:
+                graphrag_eval.assert_passes(DATA / "reference.yaml", agent=agent, timeout=2)
+            finally:
+                never.set()
+                run = graphrag_eval.runs[0]
+                assert [r.get("steps_score") for r in run.records[3:]] == [1.0, 1.0, 1.0]
+        """,
+    )
+
+    result = run_inner(pytester)
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "E * AssertionError: graphrag-eval: 1 check failed; the run is in *",
+            "E *   FAIL agent: failed on 3 of 6 questions",
+            "E * questions the agent failed on:",
+            "E *   q0 (template t1): no reply within 2 s (timeout=)",
+            "E *   q1 (template t1): SystemExit: 3",
+            "E *   q2 (template t1): returned a malformed response: actual_steps: input "
+            "should be a valid list (got 'not a list')",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_tests_whose_ids_differ_only_in_replaced_characters_keep_their_own_runs(
+    pytester: pytest.Pytester,
+) -> None:
+    """``t[a b]`` and ``t[a_b]`` (alike once the space is replaced), and two ids alike in
+    their first 120 characters, each get their own directory under --graphrag-eval-dir: one
+    test's run never replaces another's (nor, under pytest-xdist, runs into it)."""
+    inner_test(
+        pytester,
+        """
+        import pytest
+
+        LONG = "x" * 130
+
+        @pytest.mark.parametrize("name", ["a b", "a_b", LONG + "1", LONG + "2"], ids=str)
+        def test_each(graphrag_eval, name):
+            run = graphrag_eval.evaluate(
+                EXAMPLES / "reference.yaml",
+                EXAMPLES / "responses.jsonl",
+                config=EXAMPLES / "config.yaml",
+            )
+            (run.out_dir / "name.txt").write_text(name)
+        """,
+    )
+
+    result = run_inner(pytester, "--graphrag-eval-dir", "runs")
+
+    result.assert_outcomes(passed=4)
+    kept = sorted(path.name for path in (pytester.path / "runs").iterdir())
+    assert len(kept) == 4 and all(name.startswith("test_inner.py_test_each_") for name in kept)
+    names = {
+        (pytester.path / "runs" / name / "graphrag-eval" / "name.txt").read_text() for name in kept
+    }
+    assert names == {"a b", "a_b", "x" * 130 + "1", "x" * 130 + "2"}
 
 
 def test_the_regression_gate_against_a_baseline_run(pytester: pytest.Pytester) -> None:
@@ -274,6 +365,39 @@ def test_the_regression_gate_against_a_baseline_run(pytester: pytest.Pytester) -
     assert "q2 (template t1)" not in result.stdout.str()  # worst=2
 
 
+def test_a_line_break_in_an_id_stays_inside_its_line_of_the_message(
+    pytester: pytest.Pytester,
+) -> None:
+    """pytest prints the message as it is with ``--tb=native``: a question id or template id
+    with a line break must not start a line of its own (under GitHub Actions a line
+    beginning with ``::`` is a workflow command)."""
+    inner_test(
+        pytester,
+        """
+        HOSTILE = "q1\\n::error::from an id"
+        REFERENCE = [{"template_id": "t\\n::warning::from a template", "questions": [
+            {"id": HOSTILE, "question_text": "x", "reference_answer": "a",
+             "reference_steps": [[{"name": "sparql_query", "args": {"query": "select 1"},
+                                   "output": "x"}]]},
+        ]}]
+
+        def agent(question):
+            raise RuntimeError("down\\n::error::from a reason")
+
+        def test_hostile(graphrag_eval):
+            graphrag_eval.assert_passes(REFERENCE, agent=agent)
+        """,
+    )
+
+    result = run_inner(pytester, "--tb=native")
+
+    result.assert_outcomes(failed=1)
+    assert not [line for line in result.outlines if line.lstrip().startswith("::")]
+    result.stdout.fnmatch_lines(
+        ["  q1\\n::error::from an id (template t\\n::warning::from a template): RuntimeError: *"]
+    )
+
+
 def test_a_metric_that_could_not_be_computed_fails_the_test(pytester: pytest.Pytester) -> None:
     inner_test(
         pytester,
@@ -323,18 +447,22 @@ def test_unusable_gates_and_inputs_fail_in_one_line(pytester: pytest.Pytester) -
             graphrag_eval.evaluate(
                 EXAMPLES / "no-such-reference.yaml", EXAMPLES / "responses.jsonl"
             )
+
+        def test_no_time_at_all(graphrag_eval):
+            graphrag_eval.evaluate(EXAMPLES / "reference.yaml", agent=str, timeout=0)
         """,
     )
 
     result = run_inner(pytester)
 
-    result.assert_outcomes(failed=3)
+    result.assert_outcomes(failed=4)
     result.stdout.fnmatch_lines(
         [
             "*graphrag-eval: --fail-under: no metric writes 'step_score' "
             "(did you mean steps_score?)",
             "*graphrag-eval: fail_on_regression needs a baseline: the output directory of a run",
             "*graphrag-eval: *no-such-reference.yaml*",
+            "*graphrag-eval: timeout=0: a number of seconds over 0 (or None: no limit)",
         ]
     )
     assert "graphrag_eval/" not in result.stdout.str()

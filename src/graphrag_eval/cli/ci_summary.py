@@ -11,7 +11,9 @@ code is the one its run decided.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -19,6 +21,7 @@ from typing import Any, TextIO
 
 from graphrag_eval.cli.console import stderr
 from graphrag_eval.cli.evaluate_summary import RunOutcome
+from graphrag_eval.cli.workflow_commands import write_command
 from graphrag_eval.comparison.gates import (
     Threshold,
     check_comparison_thresholds,
@@ -43,6 +46,7 @@ from graphrag_eval.results.write_run import REPORT_HTML
 
 __all__ = [
     "STEP_SUMMARY_ENV",
+    "SUMMARY_CHARS",
     "annotation",
     "compare_ci_report",
     "escape_data",
@@ -53,6 +57,9 @@ __all__ = [
 ]
 
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
+SUMMARY_CHARS = 250_000
+"""The most a summary writes (up to 4 bytes a character in UTF-8: under GitHub's 1 MiB a
+step, with room for the other steps' summaries)."""
 _TITLE = "graphrag-eval"
 
 
@@ -110,10 +117,10 @@ def _leaves(data: Any, name: str = "") -> Iterable[tuple[str, Any]]:
 
 
 def write_summary(text: str, summary_md: Path | None) -> None:
-    """Append ``text`` to ``$GITHUB_STEP_SUMMARY`` when set, and write it to ``summary_md``
-    when given (replaced atomically, a link replaced, never followed); a file that cannot be
-    written is a warning on standard error."""
-    text = text.rstrip("\n") + "\n\n"
+    """Append ``text`` to ``$GITHUB_STEP_SUMMARY`` when set (a regular file only), and write
+    it to ``summary_md`` when given (replaced atomically, a link replaced, never followed); a
+    file that cannot be written is a warning on standard error."""
+    text = _bounded(text.rstrip("\n")) + "\n\n"
     step_summary = os.environ.get(STEP_SUMMARY_ENV)
     if step_summary:
         _write(Path(step_summary), lambda path: _append(path, text))
@@ -121,8 +128,33 @@ def write_summary(text: str, summary_md: Path | None) -> None:
         _write(summary_md, lambda path: write_text_atomic(path, text))
 
 
+def _bounded(text: str) -> str:
+    """``text`` cut at the last line that fits in :data:`SUMMARY_CHARS` characters, with a
+    line saying so (GitHub drops a step's whole summary over 1 MiB)."""
+    if len(text) <= SUMMARY_CHARS:
+        return text
+    cut = text[:SUMMARY_CHARS]
+    cut = cut[: cut.rfind("\n")] if "\n" in cut else cut
+    return (
+        f"{cut}\n\n(summary cut at {SUMMARY_CHARS:,} characters: the whole is in the run's files)"
+    )
+
+
 def _append(path: Path, text: str) -> None:
-    with path.open("a", encoding="utf-8", newline="\n") as file:
+    """Append to ``path`` when it is a regular file: a symbolic link is not followed, and a
+    FIFO or a device is refused without blocking (a FIFO nobody reads would hang the run)."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC
+    if path.is_symlink():
+        raise OSError(errno.ELOOP, "a symbolic link")
+    try:
+        fd = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    except OSError as exc:
+        if exc.errno in (errno.ENXIO, errno.ELOOP):  # a FIFO without a reader; a link
+            raise OSError(exc.errno, "not a regular file") from None
+        raise
+    with os.fdopen(fd, "a", encoding="utf-8", newline="\n") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
         file.write(text)
 
 
@@ -145,8 +177,7 @@ def _annotate(lines: Sequence[tuple[str, str]], redact: Redact, stream: TextIO |
         return
     out = stream if stream is not None else sys.stdout
     for level, message in lines:
-        out.write(annotation(level, visible_text(redact(message))) + "\n")
-    out.flush()
+        write_command(out, annotation(level, visible_text(redact(message))))
 
 
 def _wanted(summary_md: Path | None) -> bool:

@@ -23,6 +23,7 @@ from graphrag_eval.cli.signals import (
     command_signals,
     interrupt_exit_code,
 )
+from graphrag_eval.cli.workflow_commands import guarded_output
 from graphrag_eval.errors import GraphragEvalError
 
 __all__ = [
@@ -105,7 +106,7 @@ def run_command(command: click.Command, args: list[str], prog_name: str) -> int:
     """Run ``command`` with ``args``; its exit code, with a user error printed as one line."""
     debug = "--debug" in args
     _command_line[:] = [prog_name, *args]
-    with command_signals(debug):
+    with command_signals(debug), guarded_output():  # no input's text runs as a CI command
         return _run(command, args, prog_name, debug)
 
 

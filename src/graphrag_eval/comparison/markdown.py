@@ -15,7 +15,7 @@ from graphrag_eval.comparison.units import (
     format_amount_interval,
 )
 from graphrag_eval.formatting import plural
-from graphrag_eval.report.markdown import Redact, md_table, md_text
+from graphrag_eval.report.markdown import ID_CHARS, Redact, md_table, md_text
 
 __all__ = ["comparison_markdown", "worse_items_markdown"]
 
@@ -105,8 +105,8 @@ def worse_items_markdown(comparison: Comparison, redact: Redact | None = None) -
             rows.append(
                 (
                     md_text(name),
-                    md_text(item.question_id, redact),
-                    md_text(item.template_id, redact),
+                    md_text(item.question_id, redact, ID_CHARS),
+                    md_text(item.template_id, redact, ID_CHARS),
                     md_text(format_amount(item.a, change.unit)),
                     md_text(format_amount(item.b, change.unit)),
                     md_text(comparison.cause(item.question_id)),

@@ -21,7 +21,15 @@ from graphrag_eval.report.console import _declared, _fitting_headline, _metric_k
 from graphrag_eval.results.aggregates import Aggregates, GroupAggregates
 from graphrag_eval.results.model import ResultLayout
 
-__all__ = ["GateRow", "gates_markdown", "md_table", "md_text", "run_markdown"]
+__all__ = [
+    "ID_CHARS",
+    "TEMPLATE_ROWS",
+    "GateRow",
+    "gates_markdown",
+    "md_table",
+    "md_text",
+    "run_markdown",
+]
 
 Redact = Callable[[str], str]
 
@@ -30,17 +38,28 @@ Redact = Callable[[str], str]
 # inside a word: steps_score).
 _PUNCTUATION = re.compile(r"[\\`*\[\]|~!#$]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# What GitHub's autolinks start from: ``://`` (https://...), ``www.``, and ``@`` (e-mail).
+_AUTOLINK = re.compile(r"(?<=:)(?=//)|(?i:(?<=www))(?=\.)|(?=@)")
 _PASS, _FAIL = "✅ pass", "❌ FAIL"
+TEMPLATE_ROWS = 100
+"""Templates the summary's table shows (the others are counted): GitHub takes at most 1 MiB
+of summary per step."""
+ID_CHARS = 200
+"""Characters of a template or question id a summary shows."""
 
 
-def md_text(text: str, redact: Redact | None = None) -> str:
+def md_text(text: str, redact: Redact | None = None, limit: int | None = None) -> str:
     """``text`` safe in a Markdown table cell or paragraph: secrets redacted (``redact``),
-    hidden characters shown as escapes, Markdown punctuation and pipes escaped, HTML written
-    as text, each line break a ``<br>``."""
+    cut to ``limit`` characters (with ``...``), hidden characters shown as escapes, Markdown
+    punctuation and pipes escaped, what GitHub would link by itself (``https://``, ``www.``,
+    ``@``) broken with a ``\\``, HTML written as text, each line break a ``<br>``."""
     if redact is not None:
         text = redact(text)
+    if limit is not None and len(text) > limit:
+        text = text[:limit] + "..."
     text = visible_text(text).replace("\t", " ")
     text = _PUNCTUATION.sub(lambda match: "\\" + match.group(), text)
+    text = _AUTOLINK.sub("\\\\", text)  # a bare URL or address: text, not a link
     text = html.escape(text, quote=False)
     return _LINE_BREAK.sub("<br>", text)
 
@@ -142,7 +161,10 @@ def _templates(
         return ""
     shown, _ = _fitting_headline(keys, 10_000, declared)
     rows = []
-    groups = [(md_text(str(t), redact), group) for t, group in per_template.items()]
+    groups = [
+        (md_text(str(t), redact, ID_CHARS), group)
+        for t, group in list(per_template.items())[:TEMPLATE_ROWS]
+    ]
     for label, group in [*groups, ("**all**", micro)]:
         means = [(group.statistics(key), _spec(key, declared).unit) for key in shown]
         rows.append(
@@ -155,4 +177,8 @@ def _templates(
             )
         )
     header = ("template", "ok", "errors", "missing", *(md_text(key) for key in shown))
-    return "Per template (means):\n\n" + md_table(header, rows)
+    table = "Per template (means):\n\n" + md_table(header, rows)
+    if len(per_template) > TEMPLATE_ROWS:
+        more = plural(len(per_template) - TEMPLATE_ROWS, "more template")
+        table += f"\n\n{more} in aggregates.yaml"
+    return table

@@ -20,13 +20,14 @@ import enum
 import io
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from graphrag_eval.errors import GraphragEvalError
-from graphrag_eval.files.documents import atomic_stream
+from graphrag_eval.files.documents import JSON_TEXT_ERRORS, atomic_stream
 from graphrag_eval.metrics.registry import declared_outputs
 from graphrag_eval.version import __version__
 
@@ -62,6 +63,7 @@ _BATCH_ROWS = 1024
 _INT64 = (-(2**63), 2**63 - 1)
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 """What a cell a spreadsheet would read as a formula begins with (OWASP, "CSV Injection")."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class ColumnType(enum.Enum):
@@ -201,7 +203,10 @@ def _csv_cell(value: Any) -> str:
 
 
 def _write_csv(stream: Any, columns: Sequence[Column], records: Iterable[Mapping[str, Any]]) -> int:
-    text = io.TextIOWrapper(stream, encoding="utf-8", newline="", write_through=True)
+    # A lone surrogate (JSON has them, UTF-8 not) is written as its escape, as in results.jsonl.
+    text = io.TextIOWrapper(
+        stream, encoding="utf-8", errors=JSON_TEXT_ERRORS, newline="", write_through=True
+    )
     writer = csv.writer(text, lineterminator="\r\n")
     writer.writerow([spreadsheet_safe(column.name) for column in columns])
     rows = 0
@@ -231,7 +236,7 @@ def _arrow_schema(pa: Any, columns: Sequence[Column]) -> pyarrow.Schema:
         if spec is not None:
             metadata |= {"graphrag_eval.unit": spec[0].unit.value}
             metadata |= {"graphrag_eval.kind": spec[0].kind.value}
-        fields.append(pa.field(column.name, types[column.type], metadata=metadata))
+        fields.append(pa.field(_utf8(column.name), types[column.type], metadata=metadata))
     return pa.schema(fields, metadata={"graphrag_eval_version": __version__})
 
 
@@ -245,7 +250,7 @@ def _write_parquet(
     with pa.parquet.ParquetWriter(stream, schema) as writer:
         for record in records:
             for values, value in zip(batch, _cells(columns, record), strict=True):
-                values.append(value)
+                values.append(_utf8(value) if isinstance(value, str) else value)
             rows += 1
             if len(batch[0]) >= _BATCH_ROWS:
                 writer.write_batch(pa.record_batch(batch, schema=schema))
@@ -253,3 +258,11 @@ def _write_parquet(
         if rows == 0 or (batch and batch[0]):
             writer.write_batch(pa.record_batch(batch, schema=schema))
     return rows
+
+
+def _utf8(text: str) -> str:
+    """``text`` with each lone surrogate written as its escape (``\\ud800``, which JSON reads
+    back as the same character), as ``results.jsonl`` has it: Parquet holds UTF-8 only."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-8", JSON_TEXT_ERRORS).decode("utf-8")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import unicodedata
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +56,11 @@ class QuestionFilter:
             return True
         return str(question_id) in self.questions or str(template_id) in self.templates
 
+    def describe(self) -> str:
+        """The options as given: ``--question q1 --template t2``."""
+        options = [f"--question {id_}" for id_ in self.questions]
+        return " ".join(options + [f"--template {id_}" for id_ in self.templates])
+
     def as_record(self) -> dict[str, list[str]] | None:
         """The filter as ``run.yaml`` and ``checkpoint.json`` record it (``None``: none)."""
         if not self.active:
@@ -78,9 +84,9 @@ class QuestionFilter:
         ):
             for id_ in given:
                 if id_ not in known:
-                    close = closest_ids(id_, known)
-                    hint = f" (did you mean {' or '.join(close)}?)" if close else ""
-                    raise InputError(f"no {option} {id_!r} in {where}{hint}", file=file)
+                    raise InputError(
+                        f"no {option} {id_!r} in {where}{_hint(id_, known)}", file=file
+                    )
 
     def restrict_inputs(
         self,
@@ -137,6 +143,11 @@ class QuestionFilter:
             where="either run" if others else "this run",
         )
         kept = [r for r in run.results.results if self.keeps(r.template_id, r.question_id)]
+        if not kept:  # the ids are the other run's only: a comparison of nothing would pass
+            raise InputError(
+                f"{self.describe()} selects no question of this run: nothing to compare",
+                file=str(run.results_path),
+            )
         typed = RunResult(kept, run.results.layout)
         return dataclasses.replace(run, results=typed, aggregates=aggregate(typed, run.config))
 
@@ -155,6 +166,26 @@ def closest_ids(id_: str, known: Iterable[str]) -> list[str]:
     folded = [other for other in ids if other.casefold() == id_.casefold()]
     starting = [other for other in ids if id_ and other.startswith(id_)]
     return list(dict.fromkeys(folded + starting + close))[:3]
+
+
+def _hint(id_: str, known: Iterable[str]) -> str:
+    """`` (did you mean ...?)`` with the closest ids; one that differs from ``id_`` only in
+    its Unicode form (``ü`` as one character or as ``u`` and a combining mark) is shown
+    with its escapes, since both print alike."""
+    close = closest_ids(id_, known)
+    if not close:
+        return ""
+    same = [other for other in close if _nfc(other) == _nfc(id_)]
+    if same:
+        return (
+            f" (did you mean {same[0]!a}? it differs only in its Unicode form from the "
+            f"{id_!a} given)"
+        )
+    return f" (did you mean {' or '.join(close)}?)"
+
+
+def _nfc(text: str) -> str:
+    return unicodedata.normalize("NFC", text)
 
 
 def _strings(value: Any) -> list[str]:

@@ -12,8 +12,11 @@ responses file), and the others are asked and scored.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import inspect
 import json
+import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -55,26 +58,34 @@ class AgentFailure:
 
 
 def ask_agent(
-    agent: Agent, questions: Sequence[ReferenceQuestion], concurrency: int
+    agent: Agent,
+    questions: Sequence[ReferenceQuestion],
+    concurrency: int,
+    timeout: float | None = None,
 ) -> Awaitable[tuple[list[dict[str, Any]], list[AgentFailure]]]:
     """Ask ``agent`` every question, at most ``concurrency`` at a time (a plain function in
-    worker threads): the responses in the reference's order, and the questions it failed on."""
-    return _ask_all(agent, questions, max(1, concurrency))
+    worker threads), each for at most ``timeout`` seconds: the responses in the reference's
+    order, and the questions it failed on."""
+    return _ask_all(agent, questions, max(1, concurrency), timeout)
 
 
 async def _ask_all(
-    agent: Agent, questions: Sequence[ReferenceQuestion], concurrency: int
+    agent: Agent, questions: Sequence[ReferenceQuestion], concurrency: int, timeout: float | None
 ) -> tuple[list[dict[str, Any]], list[AgentFailure]]:
     slots = asyncio.Semaphore(concurrency)
 
     async def one(question: ReferenceQuestion) -> tuple[dict[str, Any], AgentFailure | None]:
         asked = AgentQuestion(question.id, question.question_text, question.template_id)
         async with slots:
+            deadline = asyncio.timeout(timeout)
             try:
-                reply = await _call(agent, asked)
+                async with deadline:
+                    reply = await _call(agent, asked)
                 return _response(question, reply), None
-            except Exception as exc:  # the agent's own error: that question's failure
+            except (Exception, SystemExit) as exc:  # the agent's error: that question's
                 reason = _reason(exc)
+                if deadline.expired():
+                    reason = f"no reply within {timeout:g} s (timeout=)"
         failure = AgentFailure(question.id, question.template_id, reason)
         error = {"question_id": question.id, "status": "error", "error": f"agent: {reason}"}
         return error, failure
@@ -91,10 +102,38 @@ async def _call(agent: Agent, question: AgentQuestion) -> Any:
         getattr(agent, "__call__", None)  # noqa: B004 (an object with an async __call__)
     ):
         return await agent(question)
-    reply = await asyncio.to_thread(agent, question)
+    reply = await _in_thread(agent, question)
     if inspect.isawaitable(reply):
         return await reply
     return reply
+
+
+async def _in_thread(agent: Agent, question: AgentQuestion) -> Any:
+    """``agent(question)`` in a daemon thread of its own: an agent that never returns is
+    left behind on a timeout or Ctrl-C, instead of holding the event loop's (and the test
+    session's) end until it does, as the loop's default executor would."""
+    loop = asyncio.get_running_loop()
+    reply: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def settle(error: BaseException | None, value: Any) -> None:
+        if reply.done():  # timed out or cancelled meanwhile
+            return
+        if error is not None:
+            reply.set_exception(error)
+        else:
+            reply.set_result(value)
+
+    def run() -> None:
+        try:
+            value, error = context.run(agent, question), None
+        except BaseException as exc:  # settled in the loop: the caller decides
+            value, error = None, exc
+        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits
+            loop.call_soon_threadsafe(settle, error, value)
+
+    threading.Thread(target=run, name=f"agent {question.id}"[:60], daemon=True).start()
+    return await reply
 
 
 def _response(question: ReferenceQuestion, reply: Any) -> dict[str, Any]:

@@ -147,6 +147,7 @@ def evaluate_in_test(
     out_dir: Path,
     gates: Gates,
     concurrency: int = 8,
+    timeout: float | None = None,
 ) -> Evaluation:
     """Evaluate into ``out_dir`` (replacing an earlier run there) and check ``gates``.
 
@@ -155,6 +156,8 @@ def evaluate_in_test(
     started = time.perf_counter()
     if (responses is None) == (agent is None):
         raise ConfigError("give either responses or an agent to ask the questions")
+    if timeout is not None and not timeout > 0:  # 0, a negative number, NaN
+        raise ConfigError(f"timeout={timeout!r}: a number of seconds over 0 (or None: no limit)")
     settings = load_config(config)
     _check_gates(gates, settings)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -164,7 +167,9 @@ def evaluate_in_test(
         questions = prepare_reference(
             reference, Diagnostics(), settings.steps.rules.keys(), sparql=settings.sparql
         )
-        responses, agent_failures = run_sync(lambda: ask_agent(agent, questions, concurrency))
+        responses, agent_failures = run_sync(
+            lambda: ask_agent(agent, questions, concurrency, timeout)
+        )
         write_text_atomic(out_dir / RESPONSES_JSONL, results_jsonl_text(responses))
     run = run_sync(lambda: evaluate(reference, responses, settings))
     summary = RunSummary.of(
@@ -178,6 +183,8 @@ def evaluate_in_test(
     from graphrag_eval.report.html import write_report  # Jinja and pygal: only here
 
     write_report(saved, out_dir / REPORT_HTML)
+    if agent is not None:  # a reply with a field that is not as documented: not a response
+        agent_failures += _malformed(run.results)
     evaluation = Evaluation(
         out_dir, run.results, written.aggregates, gates, agent_failures=agent_failures
     )
@@ -194,6 +201,21 @@ def evaluate_in_test(
     if gates.baseline is not None:
         _check_baseline(evaluation, saved, gates)
     return evaluation
+
+
+def _malformed(records: Sequence[dict[str, Any]]) -> list[AgentFailure]:
+    """The questions whose reply had a field the evaluation had to ignore (its
+    ``input_errors``: ``actual_steps`` not a list, a step without a name, ...)."""
+    failures = []
+    for record in records:
+        errors = record.get("input_errors")
+        if isinstance(errors, list) and errors:
+            question_id = str(record.get("question_id"))
+            first = str(errors[0]).split(f"(question {question_id!r}): ", 1)[-1]
+            more = f" (and {len(errors) - 1:,} more)" if len(errors) > 1 else ""
+            reason = f"returned a malformed response: {first}{more}"
+            failures.append(AgentFailure(question_id, str(record.get("template_id")), reason))
+    return failures
 
 
 def _described(source: Any, data: str = "responses data") -> str:

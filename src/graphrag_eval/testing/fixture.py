@@ -4,6 +4,7 @@ package (docs/integrations.md, "pytest")."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -25,10 +26,13 @@ _NAME_CHARS = 120
 
 def test_directory(root: Path, node_id: str) -> Path:
     """The directory under ``root`` that keeps the runs of the test ``node_id``: its id with
-    every character but letters, digits, ``_``, ``.`` and ``-`` replaced (never a path out
-    of ``root``)."""
+    every character but letters, digits, ``_``, ``.`` and ``-`` replaced, cut short, then
+    ``-`` and a digest of the whole id, so that two tests never share one (``t[a b]`` and
+    ``t[a_b]``, or two long ids alike in their first characters); never a path out of
+    ``root``."""
     name = _UNSAFE.sub("_", node_id).strip("._")[:_NAME_CHARS] or "test"
-    return root / name
+    digest = hashlib.sha256(node_id.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return root / f"{name}-{digest}"
 
 
 class GraphragEval:
@@ -55,10 +59,12 @@ class GraphragEval:
         baseline: str | Path | None = None,
         fail_on_regression: bool | Iterable[str] | None = None,
         concurrency: int = 8,
+        timeout: float | None = None,
         out_dir: str | Path | None = None,
     ) -> Evaluation:
         """Evaluate ``responses`` (a file, or the data of one) or the answers of ``agent``
-        (asked every question, ``concurrency`` at a time) against ``reference``, and check
+        (asked every question, ``concurrency`` at a time, each for at most ``timeout``
+        seconds) against ``reference``, and check
         the gates: ``fail_under``/``fail_over`` as on the command line
         (``"steps_score=0.8"``, a list of them, or ``{"steps_score": 0.8}``), and, given a
         ``baseline`` run directory, no significant regression (``fail_on_regression``: every
@@ -69,7 +75,7 @@ class GraphragEval:
         try:
             gates = parse_gates(fail_under, fail_over, baseline, fail_on_regression)
             evaluation = evaluate_in_test(
-                reference, responses, agent, config, where, gates, concurrency
+                reference, responses, agent, config, where, gates, concurrency, timeout
             )
         except GraphragEvalError as exc:
             pytest.fail(f"graphrag-eval: {exc}", pytrace=False)

@@ -2,7 +2,7 @@
 explain them (the lowest on a missed threshold, the largest falls from the baseline, the
 questions the agent or a metric failed on), and where the run's files are
 (docs/integrations.md, "pytest"). Every text from the inputs is shown with its hidden
-characters escaped (:func:`graphrag_eval.formatting.visible_text`)."""
+characters escaped (:func:`graphrag_eval.formatting.visible_text`) and each on one line."""
 
 from __future__ import annotations
 
@@ -52,7 +52,15 @@ def failure_message(evaluation: Evaluation, worst: int = 5) -> str:
         ],
         worst,
     )
-    return "\n".join(visible_text(line) for line in lines)
+    return "\n".join(_one_line(line) for line in lines)
+
+
+def _one_line(line: str) -> str:
+    """``line`` with its hidden characters escaped, and a line break (from an id, a reason)
+    written as ``\\n``: each entry stays on its line, and no line of the message begins
+    with what the input put after a break (``::error::``, a workflow command under GitHub
+    Actions, with ``--tb=native``)."""
+    return visible_text(line).replace("\n", "\\n")
 
 
 def _gated(evaluation: Evaluation) -> list[str]:

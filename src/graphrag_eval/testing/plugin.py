@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from graphrag_eval.testing.fixture import GraphragEval
 
 _DIR_HELP = (
-    "keep each test's graphrag-eval runs in DIR/<test id>/ (default: the test's tmp_path; "
+    "keep each test's graphrag-eval runs in DIR/<test id>-<digest>/ (default: the test's tmp_path; "
     "a relative DIR is under the rootdir)"
 )
 
