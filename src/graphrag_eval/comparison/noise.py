@@ -1,0 +1,214 @@
+"""The two-level bootstrap of a paired difference whose values are means of judge repeats:
+questions are resampled, then each drawn question's repeats, so that the interval includes
+the judge's noise; and how the interval's variance splits between the questions and the judge
+(docs/report.md, "Judge noise in a comparison").
+
+The model is the one-way random-effects model of each question's difference ``d_i = mean of
+B's repeats - mean of A's repeats``: ``d_i = delta + q_i + e_i``, ``q_i`` the question's own
+difference (variance ``sigma_b^2``), ``e_i`` the judge's noise on its repeats (variance
+``v_i = s_Ai^2 / k_Ai + s_Bi^2 / k_Bi``). Resampling the observed ``d_i`` and then their repeats
+as they are would count the judge's noise twice (the spread of the ``d_i`` already holds it),
+so the questions' stage resamples the ``d_i`` shrunk towards their mean by
+``sqrt(sigma_b^2 / s_d^2)`` and the repeats' stage resamples each question's residuals scaled
+by ``sqrt(k / (k - 1))``: the resampled mean then has the variance
+``sigma_b^2 / n + mean(v_i) / n``, both sources once each.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+
+__all__ = ["POWER", "RunRepeats", "TwoLevel", "two_level_interval"]
+
+POWER = 0.8
+"""The power at which the minimum detectable difference is given."""
+_CELLS_PER_CHUNK = 2_000_000  # resamples x questions x repeats drawn at once
+_MAX_DRAWS = 3_125  # 5^5: up to 5 repeats, a question's draws are tabled
+
+
+@dataclass(frozen=True, slots=True)
+class RunRepeats:
+    """One run's repeats of one metric over the paired questions of a scope."""
+
+    residuals: np.ndarray
+    """Questions x repeats: each valid repeat's deviation from its question's mean, scaled by
+    ``sqrt(k / (k - 1))``, packed to the left; 0 where there is no repeat."""
+    counts: np.ndarray
+    """Per question, its valid repeats (1 for a value without repeats: no noise measured)."""
+    within: np.ndarray
+    """Per question, the judge's variance of its mean, ``s^2 / k`` (0 where k is 1)."""
+
+    @classmethod
+    def of(cls, repeats: np.ndarray) -> RunRepeats:
+        """From a questions x repeats matrix of values, NaN for a failed or absent repeat."""
+        valid = ~np.isnan(repeats)
+        counts = valid.sum(axis=1)
+        safe = np.maximum(counts, 1)
+        # About the first valid repeat: repeats that agree have residuals of exactly 0.
+        first = np.take_along_axis(repeats, np.argmax(valid, axis=1)[:, None], axis=1)
+        offsets = np.where(valid, repeats - np.nan_to_num(first), 0.0)
+        means = offsets.sum(axis=1) / safe
+        deviations = np.where(valid, offsets - means[:, None], 0.0)
+        squares = (deviations**2).sum(axis=1)
+        several = counts > 1
+        variance = np.where(several, squares / np.maximum(counts - 1, 1), 0.0)
+        scale = np.where(several, np.sqrt(safe / np.maximum(counts - 1, 1)), 0.0)
+        order = np.argsort(~valid, axis=1, kind="stable")  # valid repeats first
+        packed = np.take_along_axis(deviations * scale[:, None], order, axis=1)
+        return cls(packed, safe, variance / safe)
+
+    @classmethod
+    def exact(cls, questions: int) -> RunRepeats:
+        """A run without repeats: one value per question, no judge noise measured."""
+        return cls(
+            np.zeros((questions, 1)), np.ones(questions, dtype=np.int64), np.zeros(questions)
+        )
+
+    @property
+    def noisy(self) -> bool:
+        return bool(np.any(self.residuals))
+
+    def take(self, rows: np.ndarray) -> RunRepeats:
+        return RunRepeats(self.residuals[rows], self.counts[rows], self.within[rows])
+
+
+@dataclass(frozen=True, slots=True)
+class TwoLevel:
+    """The two-level interval of a mean difference and the split of its variance."""
+
+    low: float
+    high: float
+    low_questions: float
+    """The interval with the judge's noise taken out (the questions' stage alone)."""
+    high_questions: float
+    question_variance: float
+    """``sigma_b^2 / n``: the part of the mean's variance that more questions reduce."""
+    judge_variance: float
+    """``mean(v_i) / n``: the part that more repeats (or more questions) reduce."""
+    standard_error: float
+    """The standard deviation of the resampled means."""
+
+    @property
+    def judge_share(self) -> float:
+        total = self.question_variance + self.judge_variance
+        return self.judge_variance / total if total > 0 else 0.0
+
+    def detectable(self, confidence: float, power: float = POWER) -> float:
+        """The minimum detectable difference: ``(z_(1 - alpha/2) + z_power) x SE``."""
+        normal = NormalDist()
+        return (normal.inv_cdf(1 - (1 - confidence) / 2) + normal.inv_cdf(power)) * (
+            self.standard_error
+        )
+
+
+def two_level_interval(
+    differences: np.ndarray,
+    run_a: RunRepeats,
+    run_b: RunRepeats,
+    rng: np.random.Generator,
+    resamples: int,
+    confidence: float,
+) -> TwoLevel:
+    """The percentile interval of the mean of ``differences`` (one per question, B - A of
+    the means of the repeats) by the two-level bootstrap of the module's docstring.
+
+    The questions are drawn from ``rng`` exactly as the one-level bootstrap draws them (the
+    same chunks), the repeats from a generator spawned from it: without judge noise the
+    interval is the one-level one, draw for draw.
+    """
+    n = len(differences)
+    within = run_a.within + run_b.within
+    judge = float(within.mean())
+    spread = float(differences.var(ddof=1)) if n > 1 else 0.0
+    between = max(0.0, spread - judge)
+    shrink = math.sqrt(between / spread) if spread > 0 else 1.0
+    centre = float(differences.mean())
+    shrunk = differences - (1.0 - shrink) * (differences - centre)
+    repeats_rng = rng.spawn(1)[0]
+    tables = [
+        (sign, _Table.of(run), run) for sign, run in ((1.0, run_b), (-1.0, run_a)) if run.noisy
+    ]
+    means = np.empty(resamples)
+    question_means = np.empty(resamples)
+    chunk = max(1, min(resamples, _CELLS_PER_CHUNK // n))
+    for start in range(0, resamples, chunk):
+        rows = min(chunk, resamples - start)
+        drawn = rng.integers(0, n, size=(rows, n), dtype=np.int32 if n < 2**31 else np.int64)
+        question_means[start : start + rows] = shrunk[drawn].mean(axis=1)
+        noise = np.zeros(rows)
+        for sign, table, run in tables:
+            if table is None:
+                noise += sign * _resampled_noise(run, drawn, repeats_rng)
+            else:
+                noise += sign * table.values[drawn, table.codes(drawn, repeats_rng)].mean(axis=1)
+        means[start : start + rows] = question_means[start : start + rows] + noise
+    tail = (1 - confidence) / 2 * 100
+    if np.all(differences == differences[0]) and judge == 0:
+        low = high = low_q = high_q = float(differences[0])
+    else:
+        low, high = (float(x) for x in np.percentile(means, [tail, 100 - tail]))
+        low_q, high_q = (float(x) for x in np.percentile(question_means, [tail, 100 - tail]))
+    return TwoLevel(
+        low, high, low_q, high_q, between / n, judge / n,
+        float(means.std(ddof=1)) if resamples > 1 else 0.0,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class _Table:
+    """Per question, the mean of its residuals for every ordered draw of ``k`` of its ``k``
+    repeats with replacement (``k^k`` of them, equally likely): one uniform draw per question
+    and resample then picks the mean of a whole draw of its repeats."""
+
+    values: np.ndarray
+    """Questions x draws; a question's first ``sizes[i]`` columns are its draws."""
+    sizes: np.ndarray
+
+    @classmethod
+    def of(cls, run: RunRepeats) -> _Table | None:
+        """The table of ``run``, or None when it would be too large (many repeats)."""
+        sizes = run.counts.astype(np.int64) ** run.counts
+        width = int(sizes.max())
+        if width > _MAX_DRAWS or width * len(sizes) > _CELLS_PER_CHUNK * 2:
+            return None
+        values = np.zeros((len(sizes), width))
+        for count in np.unique(run.counts):
+            if count < 2:
+                continue  # one value: no noise, its row stays 0
+            rows = np.flatnonzero(run.counts == count)
+            draws = np.array(list(itertools.product(range(count), repeat=count)))
+            values[rows, : len(draws)] = run.residuals[rows][:, draws].mean(axis=2)
+        return cls(values, sizes.astype(np.float64))
+
+    def codes(self, drawn: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One draw of each drawn question's repeats (a column of its row)."""
+        size = int(self.sizes[0])
+        if np.all(self.sizes == size):  # the same repeats everywhere: integers are faster
+            codes: np.ndarray = rng.integers(
+                0, size, size=drawn.shape, dtype=np.int16 if size < 2**15 else np.int32
+            )
+            return codes
+        scaled: np.ndarray = rng.random(drawn.shape) * self.sizes[drawn]
+        return scaled.astype(np.intp)
+
+
+def _resampled_noise(run: RunRepeats, drawn: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Per resample (row of ``drawn``), the mean over its drawn questions of the mean of each
+    question's repeats' residuals drawn with replacement, as many as it has."""
+    rows, n = drawn.shape
+    width = run.residuals.shape[1]
+    total = np.zeros(rows)
+    step = max(1, _CELLS_PER_CHUNK // max(n * width, 1))
+    for start in range(0, rows, step):
+        block = drawn[start : start + step]
+        counts = run.counts[block]  # block x n
+        picks = (rng.random((*block.shape, width)) * counts[..., None]).astype(np.intp)
+        values = run.residuals[block[..., None], picks]
+        values *= np.arange(width) < counts[..., None]  # only the question's own count
+        total[start : start + step] = (values.sum(axis=2) / counts).mean(axis=1)
+    return total
