@@ -129,16 +129,22 @@ def compare_results(
         status_changes=paired.status_changes,
         keys=paired.keys,
         overall=scope_changes(paired, "", np.arange(len(paired.question_ids)), resampling, top),
-        per_template={
-            template: scope_changes(paired, template, np.array(rows), resampling, top)
-            for template, rows in paired.scopes.items()
-        },
+        per_template=_per_template(paired, resampling, top),
         error_samples=error_samples,
         failed=failed,
         graph_warning=graph_difference(graph_a, graph_b),
         changed_inputs=input_changes(results_a, results_b),
         repeats=judge_repeats(paired),
     )
+
+
+def _per_template(
+    paired: PairedRuns, resampling: Resampling, top: int
+) -> dict[str, dict[str, MetricChange]]:
+    return {
+        template: scope_changes(paired, template, np.array(rows), resampling, top)
+        for template, rows in paired.scopes.items()
+    }
 
 
 def _paired(
