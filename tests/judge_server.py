@@ -45,6 +45,7 @@ __all__ = [
     "default_judge",
     "echoed_authorization",
     "embed_text",
+    "noisy_reply",
 ]
 
 DIMENSIONS = 64
@@ -147,6 +148,9 @@ class _State:
     # unusable replies
     embedding_replies: int = 0
     """Embeddings requests answered (for ``Faults.half_dimension_first``)."""
+    # judge noise
+    repeat_noise: int = 0
+    """See :class:`JudgeServer` (``repeat_noise``)."""
 
 
 class JudgeServer:
@@ -159,6 +163,13 @@ class JudgeServer:
     one in its 401, as some servers do). ``echo_authorization`` makes it echo each request's
     ``Authorization`` header, decoded too, in every error body, HTML page and chat reply
     (:func:`echoed_authorization`), as a careless server or proxy does.
+
+    ``repeat_noise`` (points) makes the judge noisy, as a judge asked the same thing again
+    is (graphrag-eval's ``llm.repeats``): the n-th time the same chat request comes, every
+    ``score`` in its JSON reply is moved by ``(0, +repeat_noise, -repeat_noise)[(n - 1) % 3]``
+    (kept within 0..100), and a ``CORRECT`` classification becomes ``WRONG`` the third time
+    (:func:`noisy_reply`): three repeats of a score ``s`` are ``s``, ``s + d`` and ``s - d``,
+    whatever order they arrive in.
     """
 
     def __init__(
@@ -172,9 +183,11 @@ class JudgeServer:
         api_key: str | None = None,
         port: int = 0,
         echo_authorization: bool = False,
+        repeat_noise: int = 0,
     ) -> None:
         self.state = _State(latency_s, faults or Faults(), seed, json_schema, responder, api_key)
         self.state.echo_authorization = echo_authorization
+        self.state.repeat_noise = repeat_noise
         handler = type("Handler", (_Handler,), {"state": self.state})
         self._server = _Server(("127.0.0.1", port), handler)
         self._thread = threading.Thread(
@@ -235,6 +248,8 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     state: _State
+    nth = 1
+    """How many times the request being answered has come (its body, byte for byte)."""
     protocol_version = "HTTP/1.1"
     # network faults: a reply goes out in two writes (headers, body); without this, Nagle's
     # algorithm and the client's delayed ACK add ~40 ms to each reply on loopback.
@@ -279,7 +294,7 @@ class _Handler(BaseHTTPRequestHandler):
         digest = hashlib.sha256(raw).hexdigest()
         with state.lock:
             state.seen[digest] += 1
-            nth = state.seen[digest]
+            nth = self.nth = state.seen[digest]
         roll = random.Random(f"{state.seed}|{digest}|{nth}").random()
         faults = state.faults
         for name, share in (
@@ -401,6 +416,8 @@ class _Handler(BaseHTTPRequestHandler):
             text = default_judge(body)
         finish = "stop"
         text = reshape_list(text, outcome, self.state.faults.drop_item)
+        if self.state.repeat_noise:
+            text = noisy_reply(text, self.nth, self.state.repeat_noise)
         if outcome == "truncated":
             text, finish = text[: len(text) // 2], "length"
         if self.state.echo_authorization:
@@ -537,6 +554,30 @@ def reshape_list(text: str, fault: str, drop_item: int | None = None) -> str:
             extra = "Is this an extra question?"
         entries = [*entries, extra]
     return json.dumps({**reply, name: entries})
+
+
+def noisy_reply(text: str, nth: int, points: int) -> str:
+    """A JSON reply as a noisy judge gives it the ``nth`` time it is asked the same thing
+    (see :class:`JudgeServer`, ``repeat_noise``); any other reply unchanged."""
+    try:
+        reply = json.loads(text)
+    except ValueError:
+        return text
+    offset = (0, points, -points)[(nth - 1) % 3]
+
+    def shift(value: Any) -> Any:
+        if isinstance(value, dict):
+            moved = {key: shift(item) for key, item in value.items()}
+            if isinstance(moved.get("score"), int) and not isinstance(moved["score"], bool):
+                moved["score"] = min(100, max(0, moved["score"] + offset))
+            if moved.get("classification") == "CORRECT" and (nth - 1) % 3 == 2:
+                moved["classification"] = "WRONG"
+            return moved
+        if isinstance(value, list):
+            return [shift(item) for item in value]
+        return value
+
+    return json.dumps(shift(reply))
 
 
 def chat_completion(body: dict[str, Any], text: str, finish: str = "stop") -> dict[str, Any]:
@@ -846,6 +887,7 @@ def main() -> None:
     for name in _LIST_FAULTS:  # list-shape faults
         parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=0.0)
     parser.add_argument("--reject-schema-keywords", action="store_true")
+    parser.add_argument("--repeat-noise", type=int, default=0)
     args = parser.parse_args()
     faults = Faults(
         rate_limit=args.rate_limit,
@@ -856,7 +898,13 @@ def main() -> None:
         **{name: getattr(args, name) for name in _LIST_FAULTS},
         reject_schema_keywords=args.reject_schema_keywords,
     )
-    server = JudgeServer(latency_s=args.latency, faults=faults, seed=args.seed, port=args.port)
+    server = JudgeServer(
+        latency_s=args.latency,
+        faults=faults,
+        seed=args.seed,
+        port=args.port,
+        repeat_noise=args.repeat_noise,
+    )
     print(f"judge server at {server.url}", flush=True)
     server._server.serve_forever()
 

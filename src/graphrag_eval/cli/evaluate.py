@@ -39,7 +39,10 @@ from graphrag_eval.cli.options import (
     max_expanded_size_option,
     no_cache_option,
     numeric_outputs,
+    repeats_notice,
+    repeats_option,
     store_options,
+    with_repeats,
     with_store,
 )
 from graphrag_eval.cli.signals import deferred_interrupts, interrupt_exit_code
@@ -106,6 +109,7 @@ class EvaluateOptions:
     max_cost_usd: float | None
     endpoint: str | None = None
     data_files: Sequence[Path] = ()
+    repeats: int | None = None
 
     @property
     def gates(self) -> list[Threshold]:
@@ -180,6 +184,7 @@ class EvaluateOptions:
     "nothing, write nothing.",
 )
 @max_cost_option
+@repeats_option
 @store_options
 def evaluate_command(**options: Any) -> None:
     """Evaluate RESPONSES against the REFERENCE dataset.
@@ -239,6 +244,7 @@ def _evaluate(options: EvaluateOptions) -> None:
             "--resume continues the run in OUT_DIR and --overwrite replaces it: give one"
         )
     config = with_store(load_config(options.config_path), options.endpoint, options.data_files)
+    config = with_repeats(config, options.repeats)
     check_known(options.gates, numeric_outputs(config))
     diagnostics = Diagnostics()
     rules, compact = config.steps.rules, COMPACT_ABOVE_BYTES
@@ -254,6 +260,8 @@ def _evaluate(options: EvaluateOptions) -> None:
         max_cost_usd=options.max_cost_usd,
     )
     warn_unpriced(engine)
+    if (notice := repeats_notice(config)) is not None and not options.quiet:
+        stderr().print(notice, markup=False)
     if options.dry_run:
         dry_run(questions, response_set, config, engine)
         return

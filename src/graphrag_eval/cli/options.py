@@ -13,6 +13,7 @@ import click
 
 from graphrag_eval.comparison.gates import Threshold, parse_threshold
 from graphrag_eval.config import EvaluationConfig
+from graphrag_eval.config.llm import MAX_REPEATS
 from graphrag_eval.files.bounded import EXPANDED_SIZE_ENV, max_expanded_size, parse_size
 from graphrag_eval.metrics.base import Aggregation
 from graphrag_eval.metrics.registry import configured_metrics, declared_outputs
@@ -30,8 +31,11 @@ __all__ = [
     "no_cache_option",
     "numeric_outputs",
     "output_file_option",
+    "repeats_notice",
+    "repeats_option",
     "saved_run_arguments",
     "store_options",
+    "with_repeats",
     "with_store",
 ]
 
@@ -56,6 +60,36 @@ max_cost_option: Decorator = click.option(
     help="Start no new judge call once this many dollars are spent in the run (overrides "
     "llm.max_cost_usd).",
 )
+
+repeats_option: Decorator = click.option(
+    "--repeats",
+    type=click.IntRange(1, MAX_REPEATS),
+    metavar="N",
+    help=f"Judge every LLM-judged metric N times (1 to {MAX_REPEATS}; overrides llm.repeats): "
+    "the mean, the per-repeat values and their spread.",
+)
+
+
+def with_repeats(config: EvaluationConfig, repeats: int | None) -> EvaluationConfig:
+    """``config`` with ``llm.repeats`` set to ``--repeats``, when given."""
+    if repeats is None or repeats == config.llm.repeats:
+        return config
+    return config.model_copy(update={"llm": config.llm.model_copy(update={"repeats": repeats})})
+
+
+def repeats_notice(config: EvaluationConfig) -> str | None:
+    """What a run with repeats says first (docs/llm.md, "Repeats and judge noise"): at
+    temperature 0, repeats measure only the provider's nondeterminism."""
+    generation = config.llm.generation
+    if config.llm.repeats < 2 or generation is None:
+        return None
+    line = f"note: every LLM-judged metric is judged {config.llm.repeats} times (llm.repeats)"
+    if generation.temperature == 0:
+        line += (
+            "; the judge's temperature is 0, so the repeats measure only the provider's "
+            "nondeterminism, not the judge's spread (set llm.generation.temperature)"
+        )
+    return line
 
 
 class FilePath(click.Path):

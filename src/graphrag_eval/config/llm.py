@@ -14,6 +14,7 @@ from graphrag_eval.config.base import Section
 
 __all__ = [
     "BUNDLED_MODEL",
+    "MAX_REPEATS",
     "OPENAI_COMPATIBLE_PROVIDERS",
     "CacheConfig",
     "EmbeddingConfig",
@@ -275,6 +276,10 @@ class CacheConfig(Section):
     cache is used read-only for the rest of the run (a warning, never a lost result)."""
 
 
+MAX_REPEATS = 20
+"""The most repeats ``llm.repeats`` and ``--repeats`` accept."""
+
+
 class LLMConfig(Section):
     """The LLM judge and embedding endpoints, and how calls to them are made."""
 
@@ -314,6 +319,12 @@ class LLMConfig(Section):
 
     backoff_max_s: float = Field(default=60.0, gt=0)
     """Longest backoff delay, also the cap on a server's ``Retry-After``."""
+
+    repeats: int = Field(default=1, ge=1, le=MAX_REPEATS)
+    """How many times every LLM-judged metric of an item is judged (1 to 20; ``--repeats``):
+    the item's value is the mean, with the per-repeat values and their standard deviation
+    beside it; deterministic metrics are computed once (docs/llm.md, "Repeats and judge
+    noise")."""
 
     max_cost_usd: float | None = Field(default=None, gt=0)
     """Stop starting new calls once this much has been spent in the run (cache hits are free);

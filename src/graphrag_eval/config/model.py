@@ -122,6 +122,8 @@ class EvaluationConfig(Section):
         llm = data.pop("llm")
         data["llm"] = {key: without_secrets(llm[key]) for key in ("generation", "embedding")}
         data["llm"]["prices"] = llm["prices"]
+        if llm.get("repeats", 1) != 1:  # absent at 1: a checkpoint of before repeats resumes
+            data["llm"]["repeats"] = llm["repeats"]
         masked: dict[str, Any] = mask_secrets(data)
         return masked
 

@@ -25,6 +25,7 @@ from graphrag_eval.inputs import (
     Response,
     unreadable_output_notice,
 )
+from graphrag_eval.llm.repeat import repeat_scope
 from graphrag_eval.metrics.base import (
     DerivedMetric,
     Failed,
@@ -36,8 +37,9 @@ from graphrag_eval.metrics.base import (
     Scored,
     StepMetric,
 )
+from graphrag_eval.metrics.repeats import combine_repeats, is_judged
 from graphrag_eval.metrics.services import Services
-from graphrag_eval.results.model import OutcomeKey, QuestionResult
+from graphrag_eval.results.model import MetricLayout, OutcomeKey, QuestionResult
 from graphrag_eval.results.to_records import (
     typed_error_result,
     typed_missing_result,
@@ -171,8 +173,13 @@ async def _score(
     outcomes: dict[_Key, Outcome] = {}
     for metric, skipped in plan.skipped:
         outcomes.update((key, skipped) for key, _ in _targets(metric, context))
+    repeats = context.config.llm.repeats
     jobs = {
-        key: _safely(metric, context, _scoring(metric, context, step))
+        key: (
+            _repeated(metric, context, step, repeats)
+            if repeats > 1 and is_judged(metric)
+            else _safely(metric, context, _scoring(metric, context, step))
+        )
         for metric in plan.runs
         if not isinstance(metric, DerivedMetric)
         for key, step in _targets(metric, context)
@@ -205,6 +212,22 @@ def _targets(metric: Metric, context: ItemContext) -> list[tuple[_Key, ActualSte
         for step in context.response.actual_steps or ()
         if metric.applies_to(context, step)
     ]
+
+
+async def _repeated(
+    metric: Metric, context: ItemContext, step: ActualStep | None, repeats: int
+) -> Outcome:
+    """A judged metric scored ``repeats`` times, concurrently, each repeat's judge calls its
+    own (:mod:`graphrag_eval.llm.repeat`), made one outcome
+    (:func:`~graphrag_eval.metrics.repeats.combine_repeats`)."""
+
+    async def one(index: int) -> Outcome:
+        with repeat_scope(index):  # in this repeat's own task: its calls only
+            return await _safely(metric, context, _scoring(metric, context, step))
+
+    outcomes = await asyncio.gather(*(one(index) for index in range(repeats)))
+    layout = MetricLayout.of(metric)
+    return combine_repeats(outcomes, layout.outputs, layout.error_keys)
 
 
 def _scoring(metric: Metric, context: ItemContext, step: ActualStep | None) -> Awaitable[Outcome]:

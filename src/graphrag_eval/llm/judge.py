@@ -20,6 +20,7 @@ from graphrag_eval.llm.chat import chat
 from graphrag_eval.llm.client import Endpoint
 from graphrag_eval.llm.context import CallContext
 from graphrag_eval.llm.pricing import TokenUsage, context_window, estimate_tokens
+from graphrag_eval.llm.repeat import current_repeat
 from graphrag_eval.llm.replies import ReplyError
 from graphrag_eval.llm.structured import ListShape, reask_messages, strict_schema, tightened
 
@@ -125,16 +126,18 @@ class Judge:
             {key: _LONE_SURROGATE.sub("\ufffd", value) for key, value in message.items()}
             for message in messages
         ]
-        key = request_key(
-            {
-                "kind": "chat",
-                "endpoint": self.endpoint.identity,
-                "model": self.endpoint.model,
-                "messages": sent,
-                "params": params,
-                "schema": schema_json,
-            }
-        )
+        request: dict[str, Any] = {
+            "kind": "chat",
+            "endpoint": self.endpoint.identity,
+            "model": self.endpoint.model,
+            "messages": sent,
+            "params": params,
+            "schema": schema_json,
+        }
+        repeat = current_repeat()
+        if repeat:  # repeat 0 keeps the key of a run without repeats (docs/llm.md)
+            request["repeat"] = repeat
+        key = request_key(request)
         return _Request(sent, params, schema, schema_json, loose_json, key)
 
     def _check_length(self, messages: Sequence[Mapping[str, str]]) -> None:

@@ -124,6 +124,7 @@ class AnswerClassification(JudgedAnswer):
             unit=Unit.LABEL,
             headline=True,
             labels=(CORRECT, WRONG, DONT_KNOW),
+            passing=(CORRECT,),
             counts=(
                 (CORRECT, "correct_answers_count"),
                 (WRONG, "wrong_answers_count"),

@@ -50,6 +50,7 @@ __all__ = [
     "Outcome",
     "OutputKey",
     "Placement",
+    "RepeatPart",
     "Scored",
     "Skipped",
     "StepMetric",
@@ -143,6 +144,16 @@ class OutputKey:
     sums: tuple[str, ...] = ()
     """The keys (of the same metric) whose sum it is, e.g. ``retrieval_answer_f1_cost``:
     counted beside them, it would count them twice."""
+    passing: tuple[str, ...] = ()
+    """For a label key of a pass/fail judgement: the labels that count as a pass (e.g.
+    ``CORRECT``), for pass^k and pass@k over the judge's repeats (docs/llm.md, "Repeats and
+    judge noise")."""
+    repeats_of: str | None = None
+    """For a companion of a judged key under ``llm.repeats`` (``<key>_repeats``,
+    ``<key>_repeats_std``): the key whose repeats it holds; what it holds is ``repeat_part``.
+    Nothing reads a key's name to know this (docs/outputs.md)."""
+    repeat_part: RepeatPart | None = None
+    """What a companion of ``repeats_of`` holds: the per-repeat values or their spread."""
 
     @classmethod
     def cost(cls, name: str, **declared: Any) -> OutputKey:
@@ -154,6 +165,16 @@ class OutputKey:
         """A companion of the score that is not aggregated: the judge's reason (a text), a
         count it was computed from."""
         return cls(name, Aggregation.NONE, unit=unit, kind=KeyKind.DETAIL)
+
+
+class RepeatPart(enum.Enum):
+    """What a companion key of a judged key holds under ``llm.repeats`` (:class:`OutputKey`,
+    ``repeat_part``)."""
+
+    VALUES = "values"
+    """The list of the N per-repeat values (``null`` for a repeat that failed)."""
+    STD = "std"
+    """The sample standard deviation of the successful repeats (``null`` below two)."""
 
 
 class FailureKind(enum.Enum):

@@ -26,6 +26,7 @@ from graphrag_eval.inputs import Notice, count_kinds
 from graphrag_eval.llm.engine import CallStats
 from graphrag_eval.metrics.base import Aggregation, KeyKind, OutputKey
 from graphrag_eval.metrics.registry import declared_outputs
+from graphrag_eval.report.noise_views import noise_text
 from graphrag_eval.results.aggregates import Aggregates, GroupAggregates, Statistics
 from graphrag_eval.results.model import ResultLayout
 
@@ -112,6 +113,8 @@ def _print_overall(
         columns = ("mean", "min", "max", "scored")
     else:
         columns = ("mean", "scored")
+    if micro.repeats:  # a run with llm.repeats: each metric's noise next to its mean
+        columns = (columns[0], "judge noise", *columns[1:])
     overall = Table(title="Metrics over all questions", title_justify="left", box=box.SIMPLE_HEAD)
     # Metric names are the keys people grep for: keep them whole where the terminal allows.
     longest = max((len(key) for key in keys), default=6)
@@ -132,6 +135,7 @@ def _print_overall(
             "max": format_value(stats.max if stats else None, unit),
             "macro mean": format_value(macro[key], unit) if key in macro else "",
             "scored": scored,
+            "judge noise": noise_text(micro.repeats.get(key), unit),
         }
         overall.add_row(Text(visible_text(key)), *(cells[column] for column in columns))
     console.print(overall)
@@ -164,6 +168,8 @@ def _print_label_counts(
         counts = micro.label_counts(key)
         if counts is not None and _spec(key, declared).aggregation is Aggregation.LABEL:
             shown = ", ".join(f"{label} {count:,}" for label, count in counts.items())
+            if key in micro.repeats:
+                shown += f" ({noise_text(micro.repeats[key])})"
             line = visible_text(f"{key}: {shown}")  # labels are the judge's text
             console.print(line, markup=False, highlight=False)
     if micro.diagnosed_steps:  # docs/knowledge-graph.md, "Why a query is wrong"

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from graphrag_eval.formatting import Unit, format_number
 from graphrag_eval.metrics.base import Aggregation, KeyKind, OutputKey
+from graphrag_eval.report.noise_views import noise_text
 from graphrag_eval.results.aggregates import Coverage, GroupAggregates, StepCounts
 from graphrag_eval.results.item_values import ItemValues
 from graphrag_eval.results.model import ResultLayout
@@ -62,12 +63,16 @@ class MetricRow:
     skip_reason: str = ""
     """The most common reason it was skipped, where one is known."""
     unit: Unit = Unit.SCORE
+    noise: str = ""
+    """The judge's noise next to the mean, in a run with ``llm.repeats`` (docs/llm.md)."""
 
 
 @dataclass(frozen=True, slots=True)
 class LabelRow:
     name: str
     counts: list[tuple[str, int]]
+    noise: str = ""
+    """The judge's noise (pass^k and pass@k), in a run with ``llm.repeats``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,6 +264,7 @@ def metric_rows(
                 skipped=counts.skipped,
                 skip_reason=(reasons or {}).get(name, "") if counts.skipped else "",
                 unit=spec.unit,
+                noise=noise_text(group.repeats.get(name), spec.unit),
             )
         )
     # Headline scores first, other scores next, then costs, tokens and seconds.
@@ -271,7 +277,7 @@ def label_rows(group: GroupAggregates, keys: Mapping[str, OutputKey]) -> list[La
     for name, spec in keys.items():
         counts = group.label_counts(name) if spec.aggregation is Aggregation.LABEL else None
         if counts is not None:
-            rows.append(LabelRow(name, list(counts.items())))
+            rows.append(LabelRow(name, list(counts.items()), noise_text(group.repeats.get(name))))
     return rows
 
 

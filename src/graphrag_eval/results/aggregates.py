@@ -14,6 +14,7 @@ __all__ = [
     "Coverage",
     "GroupAggregates",
     "KeyAggregate",
+    "RepeatSpread",
     "Statistics",
     "StepCounts",
 ]
@@ -74,6 +75,75 @@ class StepCounts:
         return {f.name: _copy(getattr(self, f.name)) for f in fields(self)}
 
 
+@dataclass(frozen=True, slots=True)
+class RepeatSpread:
+    """A judged key's noise over the questions of a group under ``llm.repeats``
+    (docs/outputs.md, "Repeats"; docs/llm.md, "Repeats and judge noise"): how far the judge's
+    repeats of a question fall apart, how far the questions do, and the share of the
+    variance of one judgement that is the judge's noise; for a pass/fail key, pass^k and
+    pass@k."""
+
+    repeats: int
+    """k: the repeats each question was judged with (the most any question has)."""
+    questions: int
+    """Questions with at least one successful repeat."""
+    judged_repeats: int
+    """Successful repeats, over those questions' N each."""
+    failed_repeats: int
+    """Repeats that failed (a ``null`` among the per-repeat values): counted, never hidden."""
+    judge_variance: float | None
+    """The within-question variance, pooled over the questions with two or more successful
+    repeats (each question's sum of squared deviations from its mean, over their degrees of
+    freedom); ``None`` without any such question."""
+    between_variance: float | None
+    """The variance of the questions' true values: the variance of the question means less
+    the judge noise left in them (``judge_variance`` times the mean of 1/n), at least 0;
+    ``None`` below two questions."""
+    noise_share: float | None
+    """``judge_variance / (judge_variance + between_variance)``: the share of one judgement's
+    variance that is the judge's noise (0: a deterministic judge; 1: the questions differ
+    only by noise); ``None`` where either is unknown or both are 0."""
+    unanimous: float
+    """The share of the questions whose successful repeats all gave the same value."""
+    pass_rate: float | None = None
+    """For a pass/fail key: the share of successful repeats that pass (pass^1)."""
+    pass_hat_k: float | None = None
+    """For a pass/fail key: pass^k, the share of the questions judged k times without a
+    failed repeat whose k repeats all pass."""
+    pass_at_k: float | None = None
+    """For a pass/fail key: pass@k, the share of those questions where at least one passes."""
+
+    @property
+    def judge_std(self) -> float | None:
+        """The judge's within-question standard deviation."""
+        return None if self.judge_variance is None else self.judge_variance**0.5
+
+    @property
+    def between_std(self) -> float | None:
+        """The standard deviation between the questions' true values."""
+        return None if self.between_variance is None else self.between_variance**0.5
+
+    def to_dict(self) -> dict[str, JsonValue]:
+        """In order; the pass keys only for a pass/fail key."""
+        out: dict[str, JsonValue] = {
+            "repeats": self.repeats,
+            "questions": self.questions,
+            "judged_repeats": self.judged_repeats,
+            "failed_repeats": self.failed_repeats,
+            "judge_std": self.judge_std,
+            "judge_variance": self.judge_variance,
+            "between_questions_std": self.between_std,
+            "between_questions_variance": self.between_variance,
+            "judge_noise_share": self.noise_share,
+            "unanimous": self.unanimous,
+        }
+        if self.pass_rate is not None:
+            out["pass_rate"] = self.pass_rate
+            out["pass_hat_k"] = self.pass_hat_k
+            out["pass_at_k"] = self.pass_at_k
+        return out
+
+
 KeyAggregate = Statistics | dict[str, int] | int
 """A numeric key's statistics, a label key's ``{label: count}``, or a label count."""
 
@@ -93,6 +163,8 @@ class GroupAggregates:
     """SPARQL reference steps with a ``query_diagnosis`` (docs/knowledge-graph.md)."""
     query_diagnosis: dict[str, int] = field(default_factory=dict)
     """How many of them have each label, the commonest first."""
+    repeats: dict[str, RepeatSpread] = field(default_factory=dict)
+    """Per judged key with repeats (``llm.repeats`` above 1), its noise; empty without."""
 
     @property
     def questions(self) -> int:
@@ -127,6 +199,8 @@ class GroupAggregates:
                 "labels": dict(self.query_diagnosis),
             }
         out["coverage"] = {name: counts.to_dict() for name, counts in self.coverage.items()}
+        if self.repeats:
+            out["repeats"] = {name: spread.to_dict() for name, spread in self.repeats.items()}
         return out
 
 

@@ -27,6 +27,7 @@ from graphrag_eval.results.aggregates import (
 )
 from graphrag_eval.results.item_values import AggregatedKeys, KeyEvidence
 from graphrag_eval.results.model import QuestionResult, ResultLayout, StepOutcomes, is_number
+from graphrag_eval.results.noise import NoiseFold
 
 __all__ = ["AggregateFold", "is_empty_output"]
 
@@ -54,6 +55,7 @@ class AggregateFold:
         }
         self.micro = _Group()
         self.groups: dict[str, _Group] = {}
+        self.noise = NoiseFold(layout)
 
     def add(self, result: QuestionResult) -> None:
         """Fold one result in (results come in reference order)."""
@@ -71,6 +73,7 @@ class AggregateFold:
             group = self.groups[template] = _Group()
         group.add(facts)
         self.micro.add(facts)
+        self.noise.add(template, result)
 
     def finish(self) -> Aggregates:
         """The aggregates of every result folded in."""
@@ -95,7 +98,11 @@ class AggregateFold:
             elif spec.always:
                 # As the per-template blocks show zeros for these keys (an all-error run, say).
                 macro[key] = 0
-        return Aggregates(per_template, self.micro.aggregates(keys, zeroable), macro)
+        micro = self.micro.aggregates(keys, zeroable)
+        micro.repeats, noise = self.noise.finish()
+        for template_id, spreads in noise.items():
+            per_template[template_id].repeats = spreads
+        return Aggregates(per_template, micro, macro)
 
 
 @dataclass(slots=True)

@@ -30,6 +30,7 @@ from graphrag_eval.results.from_records import (
     records_layout,
 )
 from graphrag_eval.results.model import QuestionResult, ResultLayout, RunResult, is_number
+from graphrag_eval.results.repeated import RepeatValues, repeat_row, repeated_keys
 
 __all__ = ["ItemIdentity", "ItemValues", "KeyEvidence", "item_values"]
 
@@ -62,6 +63,17 @@ class ItemValues:
     failed: Mapping[str, int] = field(default_factory=dict)
     """Key -> the questions without a value for it because its metric failed (wholly or in
     part: an internal error, a judge that gave no reply...), as the coverage counts them."""
+    repeats: list[dict[str, RepeatValues]] = field(default_factory=list)
+    """Per result, in the same order as ``values`` (an empty mapping where a result has no
+    repeats, as every result of a run without them): key -> its N per-repeat values under
+    ``llm.repeats`` (``None`` for a failed repeat; for a key on steps, each repeat's mean
+    over the steps), for the numeric keys that have repeats on the question; ``values``
+    holds their means. The contract compare builds on (docs/outputs.md, "Repeats"):
+    stable."""
+
+    def repeat_array(self, key: str) -> list[RepeatValues | None]:
+        """Per result, ``key``'s repeats (``None`` where the result has none of it)."""
+        return [row.get(key) for row in self.repeats]
 
 
 class KeyEvidence:
@@ -175,6 +187,8 @@ class _Taken:
             metric.name: tuple(out.name for out in metric.outputs if out.name in self.numeric)
             for metric in layout.metrics.values()
         }
+        self.repeat_keys = repeated_keys(layout.metrics.values())
+        self.repeats: list[dict[str, RepeatValues]] = []
 
     def count_failures(self, metrics: Iterable[str], row: Mapping[str, float]) -> None:
         """Count the keys of the metrics that failed on a question that has no value for
@@ -222,7 +236,9 @@ class _Taken:
                     for name, spec in zeroable.items()
                     if name in keys and all(result.has(field) for field in spec.requires)
                 )
-        return ItemValues(keys, self.rows, self.identities, self.skipped, dict(self.failed))
+        return ItemValues(
+            keys, self.rows, self.identities, self.skipped, dict(self.failed), self.repeats
+        )
 
 
 def _take_records(taken: _Taken, records: Iterable[Mapping[str, Any]]) -> None:
@@ -254,6 +270,7 @@ def _take_records(taken: _Taken, records: Iterable[Mapping[str, Any]]) -> None:
                     str(record.get("question_id")), str(record.get("template_id")), str(status)
                 )
             )
+        taken.repeats.append(repeat_row(record, steps, taken.repeat_keys))
         if shape.failed:
             taken.count_failures(shape.failed, rows[-1])
         if shape.has_steps:
@@ -304,6 +321,7 @@ def _take_results(taken: _Taken, results: Iterable[QuestionResult]) -> None:
             identities.append(
                 ItemIdentity(str(result.question_id), str(result.template_id), str(status))
             )
+        taken.repeats.append(repeat_row(values, steps, taken.repeat_keys))
         if failed:
             taken.count_failures(dict.fromkeys(failed), rows[-1])
 

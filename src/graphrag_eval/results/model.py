@@ -30,6 +30,8 @@ from graphrag_eval.metrics.base import (
     Skipped,
     StepMetric,
 )
+from graphrag_eval.metrics.repeats import is_judged, with_repeat_companions
+from graphrag_eval.results.repeated import repeat_values
 
 __all__ = [
     "FAILURE_KINDS_KEY",
@@ -78,6 +80,9 @@ class MetricLayout:
     declared: bool = True
     """Declared by a metric; ``False`` for a numeric key of a saved record no known metric
     declares (a custom output read without its config), aggregated numerically anyway."""
+    repeats: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """A judged metric's score key -> its companions under ``llm.repeats`` (the per-repeat
+    values' key first; :func:`~graphrag_eval.metrics.repeats.repeat_companions`)."""
 
     @classmethod
     def of(cls, metric: Metric) -> MetricLayout:
@@ -91,12 +96,17 @@ class MetricLayout:
     @classmethod
     def declared_by(cls, metric: Metric) -> MetricLayout:
         """The layout a metric declares, worked out anew."""
+        declared = with_repeat_companions(metric.outputs) if is_judged(metric) else metric.outputs
         outputs = tuple(
             output
             if output.error_keys
             else dataclasses.replace(output, error_keys=metric.error_keys)
-            for output in metric.outputs
+            for output in declared
         )
+        repeats: dict[str, tuple[str, ...]] = {}
+        for output in outputs:
+            if output.repeats_of is not None:
+                repeats[output.repeats_of] = (*repeats.get(output.repeats_of, ()), output.name)
         placement = metric.placement if isinstance(metric, ItemMetric) else Placement.AFTER_STEPS
         return cls(
             name=metric.name,
@@ -104,6 +114,7 @@ class MetricLayout:
             error_keys=tuple(metric.error_keys),
             on_steps=isinstance(metric, StepMetric),
             before_steps=placement is Placement.BEFORE_STEPS,
+            repeats=repeats,
         )
 
 
@@ -191,6 +202,15 @@ class QuestionResult:
             if key.step == step and isinstance(outcome, Scored):
                 values.update(outcome.values)
         return values
+
+    def repeat_values(self, key: str, step: int | None = None) -> tuple[float | None, ...] | None:
+        """The N per-repeat values of a judged numeric key under ``llm.repeats`` (``None``
+        for a repeat that failed), on the question or one step (``step``); ``None`` when the
+        key has no repeats on it (a run without repeats, a label, a key not scored). A key
+        of a metric of steps, asked on the question (``step`` ``None``), gives each repeat's
+        mean over the steps, as compare takes such keys. The contract compare builds on
+        (docs/outputs.md, "Repeats"): stable."""
+        return repeat_values(self.layout.metrics.values(), self.outcomes, key, step)
 
     def has(self, name: str) -> bool:
         """Whether the result has a field (``reference_steps``) or a scored value of that name."""
