@@ -159,7 +159,7 @@ def _paired(
     with fewer_collections():
         values_a = item_values(run_a[0], settings_a)
         values_b = item_values(run_b[0], settings_b)
-        paired = with_repeats(pair_runs(values_a, values_b), run_a[0], run_b[0])
+        paired = with_repeats(pair_runs(values_a, values_b), values_a, values_b)
         failed = {
             name: Failures(values_a.failed.get(name, 0), values_b.failed.get(name, 0))
             for name in {**values_a.failed, **values_b.failed}
