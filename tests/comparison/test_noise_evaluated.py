@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from builders import evaluate_cli, read_results, write_judge_config
 from graphrag_eval.cli import main
+
+from builders import evaluate_cli, read_results, write_judge_config
 from judge_server import JudgeServer
 
 pytestmark = pytest.mark.usefixtures("no_real_key")
