@@ -29,6 +29,7 @@ POWER = 0.8
 """The power at which the minimum detectable difference is given."""
 _CELLS_PER_CHUNK = 2_000_000  # resamples x questions x repeats drawn at once
 _MAX_DRAWS = 3_125  # 5^5: up to 5 repeats, a question's draws are tabled
+_MAX_PAIRED_DRAWS = 8_192  # both runs' draws in one table: up to 3 and 4 repeats, say
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,9 +131,7 @@ def two_level_interval(
     centre = float(differences.mean())
     shrunk = differences - (1.0 - shrink) * (differences - centre)
     repeats_rng = rng.spawn(1)[0]
-    tables = [
-        (sign, _Table.of(run), run) for sign, run in ((1.0, run_b), (-1.0, run_a)) if run.noisy
-    ]
+    tables = _tables(run_a, run_b)
     means = np.empty(resamples)
     question_means = np.empty(resamples)
     chunk = max(1, min(resamples, _CELLS_PER_CHUNK // n))
@@ -145,7 +144,7 @@ def two_level_interval(
             if table is None:
                 noise += sign * _resampled_noise(run, drawn, repeats_rng)
             else:
-                noise += sign * table.values[drawn, table.codes(drawn, repeats_rng)].mean(axis=1)
+                noise += sign * table.draw(drawn, repeats_rng).mean(axis=1)
         means[start : start + rows] = question_means[start : start + rows] + noise
     tail = (1 - confidence) / 2 * 100
     if np.all(differences == differences[0]) and judge == 0:
@@ -157,6 +156,20 @@ def two_level_interval(
         low, high, low_q, high_q, between / n, judge / n,
         float(means.std(ddof=1)) if resamples > 1 else 0.0,
     )  # fmt: skip
+
+
+def _tables(run_a: RunRepeats, run_b: RunRepeats) -> list[tuple[float, _Table | None, RunRepeats]]:
+    """What to draw the judge's noise from: one table of B's minus A's draws when it is small
+    enough (one draw per question and resample for both runs), else each run's own (``None``:
+    too many repeats to table, drawn repeat by repeat)."""
+    tables = [
+        (sign, _Table.of(run), run) for sign, run in ((1.0, run_b), (-1.0, run_a)) if run.noisy
+    ]
+    if len(tables) == 2 and tables[0][1] is not None and tables[1][1] is not None:
+        both = _Table.difference(tables[0][1], tables[1][1])
+        if both is not None:
+            return [(1.0, both, run_b)]
+    return tables
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +197,34 @@ class _Table:
             draws = np.array(list(itertools.product(range(count), repeat=count)))
             values[rows, : len(draws)] = run.residuals[rows][:, draws].mean(axis=2)
         return cls(values, sizes.astype(np.float64))
+
+    @classmethod
+    def difference(cls, b: _Table, a: _Table) -> _Table | None:
+        """Every draw of B's repeats minus every draw of A's, per question (None when that
+        would be too large)."""
+        sizes_a = a.sizes.astype(np.int64)
+        sizes_b = b.sizes.astype(np.int64)
+        sizes = sizes_a * sizes_b
+        width = int(sizes.max())
+        if width > _MAX_PAIRED_DRAWS or width * len(sizes) > _CELLS_PER_CHUNK * 2:
+            return None
+        values = np.zeros((len(sizes), width))
+        for size_a, size_b in {(int(x), int(y)) for x, y in zip(sizes_a, sizes_b, strict=True)}:
+            rows = np.flatnonzero((sizes_a == size_a) & (sizes_b == size_b))
+            pairs = b.values[rows, None, :size_b] - a.values[rows, :size_a, None]
+            values[rows, : size_a * size_b] = pairs.reshape(len(rows), -1)
+        return cls(values, sizes.astype(np.float64))
+
+    def draw(self, drawn: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """For each drawn question (resamples x questions), the mean of one draw of its
+        repeats' residuals: a random column of its row, gathered from the flat table (much
+        faster than indexing rows and columns)."""
+        width = self.values.shape[1]
+        kind = np.int32 if self.values.size < 2**31 else np.int64
+        index: np.ndarray = drawn.astype(kind, copy=False) * np.asarray(width, dtype=kind)
+        index += self.codes(drawn, rng)
+        gathered: np.ndarray = np.take(self.values.ravel(), index)
+        return gathered
 
     def codes(self, drawn: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """One draw of each drawn question's repeats (a column of its row)."""
