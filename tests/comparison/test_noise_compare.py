@@ -153,3 +153,25 @@ def test_text_and_html_show_the_judges_part(
     assert "100%" in table and "more repeats" in table and "[-0.0500, -0.0500]" in table
     html = page.read_text(encoding="utf-8")
     assert 'id="noise"' in html and "more repeats" in html and "two-level" in html
+
+
+def test_python_api_and_dataframe_have_the_noise(tmp_path: Path) -> None:
+    """compare_results gives each metric with repeats its noise; comparison_frame one
+    ``noise_*`` column per figure, empty for the metrics without repeats."""
+    pytest.importorskip("pandas")
+    from graphrag_eval import comparison_frame
+    from graphrag_eval.comparison.compare import compare_results
+
+    base = [record(i, [0.1 + i * 0.01, 0.9 + i * 0.01], 0.8) for i in range(QUESTIONS)]
+    worse = [record(i, [0.05 + i * 0.01, 0.85 + i * 0.01], 0.7) for i in range(QUESTIONS)]
+    comparison = compare_results(base, worse)
+    noise = comparison.overall["answer_relevance"].noise
+    assert noise is not None and noise.judge_share == pytest.approx(1.0)
+    assert comparison.overall["answer_f1"].noise is None
+    frame = comparison_frame(comparison).set_index(["scope", "template_id", "metric"])
+    overall = frame.xs("all", level="scope")
+    assert overall.loc[(None, "answer_relevance"), "noise_judge_share"] == pytest.approx(1.0)
+    assert (
+        overall.loc[(None, "answer_f1"), "noise_judge_share"]
+        != overall.loc[(None, "answer_f1"), "noise_judge_share"]
+    )  # NaN: no repeats
