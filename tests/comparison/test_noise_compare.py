@@ -175,3 +175,20 @@ def test_python_api_and_dataframe_have_the_noise(tmp_path: Path) -> None:
         overall.loc[(None, "answer_f1"), "noise_judge_share"]
         != overall.loc[(None, "answer_f1"), "noise_judge_share"]
     )  # NaN: no repeats
+
+
+def test_failed_repeats_are_left_out() -> None:
+    """A repeat that failed (null) is not a value: a question keeps the repeats that
+    succeeded, and one whose repeats all failed but one counts as exact."""
+    from graphrag_eval.comparison.compare import compare_results
+
+    base = [record(i, [0.5, 0.5], 0.8) for i in range(QUESTIONS)]
+    worse = [record(i, [0.3, 0.7], 0.8) for i in range(QUESTIONS)]
+    for item in worse[: QUESTIONS // 2]:  # half the questions: the 0.7 repeat failed
+        item["answer_relevance_repeats"] = [0.3, None]
+        item["answer_relevance"] = 0.3
+    change = compare_results(base, worse).overall["answer_relevance"]
+    assert change.noise is not None
+    # Only the 12 questions with both repeats have judge noise: s^2 = 0.08, k = 2.
+    assert change.noise.judge_variance == pytest.approx(12 * 0.08 / 2 / QUESTIONS / QUESTIONS)
+    assert change.noise.repeats_b == pytest.approx(1.5)
