@@ -124,3 +124,17 @@ def test_coverage_of_a_known_difference() -> None:
         )
         covered += two.low <= 0.1 <= two.high
     assert covered >= 52
+
+
+@pytest.mark.parametrize("repeats", [3, 6])  # 6: too many draws to table them all
+def test_both_runs_noisy_give_the_sum_of_their_judge_variances(repeats: int) -> None:
+    generator = np.random.default_rng(repeats + 100)
+    n = 400
+    a = generator.normal(0.5, 0.2, (n, repeats))
+    b = generator.normal(0.5, 0.4, (n, repeats))
+    differences = b.mean(axis=1) - a.mean(axis=1)
+    two = two_level_interval(differences, RunRepeats.of(a), RunRepeats.of(b), rng(), 10_000, 0.95)
+    within = (a.var(axis=1, ddof=1) + b.var(axis=1, ddof=1)).mean() / repeats
+    assert two.judge_variance == pytest.approx(within / n)
+    total = two.question_variance + two.judge_variance
+    assert two.standard_error**2 == pytest.approx(total, rel=0.06)

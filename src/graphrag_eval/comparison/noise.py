@@ -27,9 +27,10 @@ __all__ = ["POWER", "RunRepeats", "TwoLevel", "two_level_interval"]
 
 POWER = 0.8
 """The power at which the minimum detectable difference is given."""
-_CELLS_PER_CHUNK = 2_000_000  # resamples x questions x repeats drawn at once
-_MAX_DRAWS = 3_125  # 5^5: up to 5 repeats, a question's draws are tabled
-_MAX_PAIRED_DRAWS = 8_192  # both runs' draws in one table: up to 3 and 4 repeats, say
+_CELLS_PER_CHUNK = 2_000_000  # resamples x questions drawn at once
+_MAX_DRAWS = 256  # 4^4: up to 4 repeats, every draw of a question's repeats is tabled
+_SAMPLED_DRAWS = 1_024  # more repeats: at most this many draws per question
+_MAX_PAIRED_DRAWS = 8_192  # both runs' draws in one table: up to 3 and 4 repeats
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +132,7 @@ def two_level_interval(
     centre = float(differences.mean())
     shrunk = differences - (1.0 - shrink) * (differences - centre)
     repeats_rng = rng.spawn(1)[0]
-    tables = _tables(run_a, run_b)
+    tables = _tables(run_a, run_b, repeats_rng)
     means = np.empty(resamples)
     question_means = np.empty(resamples)
     chunk = max(1, min(resamples, _CELLS_PER_CHUNK // n))
@@ -140,11 +141,8 @@ def two_level_interval(
         drawn = rng.integers(0, n, size=(rows, n), dtype=np.int32 if n < 2**31 else np.int64)
         question_means[start : start + rows] = shrunk[drawn].mean(axis=1)
         noise = np.zeros(rows)
-        for sign, table, run in tables:
-            if table is None:
-                noise += sign * _resampled_noise(run, drawn, repeats_rng)
-            else:
-                noise += sign * table.draw(drawn, repeats_rng).mean(axis=1)
+        for sign, table in tables:
+            noise += sign * table.draw(drawn, repeats_rng).mean(axis=1)
         means[start : start + rows] = question_means[start : start + rows] + noise
     tail = (1 - confidence) / 2 * 100
     if np.all(differences == differences[0]) and judge == 0:
@@ -158,18 +156,24 @@ def two_level_interval(
     )  # fmt: skip
 
 
-def _tables(run_a: RunRepeats, run_b: RunRepeats) -> list[tuple[float, _Table | None, RunRepeats]]:
-    """What to draw the judge's noise from: one table of B's minus A's draws when it is small
-    enough (one draw per question and resample for both runs), else each run's own (``None``:
-    too many repeats to table, drawn repeat by repeat)."""
+def _tables(
+    run_a: RunRepeats, run_b: RunRepeats, rng: np.random.Generator
+) -> list[tuple[float, _Table]]:
+    """What to draw the judge's noise from: where both runs have repeats, one table of B's
+    minus A's draws (one draw per question and resample for both runs); else the noisy
+    run's."""
     tables = [
-        (sign, _Table.of(run), run) for sign, run in ((1.0, run_b), (-1.0, run_a)) if run.noisy
+        (sign, _Table.of(run, rng)) for sign, run in ((1.0, run_b), (-1.0, run_a)) if run.noisy
     ]
-    if len(tables) == 2 and tables[0][1] is not None and tables[1][1] is not None:
-        both = _Table.difference(tables[0][1], tables[1][1])
-        if both is not None:
-            return [(1.0, both, run_b)]
+    if len(tables) == 2:
+        return [(1.0, _Table.difference(tables[0][1], tables[1][1], rng))]
     return tables
+
+
+def _sampled_width(questions: int) -> int:
+    """Draws tabled per question when not every draw is: 64 to 1,024, fewer for many
+    questions (the table stays under 4 million cells from 4,000 questions to 62,500)."""
+    return min(_SAMPLED_DRAWS, max(64, _CELLS_PER_CHUNK * 2 // questions))
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,12 +187,13 @@ class _Table:
     sizes: np.ndarray
 
     @classmethod
-    def of(cls, run: RunRepeats) -> _Table | None:
-        """The table of ``run``, or None when it would be too large (many repeats)."""
+    def of(cls, run: RunRepeats, rng: np.random.Generator) -> _Table:
+        """Every draw of each question's repeats where there are few (up to 4 repeats: 4^4
+        draws); else as many draws as fit (64 to 1,024 per question), drawn from ``rng``."""
         sizes = run.counts.astype(np.int64) ** run.counts
         width = int(sizes.max())
         if width > _MAX_DRAWS or width * len(sizes) > _CELLS_PER_CHUNK * 2:
-            return None
+            return cls.sampled(run, rng)
         values = np.zeros((len(sizes), width))
         for count in np.unique(run.counts):
             if count < 2:
@@ -199,21 +204,49 @@ class _Table:
         return cls(values, sizes.astype(np.float64))
 
     @classmethod
-    def difference(cls, b: _Table, a: _Table) -> _Table | None:
-        """Every draw of B's repeats minus every draw of A's, per question (None when that
-        would be too large)."""
+    def sampled(cls, run: RunRepeats, rng: np.random.Generator) -> _Table:
+        """Per question, ``width`` draws of its repeats with replacement (as many as it has),
+        their residuals' means: a sample of the draws, each equally likely to be picked."""
+        questions = len(run.counts)
+        width = _sampled_width(questions)
+        values = np.zeros((questions, width))
+        for count in np.unique(run.counts):
+            if count < 2:
+                continue
+            rows = np.flatnonzero(run.counts == count)
+            step = max(1, _CELLS_PER_CHUNK // (width * int(count)))
+            for start in range(0, len(rows), step):
+                block = rows[start : start + step]
+                picks = rng.integers(0, count, size=(len(block), width, int(count)))
+                values[block] = run.residuals[block[:, None, None], picks].mean(axis=2)
+        return cls(values, np.full(questions, float(width)))
+
+    @classmethod
+    def difference(cls, b: _Table, a: _Table, rng: np.random.Generator) -> _Table:
+        """Every draw of B's repeats minus every draw of A's, per question; where that would
+        be too large, a sample of such pairs of draws (64 to 1,024 per question)."""
         sizes_a = a.sizes.astype(np.int64)
         sizes_b = b.sizes.astype(np.int64)
         sizes = sizes_a * sizes_b
         width = int(sizes.max())
         if width > _MAX_PAIRED_DRAWS or width * len(sizes) > _CELLS_PER_CHUNK * 2:
-            return None
+            return cls._sampled_difference(b, a, rng)
         values = np.zeros((len(sizes), width))
         for size_a, size_b in {(int(x), int(y)) for x, y in zip(sizes_a, sizes_b, strict=True)}:
             rows = np.flatnonzero((sizes_a == size_a) & (sizes_b == size_b))
             pairs = b.values[rows, None, :size_b] - a.values[rows, :size_a, None]
             values[rows, : size_a * size_b] = pairs.reshape(len(rows), -1)
         return cls(values, sizes.astype(np.float64))
+
+    @classmethod
+    def _sampled_difference(cls, b: _Table, a: _Table, rng: np.random.Generator) -> _Table:
+        questions = len(a.sizes)
+        width = _sampled_width(questions)
+        rows = np.arange(questions)[:, None]
+        pick_b = (rng.random((questions, width)) * b.sizes[:, None]).astype(np.intp)
+        pick_a = (rng.random((questions, width)) * a.sizes[:, None]).astype(np.intp)
+        values = b.values[rows, pick_b] - a.values[rows, pick_a]
+        return cls(values, np.full(questions, float(width)))
 
     def draw(self, drawn: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """For each drawn question (resamples x questions), the mean of one draw of its
@@ -236,20 +269,3 @@ class _Table:
             return codes
         scaled: np.ndarray = rng.random(drawn.shape) * self.sizes[drawn]
         return scaled.astype(np.intp)
-
-
-def _resampled_noise(run: RunRepeats, drawn: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Per resample (row of ``drawn``), the mean over its drawn questions of the mean of each
-    question's repeats' residuals drawn with replacement, as many as it has."""
-    rows, n = drawn.shape
-    width = run.residuals.shape[1]
-    total = np.zeros(rows)
-    step = max(1, _CELLS_PER_CHUNK // max(n * width, 1))
-    for start in range(0, rows, step):
-        block = drawn[start : start + step]
-        counts = run.counts[block]  # block x n
-        picks = (rng.random((*block.shape, width)) * counts[..., None]).astype(np.intp)
-        values = run.residuals[block[..., None], picks]
-        values *= np.arange(width) < counts[..., None]  # only the question's own count
-        total[start : start + step] = (values.sum(axis=2) / counts).mean(axis=1)
-    return total
