@@ -106,12 +106,18 @@ def test_fail_on_regression_needs_a_fall_beyond_the_judges_noise(
 ) -> None:
     """The same fall of 0.05 on every question is a regression when the judge's repeats agree,
     and none when they are 0.8 apart."""
-    found, out = run(capsys, *relevance_fall(tmp_path, spread), "--fail-on-regression", "--json")
+    runs = relevance_fall(tmp_path, spread)
+    found = main(["compare", *map(str, runs), "--fail-on-regression", "--json"])
+    captured = capsys.readouterr()
     assert found == code
-    change = json.loads(out)["metrics"]["answer_relevance"]
+    change = json.loads(captured.out)["metrics"]["answer_relevance"]
     assert change["difference"] == pytest.approx(-0.05)
     assert change["change"] == ("worse" if code else "unchanged")
     assert change["noise"]["judge_share"] == (1.0 if spread else 0.0)  # agreeing repeats: 0
+    if code:  # the gate's message says which interval it read
+        assert "two-level interval [-0.05000, -0.05000], 24 pairs, judge noise included" in (
+            captured.err
+        )
 
 
 def test_a_run_without_repeats_is_taken_as_exact(
