@@ -75,9 +75,6 @@ class RunRepeats:
     def noisy(self) -> bool:
         return bool(np.any(self.residuals))
 
-    def take(self, rows: np.ndarray) -> RunRepeats:
-        return RunRepeats(self.residuals[rows], self.counts[rows], self.within[rows])
-
 
 @dataclass(frozen=True, slots=True)
 class TwoLevel:
