@@ -10,7 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from graphrag_eval.comparison.bootstrap import bootstrap_intervals, scope_generator
-from graphrag_eval.comparison.model import ItemChange, MetricChange, Verdict
+from graphrag_eval.comparison.model import ItemChange, MetricChange, NoiseSummary, Verdict
+from graphrag_eval.comparison.noisy import noisy_intervals
 from graphrag_eval.comparison.pairing import PairedRuns
 from graphrag_eval.comparison.units import unit_of
 
@@ -49,7 +50,17 @@ def scope_changes(
     both = has_a & has_b
     only_a = (has_a & ~has_b).sum(axis=0)
     only_b = (has_b & ~has_a).sum(axis=0)
-    intervals = _intervals(paired, scope, rows, both, b - a, resampling)
+    differences = b - a
+    intervals = _intervals(paired, scope, rows, both, differences, resampling)
+    noise: dict[int, NoiseSummary] = {}
+    if paired.repeats_a or paired.repeats_b:
+        # The judge's repeats: the two-level interval replaces the one-level one.
+        for column, found in noisy_intervals(
+            paired, scope, rows, both, differences, intervals,
+            resampling.seed, resampling.resamples, resampling.confidence,
+        ).items():  # fmt: skip
+            intervals[column] = (found.low, found.high)
+            noise[column] = found.noise
     changes: dict[str, MetricChange] = {}
     for column, name in enumerate(paired.names):
         where = np.flatnonzero(both[:, column])
@@ -65,6 +76,7 @@ def scope_changes(
             int(only_a[column]),
             int(only_b[column]),
             top,
+            noise.get(column),
         )
     return changes
 
@@ -105,6 +117,7 @@ def _metric_change(
     only_a: int,
     only_b: int,
     top: int,
+    noise: NoiseSummary | None = None,
 ) -> MetricChange:
     spec = paired.keys[name]
     if not len(rows) or interval is None:
@@ -151,6 +164,7 @@ def _metric_change(
         better_items=listed(improved),
         worse_items=listed(regressed),
         unit=unit_of(spec),
+        noise=noise,
     )
 
 

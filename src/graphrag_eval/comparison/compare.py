@@ -50,6 +50,7 @@ from graphrag_eval.comparison.model import (
     Verdict,
 )
 from graphrag_eval.comparison.pairing import PairedRuns, pair_runs
+from graphrag_eval.comparison.repeats import judge_repeats, with_repeats
 from graphrag_eval.config import ConfigSource, EvaluationConfig
 from graphrag_eval.formatting import format_interval, format_signed
 from graphrag_eval.metrics.loading import load_config
@@ -128,15 +129,22 @@ def compare_results(
         status_changes=paired.status_changes,
         keys=paired.keys,
         overall=scope_changes(paired, "", np.arange(len(paired.question_ids)), resampling, top),
-        per_template={
-            template: scope_changes(paired, template, np.array(rows), resampling, top)
-            for template, rows in paired.scopes.items()
-        },
+        per_template=_per_template(paired, resampling, top),
         error_samples=error_samples,
         failed=failed,
         graph_warning=graph_difference(graph_a, graph_b),
         changed_inputs=input_changes(results_a, results_b),
+        repeats=judge_repeats(paired),
     )
+
+
+def _per_template(
+    paired: PairedRuns, resampling: Resampling, top: int
+) -> dict[str, dict[str, MetricChange]]:
+    return {
+        template: scope_changes(paired, template, np.array(rows), resampling, top)
+        for template, rows in paired.scopes.items()
+    }
 
 
 def _paired(
@@ -151,7 +159,7 @@ def _paired(
     with fewer_collections():
         values_a = item_values(run_a[0], settings_a)
         values_b = item_values(run_b[0], settings_b)
-        paired = pair_runs(values_a, values_b)
+        paired = with_repeats(pair_runs(values_a, values_b), values_a, values_b)
         failed = {
             name: Failures(values_a.failed.get(name, 0), values_b.failed.get(name, 0))
             for name in {**values_a.failed, **values_b.failed}

@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from graphrag_eval.comparison.model import Comparison, MetricChange
+from graphrag_eval.comparison.noise_view import noise_header, noise_table
 from graphrag_eval.comparison.units import (
     format_amount,
     format_amount_change,
@@ -73,6 +74,7 @@ def print_comparison(console: Console, comparison: Comparison) -> None:
     resources = comparison.resources()
     if scores:
         _print_table(console, _overall_table(console, scores))
+    _print_noise(console, comparison)
     if resources:
         console.print(
             "Costs, tokens and time (what the runs used, not part of the verdict; lower or "
@@ -92,6 +94,17 @@ def print_comparison(console: Console, comparison: Comparison) -> None:
         if not change.worse_items or (change.lower_is_better and change.verdict != "worse"):
             continue
         _print_worse_items(console, comparison, name, change)
+
+
+def _print_noise(console: Console, comparison: Comparison) -> None:
+    """Where either run has judge repeats: what the intervals include, and per metric with
+    repeats the judge's part of its interval (nothing otherwise)."""
+    for line in noise_header(comparison):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    width = console.width if console.is_terminal else _LOG_TABLE_WIDTH
+    table = noise_table(console, comparison, width)
+    if table is not None:
+        _print_table(console, table)
 
 
 def failure_lines(comparison: Comparison) -> list[str]:

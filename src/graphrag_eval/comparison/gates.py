@@ -192,7 +192,8 @@ def check_regressions(comparison: Comparison, metrics: Iterable[str]) -> list[st
         failures.append(
             f"{name}: significantly worse, {plain_number(change.mean_a, 4)} -> "
             f"{plain_number(change.mean_b, 4)} ({sign}{plain_number(change.difference, 4)}, "
-            f"{comparison.confidence:.0%} interval "
-            f"{format_interval(change.ci_low, change.ci_high, 4)}, {change.pairs} pairs)"
+            f"{comparison.confidence:.0%} {'two-level ' if change.noise else ''}interval "
+            f"{format_interval(change.ci_low, change.ci_high, 4)}, {change.pairs} pairs"
+            + (", judge noise included)" if change.noise else ")")
         )
     return failures

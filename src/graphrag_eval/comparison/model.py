@@ -21,7 +21,9 @@ __all__ = [
     "ErrorSamples",
     "Failures",
     "ItemChange",
+    "JudgeRepeats",
     "MetricChange",
+    "NoiseSummary",
     "Verdict",
 ]
 
@@ -71,6 +73,78 @@ class Failures:
 
 
 @dataclass(frozen=True, slots=True)
+class NoiseSummary:
+    """How much of a difference's interval is the judge's noise, where either run has judge
+    repeats (docs/report.md, "Judge noise in a comparison")."""
+
+    repeats_a: float
+    """Run A's valid repeats per paired question, on average (1: no repeats, its values are
+    taken as exact)."""
+    repeats_b: float
+    one_level_ci_low: float
+    """The interval resampling the questions only (the values as they are): what the
+    comparison gives without repeats."""
+    one_level_ci_high: float
+    without_judge_ci_low: float
+    """The interval with the judge's noise taken out: the questions' stage alone."""
+    without_judge_ci_high: float
+    question_variance: float
+    """``sigma_b^2 / n``: the variance of the mean difference from the choice of questions."""
+    judge_variance: float
+    """``mean(s^2 / k) / n``: the variance of the mean difference from the judge's noise."""
+    judge_share: float
+    narrows_most: Literal["questions", "repeats"]
+    detectable_difference: float
+    """The smallest difference the run could detect at the interval's level with 80% power."""
+    power: float
+
+    def as_dict(self) -> dict[str, JsonValue]:
+        return _attributes(self, _NOISE_KEYS)
+
+
+_NOISE_KEYS = (
+    "repeats_a",
+    "repeats_b",
+    "one_level_ci_low",
+    "one_level_ci_high",
+    "without_judge_ci_low",
+    "without_judge_ci_high",
+    "question_variance",
+    "judge_variance",
+    "judge_share",
+    "narrows_most",
+    "detectable_difference",
+    "power",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeRepeats:
+    """The most judge repeats per question of any metric in each run, where either has some."""
+
+    a: int
+    b: int
+
+    @property
+    def note(self) -> str:
+        """What the intervals of the metrics with repeats include."""
+        text = (
+            "intervals of metrics with judge repeats are two-level (questions, then each "
+            "question's repeats): they include the judge's noise"
+        )
+        for label, count in (("A", self.a), ("B", self.b)):
+            if count < 2:
+                text += (
+                    f"; run {label} has no repeats: its values are taken as exact (k = 1, no "
+                    "judge noise measured)"
+                )
+        return text
+
+    def as_dict(self) -> dict[str, JsonValue]:
+        return {"a": self.a, "b": self.b, "note": self.note}
+
+
+@dataclass(frozen=True, slots=True)
 class ItemChange:
     """One question whose score differs between the runs."""
 
@@ -112,6 +186,9 @@ class MetricChange:
     worse_items: list[ItemChange] = field(default_factory=list)
     unit: Unit = "score"
     """What the metric measures: a score, or what a run used (dollars, tokens, seconds)."""
+    noise: NoiseSummary | None = None
+    """Where either run has judge repeats of the metric: the judge's part of the interval
+    (``ci_low`` and ``ci_high`` are then the two-level interval)."""
 
     @property
     def is_score(self) -> bool:
@@ -132,7 +209,7 @@ class MetricChange:
         return {"unit": self.unit, **_attributes(self, _MEANS_KEYS), "change": self.direction}
 
     def as_dict(self) -> dict[str, JsonValue]:
-        return {
+        data: dict[str, JsonValue] = {
             **_attributes(self, _MEANS_KEYS),
             "change": self.verdict,
             **_attributes(self, _COUNT_KEYS),
@@ -140,6 +217,9 @@ class MetricChange:
             "worse_items": [item.as_dict() for item in self.worse_items],
             "unit": self.unit,
         }
+        if self.noise is not None:  # only with repeats: without, the output is unchanged
+            data["noise"] = self.noise.as_dict()
+        return data
 
 
 @dataclass(slots=True)
@@ -173,6 +253,8 @@ class Comparison:
     docs/knowledge-graph.md, "The graph's identity"."""
     changed_inputs: InputChanges = field(default_factory=InputChanges)
     """The paired questions whose reference or response differs between the runs."""
+    repeats: JudgeRepeats | None = None
+    """Set when either run has judge repeats (docs/report.md, "Judge noise in a comparison")."""
 
     def cause(self, question_id: str) -> str:
         """What changed in a question's inputs: ``reference changed``, ``response
@@ -198,7 +280,7 @@ class Comparison:
         return {name: change for name, change in self.overall.items() if not change.is_score}
 
     def as_dict(self) -> dict[str, JsonValue]:
-        return {
+        data: dict[str, JsonValue] = {
             **_attributes(self, _RUN_KEYS),
             "only_in_a": _texts(self.only_in_a),
             "only_in_b": _texts(self.only_in_b),
@@ -220,6 +302,9 @@ class Comparison:
             "reference_changed": _texts(self.changed_inputs.reference),
             "response_changed": _texts(self.changed_inputs.response),
         }
+        if self.repeats is not None:  # only with repeats: without, the output is unchanged
+            data["judge_repeats"] = self.repeats.as_dict()
+        return data
 
 
 def _texts(texts: Iterable[str]) -> list[JsonValue]:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from graphrag_eval.comparison.console import failure_lines, input_lines
 from graphrag_eval.comparison.model import Comparison, MetricChange
+from graphrag_eval.comparison.noise_view import noise_header, noise_rows
 from graphrag_eval.comparison.units import (
     format_amount,
     format_amount_change,
@@ -106,6 +107,8 @@ def render_comparison(
         confidence=f"{comparison.confidence:.0%}",
         failures=failure_lines(comparison),
         input_lines=input_lines(comparison),
+        noise_header=noise_header(comparison),
+        noise_rows=noise_rows(comparison),
     )
 
 

@@ -5,7 +5,7 @@ method")."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -37,6 +37,10 @@ class PairedRuns:
     only_in_a: list[str]
     only_in_b: list[str]
     status_changes: dict[str, list[str]]
+    repeats_a: dict[str, np.ndarray] = field(default_factory=dict)
+    """Key -> question x repeats values of run A (NaN: no such repeat), for the keys it has
+    judge repeats of (docs/report.md, "Judge noise in a comparison")."""
+    repeats_b: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def pair_runs(values_a: ItemValues, values_b: ItemValues) -> PairedRuns:
