@@ -29,7 +29,8 @@ from graphrag_eval.metrics.base import Aggregation
 from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.metrics.registry import configured_metrics, declared_outputs
 from graphrag_eval.results.aggregates import Aggregates
-from graphrag_eval.results.read_run import load_run
+from graphrag_eval.results.read_run import SavedRun, load_run
+from graphrag_eval.results.run import EvaluationRun
 from graphrag_eval.results.write_run import (
     REPORT_HTML,
     RunSummary,
@@ -188,8 +189,17 @@ def evaluate_in_test(
     evaluation = Evaluation(
         out_dir, run.results, written.aggregates, gates, agent_failures=agent_failures
     )
+    _check_gates_of(evaluation, run, saved, gates)
+    return evaluation
+
+
+def _check_gates_of(
+    evaluation: Evaluation, run: EvaluationRun, saved: SavedRun, gates: Gates
+) -> None:
+    """The thresholds each checked alone (so each missed one is named), the metrics that
+    failed on a question, and the regressions from the baseline."""
     for threshold in gates.thresholds:
-        missed = check_thresholds(written.aggregates.micro, [threshold])
+        missed = check_thresholds(evaluation.aggregates.micro, [threshold])
         if missed:
             evaluation.missed.append(threshold)
             evaluation.failures += missed
@@ -200,7 +210,6 @@ def evaluate_in_test(
     ]
     if gates.baseline is not None:
         _check_baseline(evaluation, saved, gates)
-    return evaluation
 
 
 def _malformed(records: Sequence[dict[str, Any]]) -> list[AgentFailure]:
