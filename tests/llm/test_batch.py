@@ -170,13 +170,16 @@ def test_an_expired_or_cancelled_batch_is_an_incomplete_run(
     assert line.endswith("--resume")
     assert server.count("/chat/completions") == 0
 
-    # Later the provider is healthy again: --resume submits only what was not answered.
+    # Later the provider is healthy again: --resume (without --batch: the run's batches.json
+    # puts it in batch mode) collects what was answered and submits only the rest.
     server.batch_api.outcome = "completed"
     before = sum(server.batch_api.submitted.values())
     assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q", "--resume") == 0
     resubmitted = sum(server.batch_api.submitted.values()) - before
-    assert resubmitted < 3 * QUESTIONS
+    assert 0 < resubmitted < 3 * QUESTIONS
     assert all(times <= 2 for times in server.batch_api.submitted.values())
+    assert server.count("/chat/completions") == 0  # nothing paid for twice, synchronously
+    assert "resuming in batch mode (--batch)" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -238,7 +241,7 @@ def test_a_hostile_batch_checkpoint_is_one_line_and_exit_2(
     assert len(server.batch_api.headers) == calls  # nothing sent
 
 
-def test_resuming_a_batch_run_without_batch_says_its_batches_are_not_collected(
+def test_resuming_a_batch_run_with_a_judge_without_batches_says_they_are_not_collected(
     tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     reference, responses = write_inputs(tmp_path, 2)
@@ -246,6 +249,8 @@ def test_resuming_a_batch_run_without_batch_says_its_batches_are_not_collected(
     out = tmp_path / "out"
     assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q", "--batch") == 0
     capsys.readouterr()
+    # The resumed run's config no longer names a batch API: its requests go one by one.
+    config = write_config(tmp_path, server.url, batch_provider=None)
 
     assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q", "--resume") == 0
 

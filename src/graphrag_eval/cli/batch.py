@@ -9,6 +9,7 @@ from pathlib import Path
 
 from graphrag_eval.cli.console import stderr, stdout
 from graphrag_eval.config import EvaluationConfig
+from graphrag_eval.errors import ConfigError
 from graphrag_eval.formatting import plural
 from graphrag_eval.llm.batch.checkpoint import BATCHES_JSON, BatchCheckpoint
 from graphrag_eval.llm.batch.client import batch_lane_of
@@ -20,15 +21,45 @@ from graphrag_eval.llm.engine import LLMEngine
 __all__ = ["batch_summary", "print_batch_summary", "start_batches", "with_batch"]
 
 
-def with_batch(config: EvaluationConfig, batch: bool) -> EvaluationConfig:
-    """``config`` with ``llm.batch`` on when ``--batch`` is given; a
-    :class:`~graphrag_eval.errors.ConfigError` naming the option when the judge has no batch
-    API (or there is no judge), before anything is sent."""
+def with_batch(
+    config: EvaluationConfig, batch: bool, resumed: Path | None = None
+) -> EvaluationConfig:
+    """``config`` with ``llm.batch`` on when ``--batch`` is given, or when ``resumed`` (the
+    output directory of ``--resume``) lists the batches of the interrupted run and the judge
+    has a batch API (their requests were paid for: they are collected, not sent again); a
+    :class:`~graphrag_eval.errors.ConfigError` naming the option when batch mode is asked
+    for and the judge has no batch API (or there is no judge), before anything is sent."""
+    if not batch and not config.llm.batch and resumed is not None:
+        batch = _collects(config, resumed)
     if batch and not config.llm.batch:
         config = config.model_copy(update={"llm": config.llm.model_copy(update={"batch": True})})
     if config.llm.batch:
         batch_provider_name(config.llm)
     return config
+
+
+def _collects(config: EvaluationConfig, out_dir: Path) -> bool:
+    """Whether a resumed run in ``out_dir`` goes on in batch mode without ``--batch``: its
+    interrupted run submitted batches (``batches.json`` lists some) and the judge has a
+    batch API (else :func:`start_batches` warns that their requests are sent again)."""
+    path = out_dir / BATCHES_JSON
+    try:
+        with path.open("rb") as stream:
+            listed = b'"custom_ids"' in stream.read(64 * 1024)
+    except OSError:
+        return False
+    if not listed:
+        return False
+    try:
+        batch_provider_name(config.llm.model_copy(update={"batch": True}))
+    except ConfigError:
+        return False
+    stderr().print(
+        f"{path} lists the batches of the interrupted run: resuming in batch mode (--batch) "
+        "to collect them instead of sending their requests again",
+        markup=False,
+    )
+    return True
 
 
 def start_batches(

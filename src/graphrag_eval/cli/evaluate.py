@@ -245,7 +245,8 @@ def _evaluate(options: EvaluateOptions) -> None:
             "--resume continues the run in OUT_DIR and --overwrite replaces it: give one"
         )
     config = with_store(load_config(options.config_path), options.endpoint, options.data_files)
-    config = with_batch(config, options.batch)  # a judge without a batch API: exit 2 here
+    resumed = options.out_dir if options.resume else None
+    config = with_batch(config, options.batch, resumed)  # no batch API for --batch: exit 2
     check_known(options.gates, numeric_outputs(config))
     diagnostics, rules, compact = Diagnostics(), config.steps.rules, COMPACT_ABOVE_BYTES
     questions = prepare_reference(
