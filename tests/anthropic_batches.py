@@ -21,8 +21,8 @@ the given custom ids error the first time they come (``error_first``: the reques
 predicate chooses; ``error_always``: every time); ``expire`` makes batches end with their
 requests expired; ``cancel`` (or the cancel route, or ``cancel_all`` for every new batch)
 ends a batch with its requests canceled; ``results_base`` points ``results_url`` at another
-host; ``submissions`` counts the submissions of each custom id, ``created`` the batches,
-``polls`` the polls (:meth:`BatchStore.wait_for_polls`).
+host; ``junk_lines`` come before the results; ``submissions`` counts the submissions of
+each custom id, ``created`` the batches, ``polls`` the polls (:meth:`BatchStore.wait_for_polls`).
 """
 
 from __future__ import annotations
@@ -100,6 +100,8 @@ class BatchStore:
         self.polls = 0
         """``GET`` of a batch, over all batches."""
         self.results_fetched = 0
+        self.junk_lines: list[str] = []
+        """Lines served before the results (a hostile or broken results file)."""
 
     @property
     def created(self) -> int:
@@ -239,4 +241,4 @@ class BatchStore:
             json.dumps({"custom_id": item["custom_id"], "result": batch.results[item["custom_id"]]})
             for item in reversed(batch.requests)
         ]
-        return Served(200, text="\n".join(lines) + "\n")
+        return Served(200, text="\n".join([*self.junk_lines, *lines]) + "\n")

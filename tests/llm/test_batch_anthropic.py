@@ -277,3 +277,20 @@ def test_the_key_goes_to_no_host_a_results_url_names(
     assert code == 0
     assert not any(key.endswith("_error") for r in values(out).values() for key in r)
     assert server.batches.results_fetched == 2
+
+
+def test_a_results_line_nested_past_the_parser_is_left_out_not_the_batch(
+    tmp_path: Path, server: AnthropicServer, synchronous: Path
+) -> None:
+    # Lines a parser cannot take (nested too deep, not JSON, an id never submitted) are left
+    # out; the batch's other lines are its results.
+    server.batches.junk_lines = [
+        "[" * 200_000,
+        "<html>oops</html>",
+        json.dumps({"custom_id": "ge-" + "0" * 40, "result": {"type": "succeeded"}}),
+    ]
+    code, out = run(tmp_path / "batch", server, "-q", "--batch")
+
+    assert code == 0
+    assert values(out) == values(synchronous)
+    assert [r for r in server.requests if r.path == MESSAGES] == []

@@ -204,7 +204,7 @@ def _result(line: bytes) -> tuple[str, dict[str, Any]] | None:
     """A results line's ``(custom_id, result)``; ``None`` for what is not one."""
     try:
         record = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the parser: not a result either
         return None
     if not isinstance(record, dict):
         return None
