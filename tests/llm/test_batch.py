@@ -213,6 +213,21 @@ def test_a_judge_without_a_batch_api_is_a_config_error_before_any_request(
     assert server.requests == [] and server.batch_api.headers == []
 
 
+def test_a_misspelt_batch_provider_is_named_as_such_with_the_closest_name(
+    tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference, responses = write_inputs(tmp_path)
+    config = write_config(tmp_path, server.url, batch_provider="opneai")
+
+    code = evaluate_cli(reference, responses, "-c", config, "-o", tmp_path / "out", "--batch")
+
+    assert code == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert "llm.batch_provider: no batch provider 'opneai' (did you mean 'openai'?)" in line
+    assert "the judge's provider" not in line  # the judge's provider is not the mistake
+    assert server.requests == [] and server.batch_api.headers == []
+
+
 @pytest.mark.parametrize(
     "content",
     [
