@@ -10,7 +10,8 @@ steer it through :class:`BatchAPI`'s attributes and wait on its state, never on 
 ``hold`` keeps every batch ``in_progress`` until :meth:`BatchAPI.release`; ``outcome`` ends
 the next batches ``expired``, ``cancelled`` or ``failed`` instead of ``completed``;
 ``error_first`` gives an error line (500) to the first submission of each custom id it
-accepts. ``submitted`` counts each custom id's submissions.
+accepts; ``drop_creates`` creates the next batches but drops the connection instead of
+answering. ``submitted`` counts each custom id's submissions.
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ class BatchAPI:
     hold: bool = False
     outcome: str = "completed"
     error_first: Callable[[str, dict[str, Any]], bool] | None = None
+    drop_creates: int = 0
+    """The next so many batch creations create the batch, then drop the connection without
+    a reply (status 0 from :meth:`handle`: the server closes it)."""
     submitted: Counter[str] = field(default_factory=Counter)
     batches: list[list[str]] = field(default_factory=list)
     """The custom ids of each batch created, in order."""
@@ -137,6 +141,9 @@ class BatchAPI:
         self.submitted.update(ids)
         self.batches.append(ids)
         self.changed.notify_all()
+        if self.drop_creates > 0:
+            self.drop_creates -= 1
+            return 0, b""
         return 200, _json(self._object(batch))
 
     def _poll(self, batch: _Batch) -> dict[str, Any]:

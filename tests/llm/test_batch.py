@@ -153,6 +153,28 @@ def test_error_lines_are_retried_in_a_later_batch(tmp_path: Path, server: JudgeS
     assert set(api.submitted.values()) == {1, 2}
 
 
+def test_a_batch_creation_whose_reply_is_lost_is_not_sent_again(
+    tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The batch may exist (and be paid for): neither the provider nor the engine's retries
+    # create it again; the run stops its judge and says so.
+    reference, responses = write_inputs(tmp_path, 2)
+    server.batch_api.drop_creates = 1
+    config = write_config(tmp_path, server.url)
+    out = tmp_path / "out"
+
+    code = evaluate_cli(reference, responses, "-c", config, "-o", out, "--batch")
+
+    assert code == EXIT_INCOMPLETE
+    assert len(server.batch_api.batches) == 1
+    assert set(server.batch_api.submitted.values()) == {1}
+    assert server.count("/chat/completions") == 0
+    printed = capsys.readouterr()
+    [line] = [line for line in printed.err.splitlines() if "incomplete" in line]
+    assert "it may have been created (and be paid for)" in line
+    assert "4 requests in batches whose creation got no reply" in printed.out
+
+
 @pytest.mark.parametrize("outcome", ["expired", "cancelled"])
 def test_an_expired_or_cancelled_batch_is_an_incomplete_run(
     tmp_path: Path, server: JudgeServer, outcome: str, capsys: pytest.CaptureFixture[str]

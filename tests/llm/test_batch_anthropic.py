@@ -294,3 +294,18 @@ def test_a_results_line_nested_past_the_parser_is_left_out_not_the_batch(
     assert code == 0
     assert values(out) == values(synchronous)
     assert [r for r in server.requests if r.path == MESSAGES] == []
+
+
+def test_a_batch_creation_answered_with_a_5xx_is_not_sent_again(
+    tmp_path: Path, server: AnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A 500 does not say the batch was not created: it may exist (and be paid for), so
+    # neither the provider nor the engine's retries create it again.
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    server.batches.fail_creates = 1
+    code, _ = run(tmp_path / "batch", server, "-q", "--batch")
+
+    assert code == EXIT_INCOMPLETE
+    assert server.batches.created == 1
+    assert set(server.batches.submissions.values()) == {1}
+    assert [r for r in server.requests if r.path == MESSAGES] == []

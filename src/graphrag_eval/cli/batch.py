@@ -119,6 +119,11 @@ def batch_summary(lane: BatchLane | None) -> str | None:
         line += f"; {plural(counts.errors, 'error line')} retried in later batches"
     if counts.lost:
         line += f"; {plural(counts.lost, 'request')} of expired or cancelled batches not done"
+    if counts.uncertain:
+        line += (
+            f"; {plural(counts.uncertain, 'request')} in batches whose creation got no reply "
+            "(they may exist at the provider)"
+        )
     return line
 
 

@@ -34,11 +34,13 @@ from graphrag_eval.errors import CallFailed
 from graphrag_eval.llm.batch.checkpoint import BatchCheckpoint
 from graphrag_eval.llm.batch.ids import custom_id, not_reached
 from graphrag_eval.llm.batch.protocol import (
+    BatchCounts,
     BatchError,
     BatchProvider,
     BatchRequest,
     BatchResult,
     BatchStatus,
+    SubmitUncertain,
 )
 from graphrag_eval.llm.client import Breaker
 from graphrag_eval.llm.failures import StatusError
@@ -54,22 +56,6 @@ some item in flight is not waiting on the lane."""
 
 _ENCODER = msgspec.json.Encoder()
 _LOST = ("expired", "cancelled", "failed")
-
-
-@dataclass(slots=True)
-class BatchCounts:
-    """What the lane did in the run (docs/llm.md, batch mode)."""
-
-    batches: int = 0
-    """Batches submitted."""
-    submitted: int = 0
-    """Requests submitted in them."""
-    resumed: int = 0
-    """Batches of an interrupted run polled again."""
-    errors: int = 0
-    """Error lines (requests the engine then retried in a later batch)."""
-    lost: int = 0
-    """Requests of batches that expired, were cancelled or failed."""
 
 
 @dataclass(slots=True)
@@ -268,11 +254,17 @@ class BatchLane:
             batch_id = await self.provider.submit(
                 [waiting.request for waiting in requests.values()]
             )
+        except SubmitUncertain as exc:  # it may exist: its calls are not retried
+            reason = self.redactor.redact(
+                f"{exc}; no more calls to the judge in this run: see the provider's batches "
+                f"before --resume, which submits its {len(ids)} requests again"
+            )
+            self.counts.uncertain += len(ids)
+            self.breaker.refuse(reason)
+            self._fail_unsent(ids, CallFailed(reason))
+            return
         except Exception as exc:  # nothing was submitted: the calls fail (and are retried)
-            for key in ids:
-                waiting = self._submitted.pop(key, None)
-                for future in waiting.futures if waiting is not None else ():
-                    self._settle(future, error=exc)
+            self._fail_unsent(ids, exc)
             return
         batch = _Batch(batch_id, ids)
         for key in ids:
@@ -283,6 +275,12 @@ class BatchLane:
         self.counts.submitted += len(ids)
         batch.task = asyncio.current_task()
         await self._follow(batch)
+
+    def _fail_unsent(self, ids: list[str], error: BaseException) -> None:
+        for key in ids:
+            waiting = self._submitted.pop(key, None)
+            for future in waiting.futures if waiting is not None else ():
+                self._settle(future, error=error)
 
     async def _follow(self, batch: _Batch) -> None:
         """Poll ``batch`` until it ends, then hand out its results."""

@@ -32,6 +32,7 @@ from graphrag_eval.llm.batch.protocol import (
     BatchResult,
     BatchState,
     BatchStatus,
+    SubmitUncertain,
 )
 from graphrag_eval.llm.failures import status_error, unreachable
 from graphrag_eval.llm.providers import ClientSpec, api_key_of
@@ -127,12 +128,14 @@ class OpenAIBatches:
         uploaded = await self._call("POST", "/files", upload=lines)
         file_id = _text(uploaded, "id", "the uploaded file")
         endpoint = "/v1" + (requests[0].path if requests else "/chat/completions")
-        created = await self._call(
-            "POST",
-            "/batches",
-            body={"input_file_id": file_id, "endpoint": endpoint, "completion_window": "24h"},
-        )
-        return _text(created, "id", "the batch created")
+        body = {"input_file_id": file_id, "endpoint": endpoint, "completion_window": "24h"}
+        try:
+            created = await self._call("POST", "/batches", body=body, create=True)
+            return _text(created, "id", "the batch created")
+        except SubmitUncertain:
+            raise
+        except CallFailed as exc:  # a success whose reply is not the batch's
+            raise SubmitUncertain(f"{exc}: it may have been created (and be paid for)") from None
 
     async def status(self, batch_id: str) -> BatchStatus:
         return _status(batch_id, await self._call("GET", f"/batches/{batch_id}"))
@@ -164,12 +167,16 @@ class OpenAIBatches:
         *,
         body: dict[str, Any] | None = None,
         upload: bytes | None = None,
+        create: bool = False,
     ) -> dict[str, Any]:
-        """One call of the API (with its retries): the reply's JSON object."""
+        """One call of the API (with its retries): the reply's JSON object. A batch's
+        creation (``create``) is sent again only after a reply saying it was not made (a
+        4xx: 429 retried, the others raised) or a connection never made; else
+        :class:`SubmitUncertain`."""
         attempt = 0
         while True:
             try:
-                content = await self._once(method, path, body, upload)
+                content = await self._once(method, path, body, upload, create)
                 reply = json.loads(content)
                 if not isinstance(reply, dict):
                     raise ValueError("not a JSON object")
@@ -191,7 +198,12 @@ class OpenAIBatches:
         return random.uniform(ceiling / 2, ceiling)
 
     async def _once(
-        self, method: str, path: str, body: dict[str, Any] | None, upload: bytes | None
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None,
+        upload: bytes | None,
+        create: bool = False,
     ) -> bytes:
         import aiohttp
 
@@ -219,10 +231,16 @@ class OpenAIBatches:
             ) as response:
                 content = await _read(response)
                 if response.status >= 300:
-                    raise status_error(response.status, content, response.headers)
+                    error = status_error(response.status, content, response.headers)
+                    if create and response.status >= 500:
+                        raise _uncertain(error) from None
+                    raise error
                 return content
-        except (aiohttp.ClientError, TimeoutError) as exc:
+        except aiohttp.ClientConnectorError as exc:  # never sent: not created either
             raise unreachable(exc, isinstance(exc, TimeoutError)) from exc
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            lost = unreachable(exc, isinstance(exc, TimeoutError))
+            raise (_uncertain(lost) if create else lost) from exc
 
     async def _lines(self, path: str) -> AsyncIterator[bytes]:
         """The lines of a file's content, read as they come (retried while none was read)."""
@@ -290,6 +308,13 @@ async def _split_lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
                 yield line
     if buffer.strip():
         yield buffer
+
+
+def _uncertain(error: Exception) -> SubmitUncertain:
+    return SubmitUncertain(
+        f"the batch API gave no usable reply to the creation of a batch ({error}): "
+        "it may have been created (and be paid for)"
+    )
 
 
 def _text(reply: dict[str, Any], key: str, what: str) -> str:
