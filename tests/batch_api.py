@@ -50,6 +50,8 @@ class BatchAPI:
     hold: bool = False
     outcome: str = "completed"
     error_first: Callable[[str, dict[str, Any]], bool] | None = None
+    name_batch: Callable[[int], str] | None = None
+    """The id of the n-th batch created (default ``batch_{n}``), e.g. a hostile one."""
     drop_creates: int = 0
     """The next so many batch creations create the batch, then drop the connection without
     a reply (status 0 from :meth:`handle`: the server closes it)."""
@@ -58,6 +60,8 @@ class BatchAPI:
     """The custom ids of each batch created, in order."""
     headers: list[dict[str, str]] = field(default_factory=list)
     """The headers of every call of the batch API."""
+    calls: list[str] = field(default_factory=list)
+    """The method and path of every call of the batch API."""
     changed: threading.Condition = field(default_factory=threading.Condition)
     """Notified whenever a batch is created or polled."""
     polls: int = 0
@@ -90,6 +94,7 @@ class BatchAPI:
         """The status and body of a call of the API."""
         with self.changed:
             self.headers.append(headers)
+            self.calls.append(f"{method} {path}")
             parts = path.strip("/").split("/")[1:]  # without the v1
             if method == "POST" and parts == ["files"]:
                 return self._upload(headers, raw)
@@ -132,7 +137,8 @@ class BatchAPI:
         if content is None or body.get("completion_window") != "24h":
             return 400, _json({"error": {"message": "bad input_file_id or completion_window"}})
         lines = [json.loads(line) for line in content.splitlines() if line.strip()]
-        batch_id = f"batch_{len(self._batches) + 1}"
+        number = len(self._batches) + 1
+        batch_id = self.name_batch(number) if self.name_batch else f"batch_{number}"
         batch = _Batch(
             batch_id, body["input_file_id"], body.get("endpoint", ""), lines, self.outcome
         )

@@ -175,6 +175,28 @@ def test_a_batch_creation_whose_reply_is_lost_is_not_sent_again(
     assert "4 requests in batches whose creation got no reply" in printed.out
 
 
+@pytest.mark.parametrize(
+    "batch_id", ["batch_1/../../files/file-1", "b" * 300], ids=["a path", "too long"]
+)
+def test_a_batch_id_that_is_not_an_id_is_never_put_in_a_path_nor_checkpointed(
+    tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str], batch_id: str
+) -> None:
+    reference, responses = write_inputs(tmp_path, 2)
+    server.batch_api.name_batch = lambda number: batch_id
+    config = write_config(tmp_path, server.url)
+    out = tmp_path / "out"
+
+    code = evaluate_cli(reference, responses, "-c", config, "-o", out, "--batch")
+
+    assert code == EXIT_INCOMPLETE
+    assert server.batch_api.calls == ["POST /v1/files", "POST /v1/batches"]  # no poll
+    assert set(server.batch_api.submitted.values()) == {1}
+    [line] = [line for line in capsys.readouterr().err.splitlines() if "incomplete" in line]
+    assert "not a batch id" in line
+    # Nothing checkpointed that a resumed run would refuse.
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q", "--resume") != 2
+
+
 @pytest.mark.parametrize("outcome", ["expired", "cancelled"])
 def test_an_expired_or_cancelled_batch_is_an_incomplete_run(
     tmp_path: Path, server: JudgeServer, outcome: str, capsys: pytest.CaptureFixture[str]

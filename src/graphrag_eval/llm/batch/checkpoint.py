@@ -11,19 +11,19 @@ another version) is refused with one line naming it.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from graphrag_eval.errors import InputError
 from graphrag_eval.files.documents import read_bounded, write_text_atomic
+from graphrag_eval.llm.batch.ids import ID_PATTERN
 
 __all__ = ["BATCHES_JSON", "BatchCheckpoint", "CheckpointedBatch"]
 
 BATCHES_JSON = "batches.json"
 _FORMAT = "graphrag-eval batches 1"
-_ID = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
+_ID = ID_PATTERN
 _MAX_BYTES = 512 * 1024 * 1024
 
 

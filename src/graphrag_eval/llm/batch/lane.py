@@ -32,7 +32,7 @@ import msgspec
 
 from graphrag_eval.errors import CallFailed
 from graphrag_eval.llm.batch.checkpoint import BatchCheckpoint
-from graphrag_eval.llm.batch.ids import custom_id, not_reached
+from graphrag_eval.llm.batch.ids import custom_id, not_reached, usable_id
 from graphrag_eval.llm.batch.protocol import (
     BatchCounts,
     BatchError,
@@ -254,6 +254,11 @@ class BatchLane:
             batch_id = await self.provider.submit(
                 [waiting.request for waiting in requests.values()]
             )
+            if not usable_id(batch_id):  # it exists, but is not put in a path or checkpointed
+                raise SubmitUncertain(
+                    f"the batch API named the batch created {batch_id[:60]!r}"
+                    f"{'...' if len(batch_id) > 60 else ''}, not a batch id graphrag-eval can use"
+                )
         except SubmitUncertain as exc:  # it may exist: its calls are not retried
             reason = self.redactor.redact(
                 f"{exc}; no more calls to the judge in this run: see the provider's batches "

@@ -26,6 +26,7 @@ import msgspec
 
 from graphrag_eval.config.secrets import url_credentials
 from graphrag_eval.errors import CallFailed
+from graphrag_eval.llm.batch.ids import usable_id
 from graphrag_eval.llm.batch.protocol import (
     BatchError,
     BatchRequest,
@@ -144,6 +145,8 @@ class OpenAIBatches:
         batch = await self._call("GET", f"/batches/{batch_id}")
         for key in ("output_file_id", "error_file_id"):
             file_id = batch.get(key)
+            if file_id and not usable_id(file_id):
+                raise CallFailed(f"the batch's {key} is not a file id: {str(file_id)[:60]!r}")
             if isinstance(file_id, str) and file_id:
                 async for line in self._lines(f"/files/{file_id}/content"):
                     result = _result(line)
