@@ -300,6 +300,25 @@ def test_a_hostile_batch_checkpoint_is_one_line_and_exit_2(
     assert len(server.batch_api.headers) == calls  # nothing sent
 
 
+def test_resuming_with_another_judge_says_the_batches_of_the_first_are_not_collected(
+    tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference, responses = write_inputs(tmp_path, 2)
+    config = write_config(tmp_path, server.url)
+    out = tmp_path / "out"
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q", "--batch") == 0
+    checkpoint = json.loads((out / "batches.json").read_text())
+    checkpoint["endpoint"] = "openai-compatible:http://127.0.0.1:1/v1"  # the judge was there
+    (out / "batches.json").write_text(json.dumps(checkpoint))
+    capsys.readouterr()
+
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q", "--resume") == 0
+
+    err = capsys.readouterr().err
+    assert "lists the batches of another judge (openai, openai-compatible:http://127.0.0.1:1" in err
+    assert "they are not collected" in err
+
+
 def test_resuming_a_batch_run_with_a_judge_without_batches_says_they_are_not_collected(
     tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -81,7 +81,15 @@ def start_batches(
     if not resume:
         (out_dir / BATCHES_JSON).unlink(missing_ok=True)  # an earlier run's (--overwrite)
     identity = engine.generation.identity
-    lane.resume(BatchCheckpoint.open(out_dir, lane.provider.name, identity, resume=resume))
+    checkpoint = BatchCheckpoint.open(out_dir, lane.provider.name, identity, resume=resume)
+    if checkpoint.other_judge is not None:
+        stderr().print(
+            f"warning: {checkpoint.path} lists the batches of another judge "
+            f"({checkpoint.other_judge}), not this run's ({lane.provider.name}, {identity}): "
+            "they are not collected, and their requests are submitted again",
+            markup=False,
+        )
+    lane.resume(checkpoint)
     lane.on_status = _StatusLines() if show else None
     return lane
 
