@@ -9,6 +9,7 @@ before any request."""
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +152,31 @@ def test_error_lines_are_retried_in_a_later_batch(tmp_path: Path, server: JudgeS
     retried = [key for key, times in api.submitted.items() if times == 2]
     assert len(retried) >= 2  # q1's correctness and claims, and later its verdicts
     assert set(api.submitted.values()) == {1, 2}
+
+
+def test_a_batch_in_progress_says_what_the_run_waits_for_and_how_to_stop(
+    tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference, responses = write_inputs(tmp_path, 2)
+    config = write_config(tmp_path, server.url)
+    api = server.batch_api
+    api.hold = True
+    codes: list[int] = []
+    arguments = (reference, responses, "-c", config, "-o", tmp_path / "out", "--batch")
+    run = threading.Thread(target=lambda: codes.append(evaluate_cli(*arguments)))
+    run.start()
+    try:
+        assert api.wait_for(lambda state: state.polls >= 2)  # a bound for a broken run
+    finally:
+        api.release()
+        run.join()
+
+    assert codes == [0]
+    lines = [line for line in capsys.readouterr().err.splitlines() if "batch_1" in line]
+    assert lines[0].startswith("batch batch_1: in_progress, 0/4 done")
+    assert "waiting for the provider (up to 24 hours)" in lines[0]
+    assert "Ctrl-C stops the run and --resume collects the batch later" in lines[0]
+    assert lines[-1] == "batch batch_1: completed, 4/4 done"
 
 
 def test_a_batch_creation_whose_reply_is_lost_is_not_sent_again(

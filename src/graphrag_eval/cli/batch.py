@@ -95,7 +95,8 @@ def start_batches(
 
 
 class _StatusLines:
-    """One line on standard error each time a batch's status or counts change."""
+    """One line on standard error each time a batch's status or counts change; the first
+    of a batch in progress says what the run waits for and how to stop it."""
 
     def __init__(self) -> None:
         self._last: dict[str, tuple[str, int, int]] = {}
@@ -104,10 +105,18 @@ class _StatusLines:
         seen = (status.status, status.done, status.failed)
         if self._last.get(status.batch_id) == seen:
             return
+        first = status.batch_id not in self._last
         self._last[status.batch_id] = seen
+        hint = (
+            "; waiting for the provider (up to 24 hours): Ctrl-C stops the run and --resume "
+            "collects the batch later"
+            if first and not status.terminal
+            else ""
+        )
         stderr().print(
             f"batch {status.batch_id}: {status.status}, {status.done}/{status.total} done"
-            + (f", {status.failed} failed" if status.failed else ""),
+            + (f", {status.failed} failed" if status.failed else "")
+            + hint,
             markup=False,
         )
 
