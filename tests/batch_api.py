@@ -11,7 +11,8 @@ steer it through :class:`BatchAPI`'s attributes and wait on its state, never on 
 the next batches ``expired``, ``cancelled`` or ``failed`` instead of ``completed``;
 ``error_first`` gives an error line (500) to the first submission of each custom id it
 accepts; ``drop_creates`` creates the next batches but drops the connection instead of
-answering. ``submitted`` counts each custom id's submissions.
+answering; ``html_polls`` answers the next polls with an HTML page. ``submitted`` counts
+each custom id's submissions.
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ class BatchAPI:
     error_first: Callable[[str, dict[str, Any]], bool] | None = None
     name_batch: Callable[[int], str] | None = None
     """The id of the n-th batch created (default ``batch_{n}``), e.g. a hostile one."""
+    html_polls: int = 0
+    """The next so many polls answer 200 with an HTML page (a proxy's), not the batch."""
     drop_creates: int = 0
     """The next so many batch creations create the batch, then drop the connection without
     a reply (status 0 from :meth:`handle`: the server closes it)."""
@@ -105,6 +108,9 @@ class BatchAPI:
                 if method == "POST" and parts[2:] == ["cancel"]:
                     batch.outcome, batch.status = "cancelled", "cancelling"
                     return 200, _json(self._object(batch))
+                if method == "GET" and len(parts) == 2 and self.html_polls > 0:
+                    self.html_polls -= 1
+                    return 200, b"<html><body>Gateway says hello</body></html>"
                 if method == "GET" and len(parts) == 2:
                     return 200, _json(self._poll(batch))
             if (

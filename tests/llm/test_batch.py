@@ -179,6 +179,21 @@ def test_a_batch_in_progress_says_what_the_run_waits_for_and_how_to_stop(
     assert lines[-1] == "batch batch_1: completed, 4/4 done"
 
 
+def test_a_poll_answered_with_an_html_page_is_polled_again(
+    tmp_path: Path, server: JudgeServer
+) -> None:
+    # A proxy's page while the batch runs is a reply to retry, as a 5xx is, not a lost batch.
+    reference, responses = write_inputs(tmp_path, 2)
+    server.batch_api.html_polls = 2
+    config = write_config(tmp_path, server.url)
+
+    code = evaluate_cli(reference, responses, "-c", config, "-o", tmp_path / "out", "--batch")
+
+    assert code == 0
+    assert server.batch_api.html_polls == 0
+    assert set(server.batch_api.submitted.values()) == {1}
+
+
 def test_a_batch_creation_whose_reply_is_lost_is_not_sent_again(
     tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
 ) -> None:

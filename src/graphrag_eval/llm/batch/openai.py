@@ -35,7 +35,7 @@ from graphrag_eval.llm.batch.protocol import (
     BatchStatus,
     SubmitUncertain,
 )
-from graphrag_eval.llm.failures import status_error, unreachable
+from graphrag_eval.llm.failures import UnusableReply, status_error, unreachable
 from graphrag_eval.llm.providers import ClientSpec, api_key_of
 from graphrag_eval.llm.retrying import retry_after_s, retryable
 from graphrag_eval.llm.wire import (
@@ -179,13 +179,15 @@ class OpenAIBatches:
         attempt = 0
         while True:
             try:
-                content = await self._once(method, path, body, upload, create)
-                reply = json.loads(content)
-                if not isinstance(reply, dict):
-                    raise ValueError("not a JSON object")
-                return reply
-            except (ValueError, UnicodeDecodeError):
-                raise CallFailed(f"the batch API's reply to {method} {path} is not JSON") from None
+                return _json_object(await self._once(method, path, body, upload, create))
+            except UnusableReply as exc:  # a proxy's page: retried, unless it may have created
+                if create:
+                    raise _uncertain(exc) from None
+                error: Exception = UnusableReply(f"the batch API's reply to {method} {path}: {exc}")
+                attempt += 1
+                if attempt > self._max_retries:
+                    raise error from None
+                await asyncio.sleep(self._wait_s(error, attempt))
             except Exception as exc:
                 attempt += 1
                 if not retryable(exc) or attempt > self._max_retries:
@@ -311,6 +313,17 @@ async def _split_lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
                 yield line
     if buffer.strip():
         yield buffer
+
+
+def _json_object(content: bytes) -> dict[str, Any]:
+    """The JSON object of a reply; :class:`UnusableReply` for anything else."""
+    try:
+        reply = json.loads(content)
+    except (ValueError, RecursionError):
+        raise UnusableReply("not JSON") from None
+    if not isinstance(reply, dict):
+        raise UnusableReply("not a JSON object")
+    return reply
 
 
 def _uncertain(error: Exception) -> SubmitUncertain:
