@@ -341,6 +341,32 @@ def test_a_hostile_batch_checkpoint_is_one_line_and_exit_2(
     assert len(server.batch_api.headers) == calls  # nothing sent
 
 
+def test_a_checkpointed_batch_the_provider_does_not_know_says_how_to_go_on(
+    tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference, responses = write_inputs(tmp_path, 2)
+    server.batch_api.outcome = "failed"  # nothing answered: every item left to resume
+    config = write_config(tmp_path, server.url)
+    out = tmp_path / "out"
+    arguments = (reference, responses, "-c", config, "-o", out, "--batch")
+    assert evaluate_cli(*arguments) == EXIT_INCOMPLETE
+    checkpoint = json.loads((out / "batches.json").read_text())
+    checkpoint["batches"][0].update(id="batch_999", state="running")  # made elsewhere
+    (out / "batches.json").write_text(json.dumps(checkpoint))
+    server.batch_api.outcome = "completed"
+    capsys.readouterr()
+
+    assert evaluate_cli(*arguments, "--resume") == EXIT_INCOMPLETE
+
+    printed = capsys.readouterr()
+    [line] = [line for line in printed.err.splitlines() if "incomplete" in line]
+    assert "404 - no such object: /v1/batches/batch_999): no more calls" in line
+    assert f"delete {out / 'batches.json'} to submit its requests again" in line
+    assert "1 batch of the interrupted run polled; 4 requests of batches lost" in printed.out
+    (out / "batches.json").unlink()
+    assert evaluate_cli(*arguments, "--resume") == 0
+
+
 def test_resuming_with_another_judge_says_the_batches_of_the_first_are_not_collected(
     tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -131,11 +131,14 @@ def batch_summary(lane: BatchLane | None) -> str | None:
         f"{plural(counts.batches, 'batch', 'batches')}"
     )
     if counts.resumed:
-        line += f", {plural(counts.resumed, 'batch', 'batches')} of the interrupted run collected"
+        line += f", {plural(counts.resumed, 'batch', 'batches')} of the interrupted run polled"
     if counts.errors:
         line += f"; {plural(counts.errors, 'error line')} retried in later batches"
     if counts.lost:
-        line += f"; {plural(counts.lost, 'request')} of expired or cancelled batches not done"
+        line += (
+            f"; {plural(counts.lost, 'request')} of batches lost (expired, cancelled, failed "
+            "or not followed) not done"
+        )
     if counts.uncertain:
         line += (
             f"; {plural(counts.uncertain, 'request')} in batches whose creation got no reply "

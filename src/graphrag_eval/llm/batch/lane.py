@@ -302,11 +302,16 @@ class BatchLane:
                 if not (lost and result.body is None and not_reached(result))
             ]
         except Exception as exc:  # the batch cannot be followed: its calls fail, unsent again
-            reason = self.redactor.redact(
+            reason = (
                 f"the judge's batch {batch.batch_id} could not be followed ({exc}): "
                 "no more calls to it in this run"
             )
-            self._lose(batch, set(), reason)
+            if isinstance(exc, StatusError) and exc.status_code == 404 and self.checkpoint:
+                reason += (  # the provider does not know it: --resume alone is no way out
+                    f"; if it was not made with this key and account, delete "
+                    f"{self.checkpoint.path} to submit its requests again"
+                )
+            self._lose(batch, set(), self.redactor.redact(reason))
             return
         for result in results:
             if self._batch_of.get(result.custom_id) is batch:
