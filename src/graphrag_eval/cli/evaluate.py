@@ -245,8 +245,7 @@ def _evaluate(options: EvaluateOptions) -> None:
             "--resume continues the run in OUT_DIR and --overwrite replaces it: give one"
         )
     config = with_store(load_config(options.config_path), options.endpoint, options.data_files)
-    resumed = options.out_dir if options.resume else None
-    config = with_batch(config, options.batch, resumed)  # no batch API for --batch: exit 2
+    config = with_batch(config, options.batch, options.out_dir if options.resume else None)
     check_known(options.gates, numeric_outputs(config))
     diagnostics, rules, compact = Diagnostics(), config.steps.rules, COMPACT_ABOVE_BYTES
     questions = prepare_reference(
