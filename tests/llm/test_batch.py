@@ -298,6 +298,18 @@ def test_a_judge_without_a_batch_api_is_a_config_error_before_any_request(
     assert server.requests == [] and server.batch_api.headers == []
 
 
+def test_validate_checks_the_batch_provider_as_evaluate_does(
+    tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from graphrag_eval.cli import main
+
+    reference, responses = write_inputs(tmp_path)
+    config = write_config(tmp_path, server.url, batch=True, batch_provider="opneai")
+
+    assert main(["validate", str(reference), str(responses), "-c", str(config)]) == 2
+    assert "llm.batch_provider: no batch provider 'opneai'" in capsys.readouterr().err
+
+
 def test_a_misspelt_batch_provider_is_named_as_such_with_the_closest_name(
     tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
