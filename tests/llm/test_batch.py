@@ -270,7 +270,8 @@ def test_an_expired_or_cancelled_batch_is_an_incomplete_run(
 @pytest.mark.parametrize(
     ("llm", "field"),
     [
-        ({"batch_provider": None}, "llm.batch_provider"),  # not OpenAI's URL, no opt-in
+        ({"batch_provider": None}, "llm.batch"),  # not OpenAI's provider, no opt-in
+        ({"batch_provider": None, "generation": {"provider": "openai"}}, "llm.batch_provider"),
         ({"batch_provider": "vllm"}, "llm.batch_provider"),
         ({"batch_provider": None, "generation": {"provider": "vllm"}}, "llm.batch"),
     ],
@@ -293,9 +294,27 @@ def test_a_judge_without_a_batch_api_is_a_config_error_before_any_request(
     code = evaluate_cli(reference, responses, "-c", config, "-o", tmp_path / "out", "--batch")
 
     assert code == 2
-    err = capsys.readouterr().err
-    assert field in err
+    [line] = capsys.readouterr().err.strip().splitlines()
+    prefix = f"graphrag-eval: error: {field}: "
+    assert line.startswith(prefix)
+    assert not line[len(prefix) :].startswith("llm.batch")  # the option named once
     assert server.requests == [] and server.batch_api.headers == []
+
+
+def test_batch_mode_without_a_judge_says_so_once(
+    tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference, responses = write_inputs(tmp_path)
+    config = write_config(tmp_path, server.url, generation=None)
+
+    code = evaluate_cli(reference, responses, "-c", config, "-o", tmp_path / "out", "--batch")
+
+    assert code == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line == (
+        "graphrag-eval: error: llm.batch: batch mode needs a judge (llm.generation), and the "
+        "config has none"
+    )
 
 
 def test_validate_checks_the_batch_provider_as_evaluate_does(
