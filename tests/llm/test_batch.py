@@ -9,6 +9,7 @@ before any request."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -396,6 +397,18 @@ def test_a_checkpointed_batch_the_provider_does_not_know_says_how_to_go_on(
     assert "1 batch of the interrupted run polled; 4 requests of batches lost" in printed.out
     (out / "batches.json").unlink()
     assert evaluate_cli(*arguments, "--resume") == 0
+
+
+def test_a_fifo_in_place_of_the_batch_checkpoint_does_not_block_a_resumed_run(
+    tmp_path: Path, server: JudgeServer
+) -> None:
+    reference, responses = write_inputs(tmp_path, 2)
+    config = write_config(tmp_path, server.url, batch_provider=None)  # no batch mode
+    out = tmp_path / "out"
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q") == 0
+    os.mkfifo(out / "batches.json")  # nothing ever writes to it: an open would wait forever
+
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q", "--resume") == 0
 
 
 def test_resuming_with_another_judge_says_the_batches_of_the_first_are_not_collected(

@@ -5,6 +5,7 @@ batch mode)."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from graphrag_eval.cli.console import stderr, stdout
@@ -43,9 +44,9 @@ def _collects(config: EvaluationConfig, out_dir: Path) -> bool:
     interrupted run submitted batches (``batches.json`` lists some) and the judge has a
     batch API (else :func:`start_batches` warns that their requests are sent again)."""
     path = out_dir / BATCHES_JSON
-    try:
-        with path.open("rb") as stream:
-            listed = b'"custom_ids"' in stream.read(64 * 1024)
+    try:  # a regular file only: a FIFO put there would block the open
+        with path.open("rb") if path.is_file() else contextlib.nullcontext(None) as stream:
+            listed = stream is not None and b'"custom_ids"' in stream.read(64 * 1024)
     except OSError:
         return False
     if not listed:
