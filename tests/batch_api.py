@@ -26,7 +26,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["BatchAPI"]
+__all__ = ["FAILED_ERROR", "BatchAPI"]
+
+FAILED_ERROR = {
+    "code": "model_not_supported",
+    "message": "The model 'gpt-4o-mini' is not supported by the Batch API.",
+    "param": None,
+    "line": 1,
+}
+"""The error a ``failed`` batch gives (its ``errors.data``: why its file did not validate)."""
 
 Answer = Callable[[dict[str, Any]], dict[str, Any]]
 """A chat request's body -> the chat completion the server's chat route gives it."""
@@ -241,6 +249,9 @@ class BatchAPI:
             "output_file_id": batch.output_file_id,
             "error_file_id": batch.error_file_id,
             "request_counts": {"total": total, "completed": completed, "failed": failed},
+            "errors": {"object": "list", "data": [FAILED_ERROR]}
+            if batch.status == "failed"
+            else None,
         }
 
 

@@ -373,6 +373,23 @@ def test_a_hostile_batch_checkpoint_is_one_line_and_exit_2(
     assert len(server.batch_api.headers) == calls  # nothing sent
 
 
+def test_a_failed_batch_says_why_as_the_provider_does(
+    tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference, responses = write_inputs(tmp_path, 2)
+    server.batch_api.outcome = "failed"
+    config = write_config(tmp_path, server.url)
+
+    code = evaluate_cli(reference, responses, "-c", config, "-o", tmp_path / "out", "--batch")
+
+    assert code == EXIT_INCOMPLETE
+    [line] = [line for line in capsys.readouterr().err.splitlines() if "incomplete" in line]
+    assert (
+        "the judge's batch batch_1 is failed (model_not_supported: The model 'gpt-4o-mini' is "
+        "not supported by the Batch API.) (0 of 4 requests done)"
+    ) in line
+
+
 def test_a_checkpointed_batch_the_provider_does_not_know_says_how_to_go_on(
     tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
 ) -> None:

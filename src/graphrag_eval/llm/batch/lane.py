@@ -328,8 +328,9 @@ class BatchLane:
         if batch.lost_before:
             self._resubmit(batch, answered)
             return
+        why = f" ({status.reason})" if status.reason else ""
         reason = (
-            f"the judge's batch {batch.batch_id} is {status.status} "
+            f"the judge's batch {batch.batch_id} is {status.status}{why} "
             f"({status.done} of {status.total} requests done): no more calls to it in this run"
         )
         self._lose(batch, answered, reason)

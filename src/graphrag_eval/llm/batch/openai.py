@@ -27,11 +27,10 @@ import msgspec
 from graphrag_eval.config.secrets import url_credentials
 from graphrag_eval.errors import CallFailed
 from graphrag_eval.llm.batch.ids import usable_id
+from graphrag_eval.llm.batch.openai_replies import batch_status, result_of
 from graphrag_eval.llm.batch.protocol import (
-    BatchError,
     BatchRequest,
     BatchResult,
-    BatchState,
     BatchStatus,
     SubmitUncertain,
 )
@@ -58,16 +57,6 @@ MAX_LINE_BYTES = 16 * 1024 * 1024
 MAX_FILE_BYTES = 4 * 1024 * 1024 * 1024
 """The largest result file read (50,000 replies of 80 KB)."""
 
-_STATES: dict[str, BatchState] = {
-    "validating": "running",
-    "in_progress": "running",
-    "finalizing": "running",
-    "cancelling": "running",
-    "completed": "ended",
-    "expired": "expired",
-    "cancelled": "cancelled",
-    "failed": "failed",
-}
 _ENCODER = msgspec.json.Encoder()
 
 
@@ -139,7 +128,7 @@ class OpenAIBatches:
             raise SubmitUncertain(f"{exc}: it may have been created (and be paid for)") from None
 
     async def status(self, batch_id: str) -> BatchStatus:
-        return _status(batch_id, await self._call("GET", f"/batches/{batch_id}"))
+        return batch_status(batch_id, await self._call("GET", f"/batches/{batch_id}"))
 
     async def results(self, batch_id: str) -> AsyncIterator[BatchResult]:
         batch = await self._call("GET", f"/batches/{batch_id}")
@@ -149,7 +138,7 @@ class OpenAIBatches:
                 raise CallFailed(f"the batch's {key} is not a file id: {str(file_id)[:60]!r}")
             if isinstance(file_id, str) and file_id:
                 async for line in self._lines(f"/files/{file_id}/content"):
-                    result = _result(line)
+                    result = result_of(line)
                     if result is not None:
                         yield result
 
@@ -338,52 +327,3 @@ def _text(reply: dict[str, Any], key: str, what: str) -> str:
     if not isinstance(value, str) or not value:
         raise CallFailed(f"the batch API's reply for {what} has no {key}")
     return value
-
-
-def _status(batch_id: str, batch: dict[str, Any]) -> BatchStatus:
-    status = batch.get("status")
-    status = status if isinstance(status, str) else "unknown"
-    counts = batch.get("request_counts")
-    counts = counts if isinstance(counts, dict) else {}
-
-    def count(key: str) -> int:
-        value = counts.get(key)
-        return value if isinstance(value, int) and value >= 0 else 0
-
-    state = _STATES.get(status, "running")
-    return BatchStatus(
-        batch_id, status[:40], state, count("completed"), count("failed"), count("total")
-    )
-
-
-def _result(line: bytes) -> BatchResult | None:
-    """The result of one line of a result file; ``None`` for a line that is not one."""
-    try:
-        record = json.loads(line)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(record, dict) or not isinstance(record.get("custom_id"), str):
-        return None
-    custom_id = record["custom_id"]
-    response = record.get("response")
-    error = record.get("error")
-    if isinstance(response, dict):
-        status = response.get("status_code")
-        body = response.get("body")
-        if status == 200 and isinstance(body, dict):
-            return BatchResult(custom_id, body=_ENCODER.encode(body))
-        if isinstance(status, int):
-            detail = body.get("error") if isinstance(body, dict) else None
-            message = detail.get("message") if isinstance(detail, dict) else None
-            return BatchResult(
-                custom_id,
-                error=BatchError(f"Error code: {status} - {message or 'no message'}", status),
-            )
-    code = error.get("code") if isinstance(error, dict) else None
-    message = error.get("message") if isinstance(error, dict) else None
-    return BatchResult(
-        custom_id,
-        error=BatchError(
-            str(message or code or "no result"), None, code if isinstance(code, str) else None
-        ),
-    )

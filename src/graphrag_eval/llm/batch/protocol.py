@@ -78,6 +78,8 @@ class BatchStatus:
     failed: int
     """Requests that got an error so far."""
     total: int
+    reason: str | None = None
+    """Why a batch failed as a whole, as the provider says it (its file did not validate)."""
 
     @property
     def terminal(self) -> bool:
