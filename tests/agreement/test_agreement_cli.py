@@ -20,6 +20,7 @@ import yaml
 from scipy.stats import spearmanr
 from sklearn.metrics import cohen_kappa_score
 
+from graphrag_eval.agreement import labels as labels_module
 from graphrag_eval.agreement import statistics
 from graphrag_eval.cli import main
 from graphrag_eval.report.html import render_report
@@ -550,3 +551,18 @@ def test_many_annotators_are_counted_beyond_the_first_five_in_the_table_and_repo
         )
         == 40
     )  # the JSON lists every one
+
+
+def test_labels_left_out_beyond_those_listed_are_counted(
+    in_run_folder: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(labels_module, "MAX_PROBLEMS", 3)  # the lines kept of a file's rows
+    rows = grade_labels(in_run_folder)
+    bad = [{**rows[0], "value": "", "annotator": f"zed{n}"} for n in range(5)]  # no value
+    labels = write_csv(in_run_folder.parent / "bad.csv", rows + bad)
+
+    assert main(["agreement", str(in_run_folder), "--labels", str(labels)]) == 0
+    assert "5 labels left out:" in capsys.readouterr().err  # not the 3 listed
+    found = agreement_json(capsys, in_run_folder, "--labels", labels)
+    assert len(found["problems"]) == 3
+    assert found["problems_not_listed"] == 2

@@ -105,6 +105,7 @@ def compute_agreement(
         resamples=resamples,
         confidence=confidence,
         problems=[problem for source in sources for problem in source.problems],
+        unlisted=sum(source.unlisted for source in sources),
     )
     by_metric = _sort_labels(run, sources, found)
     settings = _Settings(seed, resamples, confidence)

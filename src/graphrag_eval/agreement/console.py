@@ -129,12 +129,15 @@ def _print_confusion(console: Console, metric: MetricAgreement) -> None:
     console.print(table)
 
 
-def print_problems(console: Console, problems: list[str]) -> None:
-    """The labels left out, one located line each (the first ``SHOWN_PROBLEMS``)."""
+def print_problems(console: Console, problems: list[str], unlisted: int = 0) -> None:
+    """The labels left out, one located line each (the first ``SHOWN_PROBLEMS``), counting
+    the ``unlisted`` ones too."""
     if not problems:
         return
-    console.print(f"{plural(len(problems), 'label')} left out:", markup=False)
+    console.print(f"{plural(len(problems) + unlisted, 'label')} left out:", markup=False)
     for problem in problems[:SHOWN_PROBLEMS]:
         console.print(f"  {visible_text(problem)}", markup=False)
-    if len(problems) > SHOWN_PROBLEMS:
-        console.print(f"  ... and {len(problems) - SHOWN_PROBLEMS:,} more (--json lists all)")
+    more = len(problems) + unlisted - SHOWN_PROBLEMS
+    if more > 0:
+        listed = "all" if not unlisted else f"the first {len(problems):,}"
+        console.print(f"  ... and {more:,} more (--json lists {listed})", markup=False)

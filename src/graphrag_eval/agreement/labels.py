@@ -54,11 +54,15 @@ class LabelSet:
     source: str
     labels: list[HumanLabel] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
-    """One located line per row (or label) left out."""
+    """One located line per row (or label) left out, the first :data:`MAX_PROBLEMS`."""
+    unlisted: int = 0
+    """Rows left out beyond those listed."""
 
     def problem(self, message: str) -> None:
         if len(self.problems) < MAX_PROBLEMS:
             self.problems.append(message)
+        else:
+            self.unlisted += 1
 
 
 def text_value(text: str) -> bool | float | str:

@@ -97,6 +97,6 @@ def _section(found: Agreement) -> AgreementSection:
         confusions,
         summary,
         found.problems[:_SHOWN_PROBLEMS],
-        len(found.problems),
+        len(found.problems) + found.unlisted,
         None if rows else "No human label could be used.",
     )
