@@ -163,7 +163,7 @@ class OpenAIBatches:
     ) -> dict[str, Any]:
         """One call of the API (with its retries): the reply's JSON object. A batch's
         creation (``create``) is sent again only after a reply saying it was not made (a
-        4xx: 429 retried, the others raised) or a connection never made; else
+        4xx: 408, 409 and 429 retried, the others raised) or a connection never made; else
         :class:`SubmitUncertain`."""
         attempt = 0
         while True:

@@ -134,7 +134,7 @@ class BatchProvider(Protocol):
         """Create a batch of ``requests`` (at most :attr:`max_requests`); its id. Once it
         returns, the batch exists (and is paid for): the caller checkpoints the id before
         anything else. The creation is sent again only after a reply saying the batch was
-        not created (429); :class:`SubmitUncertain` when it may have been."""
+        not created (a 4xx such as 429); :class:`SubmitUncertain` when it may have been."""
         ...
 
     async def status(self, batch_id: str) -> BatchStatus:
