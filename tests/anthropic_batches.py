@@ -21,8 +21,9 @@ the given custom ids error the first time they come (``error_first``: the reques
 predicate chooses; ``error_always``: every time); ``expire`` makes batches end with their
 requests expired; ``cancel`` (or the cancel route, or ``cancel_all`` for every new batch)
 ends a batch with its requests canceled; ``results_base`` points ``results_url`` at another
-host; ``submissions`` counts the submissions of each custom id, ``created`` the batches,
-``polls`` the polls (:meth:`BatchStore.wait_for_polls`).
+host; ``junk_lines`` come before the results; ``fail_creates`` creates the next batches
+but answers 500; ``submissions`` counts the submissions of
+each custom id, ``created`` the batches, ``polls`` the polls (:meth:`BatchStore.wait_for_polls`).
 """
 
 from __future__ import annotations
@@ -100,6 +101,10 @@ class BatchStore:
         self.polls = 0
         """``GET`` of a batch, over all batches."""
         self.results_fetched = 0
+        self.junk_lines: list[str] = []
+        """Lines served before the results (a hostile or broken results file)."""
+        self.fail_creates = 0
+        """The next so many creations make the batch, then answer 500 (``api_error``)."""
 
     @property
     def created(self) -> int:
@@ -172,6 +177,9 @@ class BatchStore:
                 batch_id, requests, cancel_requested=self.cancel_all, expire=self.expire
             )
             self.submissions.update(seen)
+            if self.fail_creates > 0:
+                self.fail_creates -= 1
+                return _error(500, "api_error", "Internal server error")
         return Served(200, self._object(batch_id, base_url))
 
     def _object(self, batch_id: str, base_url: str, end: bool = True) -> dict[str, Any]:
@@ -239,4 +247,4 @@ class BatchStore:
             json.dumps({"custom_id": item["custom_id"], "result": batch.results[item["custom_id"]]})
             for item in reversed(batch.requests)
         ]
-        return Served(200, text="\n".join(lines) + "\n")
+        return Served(200, text="\n".join([*self.junk_lines, *lines]) + "\n")

@@ -10,7 +10,9 @@ steer it through :class:`BatchAPI`'s attributes and wait on its state, never on 
 ``hold`` keeps every batch ``in_progress`` until :meth:`BatchAPI.release`; ``outcome`` ends
 the next batches ``expired``, ``cancelled`` or ``failed`` instead of ``completed``;
 ``error_first`` gives an error line (500) to the first submission of each custom id it
-accepts. ``submitted`` counts each custom id's submissions.
+accepts; ``drop_creates`` creates the next batches but drops the connection instead of
+answering; ``html_polls`` answers the next polls with an HTML page. ``submitted`` counts
+each custom id's submissions.
 """
 
 from __future__ import annotations
@@ -24,7 +26,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["BatchAPI"]
+__all__ = ["FAILED_ERROR", "BatchAPI"]
+
+FAILED_ERROR = {
+    "code": "model_not_supported",
+    "message": "The model 'gpt-4o-mini' is not supported by the Batch API.",
+    "param": None,
+    "line": 1,
+}
+"""The error a ``failed`` batch gives (its ``errors.data``: why its file did not validate)."""
 
 Answer = Callable[[dict[str, Any]], dict[str, Any]]
 """A chat request's body -> the chat completion the server's chat route gives it."""
@@ -49,11 +59,20 @@ class BatchAPI:
     hold: bool = False
     outcome: str = "completed"
     error_first: Callable[[str, dict[str, Any]], bool] | None = None
+    name_batch: Callable[[int], str] | None = None
+    """The id of the n-th batch created (default ``batch_{n}``), e.g. a hostile one."""
+    html_polls: int = 0
+    """The next so many polls answer 200 with an HTML page (a proxy's), not the batch."""
+    drop_creates: int = 0
+    """The next so many batch creations create the batch, then drop the connection without
+    a reply (status 0 from :meth:`handle`: the server closes it)."""
     submitted: Counter[str] = field(default_factory=Counter)
     batches: list[list[str]] = field(default_factory=list)
     """The custom ids of each batch created, in order."""
     headers: list[dict[str, str]] = field(default_factory=list)
     """The headers of every call of the batch API."""
+    calls: list[str] = field(default_factory=list)
+    """The method and path of every call of the batch API."""
     changed: threading.Condition = field(default_factory=threading.Condition)
     """Notified whenever a batch is created or polled."""
     polls: int = 0
@@ -86,6 +105,7 @@ class BatchAPI:
         """The status and body of a call of the API."""
         with self.changed:
             self.headers.append(headers)
+            self.calls.append(f"{method} {path}")
             parts = path.strip("/").split("/")[1:]  # without the v1
             if method == "POST" and parts == ["files"]:
                 return self._upload(headers, raw)
@@ -96,6 +116,9 @@ class BatchAPI:
                 if method == "POST" and parts[2:] == ["cancel"]:
                     batch.outcome, batch.status = "cancelled", "cancelling"
                     return 200, _json(self._object(batch))
+                if method == "GET" and len(parts) == 2 and self.html_polls > 0:
+                    self.html_polls -= 1
+                    return 200, b"<html><body>Gateway says hello</body></html>"
                 if method == "GET" and len(parts) == 2:
                     return 200, _json(self._poll(batch))
             if (
@@ -128,7 +151,8 @@ class BatchAPI:
         if content is None or body.get("completion_window") != "24h":
             return 400, _json({"error": {"message": "bad input_file_id or completion_window"}})
         lines = [json.loads(line) for line in content.splitlines() if line.strip()]
-        batch_id = f"batch_{len(self._batches) + 1}"
+        number = len(self._batches) + 1
+        batch_id = self.name_batch(number) if self.name_batch else f"batch_{number}"
         batch = _Batch(
             batch_id, body["input_file_id"], body.get("endpoint", ""), lines, self.outcome
         )
@@ -137,6 +161,9 @@ class BatchAPI:
         self.submitted.update(ids)
         self.batches.append(ids)
         self.changed.notify_all()
+        if self.drop_creates > 0:
+            self.drop_creates -= 1
+            return 0, b""
         return 200, _json(self._object(batch))
 
     def _poll(self, batch: _Batch) -> dict[str, Any]:
@@ -222,6 +249,9 @@ class BatchAPI:
             "output_file_id": batch.output_file_id,
             "error_file_id": batch.error_file_id,
             "request_counts": {"total": total, "completed": completed, "failed": failed},
+            "errors": {"object": "list", "data": [FAILED_ERROR]}
+            if batch.status == "failed"
+            else None,
         }
 
 

@@ -292,6 +292,9 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(int(self.headers.get("content-length") or 0))
         headers = {key.lower(): value for key, value in self.headers.items()}
         status, data = api.handle(method, path, headers, raw)
+        if status == 0:  # the reply is lost: the connection closes without one
+            self.close_connection = True
+            return True
         self.send_response(status)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))

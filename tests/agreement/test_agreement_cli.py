@@ -20,6 +20,7 @@ import yaml
 from scipy.stats import spearmanr
 from sklearn.metrics import cohen_kappa_score
 
+from graphrag_eval.agreement import labels as labels_module
 from graphrag_eval.agreement import statistics
 from graphrag_eval.cli import main
 from graphrag_eval.report.html import render_report
@@ -516,3 +517,52 @@ def test_without_the_extra_the_section_says_how_to_install_it(
 
     assert '<h2 id="agreement">Agreement with human labels</h2>' in page
     assert "pip install &#39;graphrag-eval[agreement]&#39;" in page
+
+
+def test_many_annotators_are_counted_beyond_the_first_five_in_the_table_and_report(
+    in_run_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    percentages = judge_values(in_run_folder, "factual_accuracy_percentage")
+    rows = [
+        {
+            "question_id": qid,
+            "metric": "factual_accuracy_percentage",
+            "value": value,
+            "annotator": f"a{number:03d}",
+        }
+        for number in range(40)
+        for qid, value in percentages.items()
+    ]
+    labels = write_csv(in_run_folder.parent / "many.csv", rows)
+
+    assert main(["agreement", str(in_run_folder), "--labels", str(labels)]) == 0
+    printed = capsys.readouterr().out
+    assert "a000, a001, a002, a003, a004 and 35 more" in " ".join(printed.split())
+    assert "a039" not in printed
+    target = in_run_folder.parent / "many.html"
+    assert main(["report", str(in_run_folder), "--labels", str(labels), "-o", str(target)]) == 0
+    assert "a000, a001, a002, a003, a004 and 35 more" in target.read_text()
+    capsys.readouterr()
+    assert (
+        len(
+            agreement_json(capsys, in_run_folder, "--labels", labels)["metrics"][
+                "factual_accuracy_percentage"
+            ]["annotators"]
+        )
+        == 40
+    )  # the JSON lists every one
+
+
+def test_labels_left_out_beyond_those_listed_are_counted(
+    in_run_folder: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(labels_module, "MAX_PROBLEMS", 3)  # the lines kept of a file's rows
+    rows = grade_labels(in_run_folder)
+    bad = [{**rows[0], "value": "", "annotator": f"zed{n}"} for n in range(5)]  # no value
+    labels = write_csv(in_run_folder.parent / "bad.csv", rows + bad)
+
+    assert main(["agreement", str(in_run_folder), "--labels", str(labels)]) == 0
+    assert "5 labels left out:" in capsys.readouterr().err  # not the 3 listed
+    found = agreement_json(capsys, in_run_folder, "--labels", labels)
+    assert len(found["problems"]) == 3
+    assert found["problems_not_listed"] == 2

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from graphrag_eval.agreement import labels as labels_module
 from graphrag_eval.agreement import statistics
 from graphrag_eval.agreement.labels import read_labels_file, reference_labels, text_value
 from graphrag_eval.errors import GraphragEvalError, InputError
@@ -134,3 +135,29 @@ def test_a_missing_statistics_library_names_the_extra(monkeypatch: pytest.Monkey
         "agreement statistics need the agreement extra (krippendorff is not installed): "
         "pip install 'graphrag-eval[agreement]'"
     )
+
+
+@pytest.mark.parametrize("separator", [";", "\t"], ids=["semicolons", "tabs"])
+def test_a_labels_csv_with_another_separator_says_so(tmp_path: Path, separator: str) -> None:
+    # A spreadsheet in a comma-decimal locale exports semicolons.
+    path = tmp_path / "labels.csv"
+    path.write_text(separator.join(["question_id", "metric", "value"]) + "\nq1;m;0,5\n")
+
+    with pytest.raises(InputError) as raised:
+        read_labels_file(path)
+
+    assert f"columns separated by {separator!r}, not commas" in str(raised.value)
+
+
+def test_a_labels_file_over_the_limit_is_named_as_a_labels_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(labels_module, "MAX_LABELS_BYTES", 64)
+    path = tmp_path / "labels.csv"
+    path.write_text("question_id,metric,value\n" + "q1,m,1\n" * 20)
+
+    with pytest.raises(InputError) as raised:
+        read_labels_file(path)
+
+    assert "over the limit of" in str(raised.value) and "labels file" in str(raised.value)
+    assert "YAML" not in str(raised.value)

@@ -9,6 +9,8 @@ before any request."""
 from __future__ import annotations
 
 import json
+import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +155,90 @@ def test_error_lines_are_retried_in_a_later_batch(tmp_path: Path, server: JudgeS
     assert set(api.submitted.values()) == {1, 2}
 
 
+def test_a_batch_in_progress_says_what_the_run_waits_for_and_how_to_stop(
+    tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference, responses = write_inputs(tmp_path, 2)
+    config = write_config(tmp_path, server.url)
+    api = server.batch_api
+    api.hold = True
+    codes: list[int] = []
+    arguments = (reference, responses, "-c", config, "-o", tmp_path / "out", "--batch")
+    run = threading.Thread(target=lambda: codes.append(evaluate_cli(*arguments)))
+    run.start()
+    try:
+        assert api.wait_for(lambda state: state.polls >= 2)  # a bound for a broken run
+    finally:
+        api.release()
+        run.join()
+
+    assert codes == [0]
+    lines = [line for line in capsys.readouterr().err.splitlines() if "batch_1" in line]
+    assert lines[0].startswith("batch batch_1: in_progress, 0/4 done")
+    assert "waiting for the provider (up to 24 hours)" in lines[0]
+    assert "Ctrl-C stops the run and --resume collects the batch later" in lines[0]
+    assert lines[-1] == "batch batch_1: completed, 4/4 done"
+
+
+def test_a_poll_answered_with_an_html_page_is_polled_again(
+    tmp_path: Path, server: JudgeServer
+) -> None:
+    # A proxy's page while the batch runs is a reply to retry, as a 5xx is, not a lost batch.
+    reference, responses = write_inputs(tmp_path, 2)
+    server.batch_api.html_polls = 2
+    config = write_config(tmp_path, server.url)
+
+    code = evaluate_cli(reference, responses, "-c", config, "-o", tmp_path / "out", "--batch")
+
+    assert code == 0
+    assert server.batch_api.html_polls == 0
+    assert set(server.batch_api.submitted.values()) == {1}
+
+
+def test_a_batch_creation_whose_reply_is_lost_is_not_sent_again(
+    tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The batch may exist (and be paid for): neither the provider nor the engine's retries
+    # create it again; the run stops its judge and says so.
+    reference, responses = write_inputs(tmp_path, 2)
+    server.batch_api.drop_creates = 1
+    config = write_config(tmp_path, server.url)
+    out = tmp_path / "out"
+
+    code = evaluate_cli(reference, responses, "-c", config, "-o", out, "--batch")
+
+    assert code == EXIT_INCOMPLETE
+    assert len(server.batch_api.batches) == 1
+    assert set(server.batch_api.submitted.values()) == {1}
+    assert server.count("/chat/completions") == 0
+    printed = capsys.readouterr()
+    [line] = [line for line in printed.err.splitlines() if "incomplete" in line]
+    assert "it may have been created (and be paid for)" in line
+    assert "4 requests in batches whose creation got no reply" in printed.out
+
+
+@pytest.mark.parametrize(
+    "batch_id", ["batch_1/../../files/file-1", "b" * 300], ids=["a path", "too long"]
+)
+def test_a_batch_id_that_is_not_an_id_is_never_put_in_a_path_nor_checkpointed(
+    tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str], batch_id: str
+) -> None:
+    reference, responses = write_inputs(tmp_path, 2)
+    server.batch_api.name_batch = lambda number: batch_id
+    config = write_config(tmp_path, server.url)
+    out = tmp_path / "out"
+
+    code = evaluate_cli(reference, responses, "-c", config, "-o", out, "--batch")
+
+    assert code == EXIT_INCOMPLETE
+    assert server.batch_api.calls == ["POST /v1/files", "POST /v1/batches"]  # no poll
+    assert set(server.batch_api.submitted.values()) == {1}
+    [line] = [line for line in capsys.readouterr().err.splitlines() if "incomplete" in line]
+    assert "not a batch id" in line
+    # Nothing checkpointed that a resumed run would refuse.
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q", "--resume") != 2
+
+
 @pytest.mark.parametrize("outcome", ["expired", "cancelled"])
 def test_an_expired_or_cancelled_batch_is_an_incomplete_run(
     tmp_path: Path, server: JudgeServer, outcome: str, capsys: pytest.CaptureFixture[str]
@@ -170,19 +256,23 @@ def test_an_expired_or_cancelled_batch_is_an_incomplete_run(
     assert line.endswith("--resume")
     assert server.count("/chat/completions") == 0
 
-    # Later the provider is healthy again: --resume submits only what was not answered.
+    # Later the provider is healthy again: --resume (without --batch: the run's batches.json
+    # puts it in batch mode) collects what was answered and submits only the rest.
     server.batch_api.outcome = "completed"
     before = sum(server.batch_api.submitted.values())
     assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q", "--resume") == 0
     resubmitted = sum(server.batch_api.submitted.values()) - before
-    assert resubmitted < 3 * QUESTIONS
+    assert 0 < resubmitted < 3 * QUESTIONS
     assert all(times <= 2 for times in server.batch_api.submitted.values())
+    assert server.count("/chat/completions") == 0  # nothing paid for twice, synchronously
+    assert "resuming in batch mode (--batch)" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
     ("llm", "field"),
     [
-        ({"batch_provider": None}, "llm.batch_provider"),  # not OpenAI's URL, no opt-in
+        ({"batch_provider": None}, "llm.batch"),  # not OpenAI's provider, no opt-in
+        ({"batch_provider": None, "generation": {"provider": "openai"}}, "llm.batch_provider"),
         ({"batch_provider": "vllm"}, "llm.batch_provider"),
         ({"batch_provider": None, "generation": {"provider": "vllm"}}, "llm.batch"),
     ],
@@ -205,8 +295,53 @@ def test_a_judge_without_a_batch_api_is_a_config_error_before_any_request(
     code = evaluate_cli(reference, responses, "-c", config, "-o", tmp_path / "out", "--batch")
 
     assert code == 2
-    err = capsys.readouterr().err
-    assert field in err
+    [line] = capsys.readouterr().err.strip().splitlines()
+    prefix = f"graphrag-eval: error: {field}: "
+    assert line.startswith(prefix)
+    assert not line[len(prefix) :].startswith("llm.batch")  # the option named once
+    assert server.requests == [] and server.batch_api.headers == []
+
+
+def test_batch_mode_without_a_judge_says_so_once(
+    tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference, responses = write_inputs(tmp_path)
+    config = write_config(tmp_path, server.url, generation=None)
+
+    code = evaluate_cli(reference, responses, "-c", config, "-o", tmp_path / "out", "--batch")
+
+    assert code == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line == (
+        "graphrag-eval: error: llm.batch: batch mode needs a judge (llm.generation), and the "
+        "config has none"
+    )
+
+
+def test_validate_checks_the_batch_provider_as_evaluate_does(
+    tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from graphrag_eval.cli import main
+
+    reference, responses = write_inputs(tmp_path)
+    config = write_config(tmp_path, server.url, batch=True, batch_provider="opneai")
+
+    assert main(["validate", str(reference), str(responses), "-c", str(config)]) == 2
+    assert "llm.batch_provider: no batch provider 'opneai'" in capsys.readouterr().err
+
+
+def test_a_misspelt_batch_provider_is_named_as_such_with_the_closest_name(
+    tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference, responses = write_inputs(tmp_path)
+    config = write_config(tmp_path, server.url, batch_provider="opneai")
+
+    code = evaluate_cli(reference, responses, "-c", config, "-o", tmp_path / "out", "--batch")
+
+    assert code == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert "llm.batch_provider: no batch provider 'opneai' (did you mean 'openai'?)" in line
+    assert "the judge's provider" not in line  # the judge's provider is not the mistake
     assert server.requests == [] and server.batch_api.headers == []
 
 
@@ -238,7 +373,81 @@ def test_a_hostile_batch_checkpoint_is_one_line_and_exit_2(
     assert len(server.batch_api.headers) == calls  # nothing sent
 
 
-def test_resuming_a_batch_run_without_batch_says_its_batches_are_not_collected(
+def test_a_failed_batch_says_why_as_the_provider_does(
+    tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference, responses = write_inputs(tmp_path, 2)
+    server.batch_api.outcome = "failed"
+    config = write_config(tmp_path, server.url)
+
+    code = evaluate_cli(reference, responses, "-c", config, "-o", tmp_path / "out", "--batch")
+
+    assert code == EXIT_INCOMPLETE
+    [line] = [line for line in capsys.readouterr().err.splitlines() if "incomplete" in line]
+    assert (
+        "the judge's batch batch_1 is failed (model_not_supported: The model 'gpt-4o-mini' is "
+        "not supported by the Batch API.) (0 of 4 requests done)"
+    ) in line
+
+
+def test_a_checkpointed_batch_the_provider_does_not_know_says_how_to_go_on(
+    tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference, responses = write_inputs(tmp_path, 2)
+    server.batch_api.outcome = "failed"  # nothing answered: every item left to resume
+    config = write_config(tmp_path, server.url)
+    out = tmp_path / "out"
+    arguments = (reference, responses, "-c", config, "-o", out, "--batch")
+    assert evaluate_cli(*arguments) == EXIT_INCOMPLETE
+    checkpoint = json.loads((out / "batches.json").read_text())
+    checkpoint["batches"][0].update(id="batch_999", state="running")  # made elsewhere
+    (out / "batches.json").write_text(json.dumps(checkpoint))
+    server.batch_api.outcome = "completed"
+    capsys.readouterr()
+
+    assert evaluate_cli(*arguments, "--resume") == EXIT_INCOMPLETE
+
+    printed = capsys.readouterr()
+    [line] = [line for line in printed.err.splitlines() if "incomplete" in line]
+    assert "404 - no such object: /v1/batches/batch_999): no more calls" in line
+    assert f"delete {out / 'batches.json'} to submit its requests again" in line
+    assert "1 batch of the interrupted run polled; 4 requests of batches lost" in printed.out
+    (out / "batches.json").unlink()
+    assert evaluate_cli(*arguments, "--resume") == 0
+
+
+def test_a_fifo_in_place_of_the_batch_checkpoint_does_not_block_a_resumed_run(
+    tmp_path: Path, server: JudgeServer
+) -> None:
+    reference, responses = write_inputs(tmp_path, 2)
+    config = write_config(tmp_path, server.url, batch_provider=None)  # no batch mode
+    out = tmp_path / "out"
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q") == 0
+    os.mkfifo(out / "batches.json")  # nothing ever writes to it: an open would wait forever
+
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q", "--resume") == 0
+
+
+def test_resuming_with_another_judge_says_the_batches_of_the_first_are_not_collected(
+    tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference, responses = write_inputs(tmp_path, 2)
+    config = write_config(tmp_path, server.url)
+    out = tmp_path / "out"
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q", "--batch") == 0
+    checkpoint = json.loads((out / "batches.json").read_text())
+    checkpoint["endpoint"] = "openai-compatible:http://127.0.0.1:1/v1"  # the judge was there
+    (out / "batches.json").write_text(json.dumps(checkpoint))
+    capsys.readouterr()
+
+    assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q", "--resume") == 0
+
+    err = capsys.readouterr().err
+    assert "lists the batches of another judge (openai, openai-compatible:http://127.0.0.1:1" in err
+    assert "they are not collected" in err
+
+
+def test_resuming_a_batch_run_with_a_judge_without_batches_says_they_are_not_collected(
     tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     reference, responses = write_inputs(tmp_path, 2)
@@ -246,6 +455,8 @@ def test_resuming_a_batch_run_without_batch_says_its_batches_are_not_collected(
     out = tmp_path / "out"
     assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q", "--batch") == 0
     capsys.readouterr()
+    # The resumed run's config no longer names a batch API: its requests go one by one.
+    config = write_config(tmp_path, server.url, batch_provider=None)
 
     assert evaluate_cli(reference, responses, "-c", config, "-o", out, "-q", "--resume") == 0
 

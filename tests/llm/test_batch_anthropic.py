@@ -277,3 +277,35 @@ def test_the_key_goes_to_no_host_a_results_url_names(
     assert code == 0
     assert not any(key.endswith("_error") for r in values(out).values() for key in r)
     assert server.batches.results_fetched == 2
+
+
+def test_a_results_line_nested_past_the_parser_is_left_out_not_the_batch(
+    tmp_path: Path, server: AnthropicServer, synchronous: Path
+) -> None:
+    # Lines a parser cannot take (nested too deep, not JSON, an id never submitted) are left
+    # out; the batch's other lines are its results.
+    server.batches.junk_lines = [
+        "[" * 200_000,
+        "<html>oops</html>",
+        json.dumps({"custom_id": "ge-" + "0" * 40, "result": {"type": "succeeded"}}),
+    ]
+    code, out = run(tmp_path / "batch", server, "-q", "--batch")
+
+    assert code == 0
+    assert values(out) == values(synchronous)
+    assert [r for r in server.requests if r.path == MESSAGES] == []
+
+
+def test_a_batch_creation_answered_with_a_5xx_is_not_sent_again(
+    tmp_path: Path, server: AnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A 500 does not say the batch was not created: it may exist (and be paid for), so
+    # neither the provider nor the engine's retries create it again.
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    server.batches.fail_creates = 1
+    code, _ = run(tmp_path / "batch", server, "-q", "--batch")
+
+    assert code == EXIT_INCOMPLETE
+    assert server.batches.created == 1
+    assert set(server.batches.submissions.values()) == {1}
+    assert [r for r in server.requests if r.path == MESSAGES] == []

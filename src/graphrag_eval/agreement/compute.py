@@ -13,7 +13,7 @@ the judge as one more annotator. Every interval is a percentile bootstrap over q
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from graphrag_eval.agreement.labels import LabelSet
@@ -105,6 +105,7 @@ def compute_agreement(
         resamples=resamples,
         confidence=confidence,
         problems=[problem for source in sources for problem in source.problems],
+        unlisted=sum(source.unlisted for source in sources),
     )
     by_metric = _sort_labels(run, sources, found)
     settings = _Settings(seed, resamples, confidence)
@@ -209,8 +210,9 @@ def _metric_agreement(name: str, labels: _MetricLabels, settings: _Settings) -> 
 class _Pairs:
     """The (judge, human) pairs of a metric, with the question each is of."""
 
-    judge: list[float]
-    human: list[float]
+    judge: Any
+    """The judge's value of each pair (a list, or an array for the statistics)."""
+    human: Any
     question: list[int]
     questions: int
 
@@ -243,10 +245,16 @@ def _estimate(
     note = _too_few(pairs.questions, "judged questions")
     if note is not None:
         return Estimate.missing(note)
+    np = libraries().numpy
+    # Arrays once, not a list converted again in each of the resamples.
+    pairs = replace(
+        pairs,
+        judge=np.asarray(pairs.judge, dtype=float),
+        human=np.asarray(pairs.human, dtype=float),
+    )
     value = statistic(pairs, None)
     if value is None:
         return Estimate.missing("not defined: every value is the same")
-    np = libraries().numpy
     question = np.asarray(pairs.question)
     interval = settings.interval(lambda drawn: statistic(pairs, drawn[question]), pairs.questions)
     return Estimate(value, interval.low, interval.high)

@@ -4,6 +4,8 @@ labels, and the labels left out."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -11,7 +13,13 @@ from rich.table import Table
 from graphrag_eval.agreement.model import Agreement, Estimate, MetricAgreement
 from graphrag_eval.formatting import plural, visible_text
 
-__all__ = ["estimate_text", "judge_text", "print_agreement", "print_problems"]
+__all__ = [
+    "annotators_text",
+    "estimate_text",
+    "judge_text",
+    "print_agreement",
+    "print_problems",
+]
 
 SHOWN_PROBLEMS = 20
 
@@ -73,7 +81,7 @@ def print_agreement(console: Console, agreement: Agreement) -> None:
                 metric.scale.value,
                 f"{metric.questions:,}",
                 f"{metric.labels:,}",
-                ", ".join(map(visible_text, metric.annotators)),
+                annotators_text(metric.annotators, visible_text),
                 judge_text(metric),
                 estimate_text(metric.offset, signed=True),
                 estimate_text(metric.alpha_humans),
@@ -93,6 +101,17 @@ def print_agreement(console: Console, agreement: Agreement) -> None:
         console.print("No human label could be used.", markup=False)
 
 
+SHOWN_ANNOTATORS = 5
+"""Annotators named in a table's cell; the others are counted (``--json`` lists all)."""
+
+
+def annotators_text(annotators: Sequence[str], shown: Callable[[str], str] = str) -> str:
+    """The first :data:`SHOWN_ANNOTATORS` annotators, and how many more."""
+    text = ", ".join(map(shown, annotators[:SHOWN_ANNOTATORS]))
+    more = len(annotators) - SHOWN_ANNOTATORS
+    return f"{text} and {more:,} more" if more > 0 else text
+
+
 def _print_confusion(console: Console, metric: MetricAgreement) -> None:
     if metric.confusion is None:
         return
@@ -110,12 +129,15 @@ def _print_confusion(console: Console, metric: MetricAgreement) -> None:
     console.print(table)
 
 
-def print_problems(console: Console, problems: list[str]) -> None:
-    """The labels left out, one located line each (the first ``SHOWN_PROBLEMS``)."""
+def print_problems(console: Console, problems: list[str], unlisted: int = 0) -> None:
+    """The labels left out, one located line each (the first ``SHOWN_PROBLEMS``), counting
+    the ``unlisted`` ones too."""
     if not problems:
         return
-    console.print(f"{plural(len(problems), 'label')} left out:", markup=False)
+    console.print(f"{plural(len(problems) + unlisted, 'label')} left out:", markup=False)
     for problem in problems[:SHOWN_PROBLEMS]:
         console.print(f"  {visible_text(problem)}", markup=False)
-    if len(problems) > SHOWN_PROBLEMS:
-        console.print(f"  ... and {len(problems) - SHOWN_PROBLEMS:,} more (--json lists all)")
+    more = len(problems) + unlisted - SHOWN_PROBLEMS
+    if more > 0:
+        listed = "all" if not unlisted else f"the first {len(problems):,}"
+        console.print(f"  ... and {more:,} more (--json lists {listed})", markup=False)

@@ -54,11 +54,15 @@ class LabelSet:
     source: str
     labels: list[HumanLabel] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
-    """One located line per row (or label) left out."""
+    """One located line per row (or label) left out, the first :data:`MAX_PROBLEMS`."""
+    unlisted: int = 0
+    """Rows left out beyond those listed."""
 
     def problem(self, message: str) -> None:
         if len(self.problems) < MAX_PROBLEMS:
             self.problems.append(message)
+        else:
+            self.unlisted += 1
 
 
 def text_value(text: str) -> bool | float | str:
@@ -83,10 +87,16 @@ def read_labels_file(path: str | Path) -> LabelSet:
             file=str(path),
         )
     try:
-        data = read_bounded(path, MAX_LABELS_BYTES)
+        size = path.stat().st_size
+        if size > MAX_LABELS_BYTES:
+            raise ValueError(
+                f"the file is {size:,} bytes, over the limit of {MAX_LABELS_BYTES:,} bytes "
+                "for a labels file"
+            )
+        data = read_bounded(path, MAX_LABELS_BYTES) if suffix == ".csv" else b""
     except FileNotFoundError:
         raise InputError("file not found", file=str(path)) from None
-    except ValueError as exc:
+    except (OSError, ValueError) as exc:
         raise InputError(str(exc), file=str(path)) from None
     found = LabelSet(str(path))
     rows = _csv_rows(data, str(path)) if suffix == ".csv" else _jsonl_rows(path)
@@ -115,6 +125,15 @@ def _csv_rows(data: bytes, source: str) -> Iterator[tuple[int, Mapping[str, Any]
     reader = csv.DictReader(io.StringIO(text, newline=""))
     header = [name.strip() for name in reader.fieldnames or []]
     missing = [name for name in REQUIRED if name not in header]
+    separator = next((one for one in ";\t|" if len(header) == 1 and one in header[0]), None)
+    if missing and separator is not None:
+        raise InputError(
+            f"the header line has its columns separated by {separator!r}, not commas: a "
+            f"labels CSV has the columns {', '.join(COLUMNS)} separated by commas (export "
+            "it again with commas, or write JSON Lines)",
+            file=source,
+            item="line 1",
+        )
     if missing:
         raise InputError(
             f"no column {', '.join(missing)} in the header line (the columns are "

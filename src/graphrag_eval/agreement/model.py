@@ -119,6 +119,9 @@ class Agreement:
     metrics: dict[str, MetricAgreement] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     """One located line per label left out (a bad row, an unknown question or metric)."""
+    unlisted: int = 0
+    """Labels left out beyond those listed in ``problems`` (a file's bad rows past
+    ``MAX_PROBLEMS``)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -133,5 +136,6 @@ class Agreement:
                 "min_questions": MIN_QUESTIONS,
                 "metrics": {name: metric.as_dict() for name, metric in self.metrics.items()},
                 "problems": self.problems,
+                "problems_not_listed": self.unlisted,
             }
         }

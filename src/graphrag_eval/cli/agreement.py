@@ -161,7 +161,7 @@ def _show(found: Agreement, as_json: bool, output: Path | None) -> None:
         buffer = io.StringIO()
         print_agreement(Console(file=buffer, width=LOG_WIDTH, color_system=None), found)
         emit(buffer.getvalue(), output)
-    print_problems(stderr(), found.problems)
+    print_problems(stderr(), found.problems, found.unlisted)
 
 
 def label_sources(

@@ -5,10 +5,12 @@ batch mode)."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from graphrag_eval.cli.console import stderr, stdout
 from graphrag_eval.config import EvaluationConfig
+from graphrag_eval.errors import ConfigError
 from graphrag_eval.formatting import plural
 from graphrag_eval.llm.batch.checkpoint import BATCHES_JSON, BatchCheckpoint
 from graphrag_eval.llm.batch.client import batch_lane_of
@@ -20,15 +22,45 @@ from graphrag_eval.llm.engine import LLMEngine
 __all__ = ["batch_summary", "print_batch_summary", "start_batches", "with_batch"]
 
 
-def with_batch(config: EvaluationConfig, batch: bool) -> EvaluationConfig:
-    """``config`` with ``llm.batch`` on when ``--batch`` is given; a
-    :class:`~graphrag_eval.errors.ConfigError` naming the option when the judge has no batch
-    API (or there is no judge), before anything is sent."""
+def with_batch(
+    config: EvaluationConfig, batch: bool, resumed: Path | None = None
+) -> EvaluationConfig:
+    """``config`` with ``llm.batch`` on when ``--batch`` is given, or when ``resumed`` (the
+    output directory of ``--resume``) lists the batches of the interrupted run and the judge
+    has a batch API (their requests were paid for: they are collected, not sent again); a
+    :class:`~graphrag_eval.errors.ConfigError` naming the option when batch mode is asked
+    for and the judge has no batch API (or there is no judge), before anything is sent."""
+    if not batch and not config.llm.batch and resumed is not None:
+        batch = _collects(config, resumed)
     if batch and not config.llm.batch:
         config = config.model_copy(update={"llm": config.llm.model_copy(update={"batch": True})})
     if config.llm.batch:
         batch_provider_name(config.llm)
     return config
+
+
+def _collects(config: EvaluationConfig, out_dir: Path) -> bool:
+    """Whether a resumed run in ``out_dir`` goes on in batch mode without ``--batch``: its
+    interrupted run submitted batches (``batches.json`` lists some) and the judge has a
+    batch API (else :func:`start_batches` warns that their requests are sent again)."""
+    path = out_dir / BATCHES_JSON
+    try:  # a regular file only: a FIFO put there would block the open
+        with path.open("rb") if path.is_file() else contextlib.nullcontext(None) as stream:
+            listed = stream is not None and b'"custom_ids"' in stream.read(64 * 1024)
+    except OSError:
+        return False
+    if not listed:
+        return False
+    try:
+        batch_provider_name(config.llm.model_copy(update={"batch": True}))
+    except ConfigError:
+        return False
+    stderr().print(
+        f"{path} lists the batches of the interrupted run: resuming in batch mode (--batch) "
+        "to collect them instead of sending their requests again",
+        markup=False,
+    )
+    return True
 
 
 def start_batches(
@@ -50,13 +82,22 @@ def start_batches(
     if not resume:
         (out_dir / BATCHES_JSON).unlink(missing_ok=True)  # an earlier run's (--overwrite)
     identity = engine.generation.identity
-    lane.resume(BatchCheckpoint.open(out_dir, lane.provider.name, identity, resume=resume))
+    checkpoint = BatchCheckpoint.open(out_dir, lane.provider.name, identity, resume=resume)
+    if checkpoint.other_judge is not None:
+        stderr().print(
+            f"warning: {checkpoint.path} lists the batches of another judge "
+            f"({checkpoint.other_judge}), not this run's ({lane.provider.name}, {identity}): "
+            "they are not collected, and their requests are submitted again",
+            markup=False,
+        )
+    lane.resume(checkpoint)
     lane.on_status = _StatusLines() if show else None
     return lane
 
 
 class _StatusLines:
-    """One line on standard error each time a batch's status or counts change."""
+    """One line on standard error each time a batch's status or counts change; the first
+    of a batch in progress says what the run waits for and how to stop it."""
 
     def __init__(self) -> None:
         self._last: dict[str, tuple[str, int, int]] = {}
@@ -65,10 +106,18 @@ class _StatusLines:
         seen = (status.status, status.done, status.failed)
         if self._last.get(status.batch_id) == seen:
             return
+        first = status.batch_id not in self._last
         self._last[status.batch_id] = seen
+        hint = (
+            "; waiting for the provider (up to 24 hours): Ctrl-C stops the run and --resume "
+            "collects the batch later"
+            if first and not status.terminal
+            else ""
+        )
         stderr().print(
             f"batch {status.batch_id}: {status.status}, {status.done}/{status.total} done"
-            + (f", {status.failed} failed" if status.failed else ""),
+            + (f", {status.failed} failed" if status.failed else "")
+            + hint,
             markup=False,
         )
 
@@ -83,11 +132,19 @@ def batch_summary(lane: BatchLane | None) -> str | None:
         f"{plural(counts.batches, 'batch', 'batches')}"
     )
     if counts.resumed:
-        line += f", {plural(counts.resumed, 'batch', 'batches')} of the interrupted run collected"
+        line += f", {plural(counts.resumed, 'batch', 'batches')} of the interrupted run polled"
     if counts.errors:
         line += f"; {plural(counts.errors, 'error line')} retried in later batches"
     if counts.lost:
-        line += f"; {plural(counts.lost, 'request')} of expired or cancelled batches not done"
+        line += (
+            f"; {plural(counts.lost, 'request')} of batches lost (expired, cancelled, failed "
+            "or not followed) not done"
+        )
+    if counts.uncertain:
+        line += (
+            f"; {plural(counts.uncertain, 'request')} in batches whose creation got no reply "
+            "(they may exist at the provider)"
+        )
     return line
 
 

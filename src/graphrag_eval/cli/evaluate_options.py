@@ -51,9 +51,11 @@ class EvaluateOptions:
 
     def config(self) -> EvaluationConfig:
         """The configuration, with what the command line overrides: the store (``--endpoint``,
-        ``--data``), ``--batch`` (a judge without a batch API: exit 2 here), ``--repeats``."""
+        ``--data``), ``--batch`` (a judge without a batch API: exit 2 here; a resumed run whose
+        ``batches.json`` lists batches stays in batch mode), ``--repeats``."""
         config = with_store(load_config(self.config_path), self.endpoint, self.data_files)
-        return with_repeats(with_batch(config, self.batch), self.repeats)
+        resumed = self.out_dir if self.resume else None  # its batches.json: batch mode kept
+        return with_repeats(with_batch(config, self.batch, resumed), self.repeats)
 
     @property
     def gates(self) -> list[Threshold]:

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from graphrag_eval.cli.batch import with_batch
 from graphrag_eval.cli.console import stdout
 from graphrag_eval.cli.errors import EXIT_BAD_INPUT, exit_on_failures
 from graphrag_eval.cli.options import (
@@ -93,7 +94,7 @@ def validate(
     Example:
       graphrag-eval validate reference.yaml responses.jsonl -c config.yaml
     """
-    config = with_store(load_config(config_path), endpoint, data_files)
+    config = with_batch(with_store(load_config(config_path), endpoint, data_files), False)
     check_selection(config)
     diagnostics = Diagnostics()
     questions = prepare_reference(reference, diagnostics, config.steps.rules.keys())

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from graphrag_eval.agreement.console import estimate_text, judge_text
+from graphrag_eval.agreement.console import annotators_text, estimate_text, judge_text
 from graphrag_eval.agreement.labels import (
     LabelSet,
     may_have_labels,
@@ -70,7 +70,7 @@ def _section(found: Agreement) -> AgreementSection:
             "scale": metric.scale.value,
             "questions": f"{metric.questions:,}",
             "labels": f"{metric.labels:,}",
-            "annotators": ", ".join(metric.annotators),
+            "annotators": annotators_text(metric.annotators),
             "judge": judge_text(metric),
             "offset": estimate_text(metric.offset, signed=True),
             "alpha_humans": estimate_text(metric.alpha_humans),
@@ -97,6 +97,6 @@ def _section(found: Agreement) -> AgreementSection:
         confusions,
         summary,
         found.problems[:_SHOWN_PROBLEMS],
-        len(found.problems),
+        len(found.problems) + found.unlisted,
         None if rows else "No human label could be used.",
     )

@@ -5,7 +5,8 @@ batch API, at half the price, instead of one call each (docs/llm.md, batch mode)
   requests, statuses and results that cross it, in the engine's own request and reply shapes;
 * :mod:`.registry`: the batch providers by name, and which one a judge uses (a judge without
   one is a configuration error before anything is sent);
-* :mod:`.openai`: OpenAI's Batch API (files and batches).
+* :mod:`.openai`: OpenAI's Batch API (files and batches); :mod:`.openai_replies` reads its
+  batch objects and result lines.
 """
 
 from graphrag_eval.llm.batch.protocol import (

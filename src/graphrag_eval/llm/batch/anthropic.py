@@ -42,8 +42,9 @@ from graphrag_eval.llm.batch.protocol import (
     BatchResult,
     BatchState,
     BatchStatus,
+    SubmitUncertain,
 )
-from graphrag_eval.llm.failures import StatusError
+from graphrag_eval.llm.failures import StatusError, Unreachable, UnusableReply
 from graphrag_eval.llm.providers import ClientSpec
 from graphrag_eval.llm.redaction import Redactor
 from graphrag_eval.llm.retrying import retry_after_s, retryable
@@ -92,10 +93,17 @@ class AnthropicBatches:
 
     async def submit(self, requests: Sequence[BatchRequest]) -> str:
         entries = [{"custom_id": r.custom_id, "params": message_params(r.body)} for r in requests]
-        created = await self._retried(
-            lambda: self.api.create(entries),
-            lambda exc: isinstance(exc, StatusError) and exc.status_code in _NOT_CREATED,
-        )
+        try:
+            created = await self._retried(
+                lambda: self.api.create(entries),
+                lambda exc: isinstance(exc, StatusError) and exc.status_code in _NOT_CREATED,
+            )
+        except StatusError as exc:
+            if exc.status_code < 500 or exc.status_code in _NOT_CREATED:
+                raise  # refused: not created
+            raise _uncertain(exc) from None
+        except (Unreachable, UnusableReply) as exc:  # the reply was lost or is not a batch
+            raise _uncertain(exc) from None
         return created.id
 
     async def status(self, batch_id: str) -> BatchStatus:
@@ -158,6 +166,13 @@ class AnthropicBatches:
                 delay = config.backoff_initial_s * 2**attempt * random.uniform(0.5, 1.0)
                 await asyncio.sleep(min(config.backoff_max_s, asked if asked else delay))
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _uncertain(error: Exception) -> SubmitUncertain:
+    return SubmitUncertain(
+        f"the Message Batches API gave no usable reply to the creation of a batch ({error}): "
+        "it may have been created (and be paid for)"
+    )
 
 
 def batch_status(batch: MessageBatch) -> BatchStatus:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from graphrag_eval.errors import CallFailed
+from graphrag_eval.llm.batch.ids import usable_id
 from graphrag_eval.llm.failures import UnusableReply, status_error, unreachable
 from graphrag_eval.llm.wire import Timeouts, _proxy_for, _read, _ssl_context
 from graphrag_eval.version import __version__
@@ -73,7 +74,7 @@ class MessageBatch:
         for key in COUNTS:
             value = raw.get(key) if isinstance(raw, dict) else None
             counts[key] = value if isinstance(value, int) and value >= 0 else 0
-        if not isinstance(batch_id, str) or not batch_id or status not in STATUSES:
+        if not usable_id(batch_id) or status not in STATUSES:
             raise UnusableReply("the message batch has no id or an unknown processing_status")
         url = body.get("results_url")
         return cls(batch_id, str(status), counts, url if isinstance(url, str) else None)
@@ -204,7 +205,7 @@ def _result(line: bytes) -> tuple[str, dict[str, Any]] | None:
     """A results line's ``(custom_id, result)``; ``None`` for what is not one."""
     try:
         record = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the parser: not a result either
         return None
     if not isinstance(record, dict):
         return None

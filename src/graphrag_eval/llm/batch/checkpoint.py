@@ -11,19 +11,19 @@ another version) is refused with one line naming it.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from graphrag_eval.errors import InputError
 from graphrag_eval.files.documents import read_bounded, write_text_atomic
+from graphrag_eval.llm.batch.ids import ID_PATTERN
 
 __all__ = ["BATCHES_JSON", "BatchCheckpoint", "CheckpointedBatch"]
 
 BATCHES_JSON = "batches.json"
 _FORMAT = "graphrag-eval batches 1"
-_ID = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
+_ID = ID_PATTERN
 _MAX_BYTES = 512 * 1024 * 1024
 
 
@@ -47,6 +47,9 @@ class BatchCheckpoint:
     """The judge's identity (its masked base URL): a resumed run with another judge does not
     poll these batches."""
     batches: list[CheckpointedBatch] = field(default_factory=list)
+    other_judge: str | None = None
+    """The judge (provider and endpoint) of the file's batches when not this run's: they are
+    not polled, and the file is replaced with the first batch of this run."""
 
     @classmethod
     def open(cls, out_dir: Path, provider: str, endpoint: str, *, resume: bool) -> BatchCheckpoint:
@@ -55,7 +58,7 @@ class BatchCheckpoint:
         file is written with the first batch)."""
         checkpoint = cls(out_dir / BATCHES_JSON, provider, endpoint)
         if resume and checkpoint.path.is_file():
-            checkpoint.batches = _read(checkpoint.path, provider, endpoint)
+            checkpoint.batches, checkpoint.other_judge = _read(checkpoint.path, provider, endpoint)
         return checkpoint
 
     def add(self, batch_id: str, custom_ids: list[str]) -> None:
@@ -81,9 +84,9 @@ class BatchCheckpoint:
         write_text_atomic(self.path, json.dumps(data, separators=(",", ":")) + "\n")
 
 
-def _read(path: Path, provider: str, endpoint: str) -> list[CheckpointedBatch]:
+def _read(path: Path, provider: str, endpoint: str) -> tuple[list[CheckpointedBatch], str | None]:
     """The batches of ``path``; :class:`InputError` for a file that is not a checkpoint of
-    batches; none when it is one of another provider or judge."""
+    batches; none, and the other judge, when it is one of another provider or judge."""
     try:
         data: Any = json.loads(read_bounded(path, _MAX_BYTES))
     except (OSError, ValueError, RecursionError) as exc:
@@ -91,7 +94,8 @@ def _read(path: Path, provider: str, endpoint: str) -> list[CheckpointedBatch]:
     if not isinstance(data, dict) or data.get("format") != _FORMAT:
         raise InputError("not a checkpoint of batches (format)", file=str(path))
     if data.get("provider") != provider or data.get("endpoint") != endpoint:
-        return []
+        other = f"{str(data.get('provider'))[:40]}, {str(data.get('endpoint'))[:200]}"
+        return [], "".join(char if char.isprintable() else "?" for char in other)
     batches = data.get("batches")
     if not isinstance(batches, list):
         raise InputError("not a checkpoint of batches", file=str(path), field="batches")
@@ -110,4 +114,4 @@ def _read(path: Path, provider: str, endpoint: str) -> list[CheckpointedBatch]:
         ):
             raise InputError("not a list of ids", file=str(path), item=where, field="custom_ids")
         found.append(CheckpointedBatch(batch_id, custom_ids, state))
-    return found
+    return found, None

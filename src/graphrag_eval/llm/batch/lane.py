@@ -32,13 +32,15 @@ import msgspec
 
 from graphrag_eval.errors import CallFailed
 from graphrag_eval.llm.batch.checkpoint import BatchCheckpoint
-from graphrag_eval.llm.batch.ids import custom_id, not_reached
+from graphrag_eval.llm.batch.ids import custom_id, not_reached, usable_id
 from graphrag_eval.llm.batch.protocol import (
+    BatchCounts,
     BatchError,
     BatchProvider,
     BatchRequest,
     BatchResult,
     BatchStatus,
+    SubmitUncertain,
 )
 from graphrag_eval.llm.client import Breaker
 from graphrag_eval.llm.failures import StatusError
@@ -54,22 +56,6 @@ some item in flight is not waiting on the lane."""
 
 _ENCODER = msgspec.json.Encoder()
 _LOST = ("expired", "cancelled", "failed")
-
-
-@dataclass(slots=True)
-class BatchCounts:
-    """What the lane did in the run (docs/llm.md, batch mode)."""
-
-    batches: int = 0
-    """Batches submitted."""
-    submitted: int = 0
-    """Requests submitted in them."""
-    resumed: int = 0
-    """Batches of an interrupted run polled again."""
-    errors: int = 0
-    """Error lines (requests the engine then retried in a later batch)."""
-    lost: int = 0
-    """Requests of batches that expired, were cancelled or failed."""
 
 
 @dataclass(slots=True)
@@ -268,11 +254,22 @@ class BatchLane:
             batch_id = await self.provider.submit(
                 [waiting.request for waiting in requests.values()]
             )
+            if not usable_id(batch_id):  # it exists, but is not put in a path or checkpointed
+                raise SubmitUncertain(
+                    f"the batch API named the batch created {batch_id[:60]!r}"
+                    f"{'...' if len(batch_id) > 60 else ''}, not a batch id graphrag-eval can use"
+                )
+        except SubmitUncertain as exc:  # it may exist: its calls are not retried
+            reason = self.redactor.redact(
+                f"{exc}; no more calls to the judge in this run: see the provider's batches "
+                f"before --resume, which submits its {len(ids)} requests again"
+            )
+            self.counts.uncertain += len(ids)
+            self.breaker.refuse(reason)
+            self._fail_unsent(ids, CallFailed(reason))
+            return
         except Exception as exc:  # nothing was submitted: the calls fail (and are retried)
-            for key in ids:
-                waiting = self._submitted.pop(key, None)
-                for future in waiting.futures if waiting is not None else ():
-                    self._settle(future, error=exc)
+            self._fail_unsent(ids, exc)
             return
         batch = _Batch(batch_id, ids)
         for key in ids:
@@ -283,6 +280,12 @@ class BatchLane:
         self.counts.submitted += len(ids)
         batch.task = asyncio.current_task()
         await self._follow(batch)
+
+    def _fail_unsent(self, ids: list[str], error: BaseException) -> None:
+        for key in ids:
+            waiting = self._submitted.pop(key, None)
+            for future in waiting.futures if waiting is not None else ():
+                self._settle(future, error=error)
 
     async def _follow(self, batch: _Batch) -> None:
         """Poll ``batch`` until it ends, then hand out its results."""
@@ -299,11 +302,16 @@ class BatchLane:
                 if not (lost and result.body is None and not_reached(result))
             ]
         except Exception as exc:  # the batch cannot be followed: its calls fail, unsent again
-            reason = self.redactor.redact(
+            reason = (
                 f"the judge's batch {batch.batch_id} could not be followed ({exc}): "
                 "no more calls to it in this run"
             )
-            self._lose(batch, set(), reason)
+            if isinstance(exc, StatusError) and exc.status_code == 404 and self.checkpoint:
+                reason += (  # the provider does not know it: --resume alone is no way out
+                    f"; if it was not made with this key and account, delete "
+                    f"{self.checkpoint.path} to submit its requests again"
+                )
+            self._lose(batch, set(), self.redactor.redact(reason))
             return
         for result in results:
             if self._batch_of.get(result.custom_id) is batch:
@@ -320,8 +328,9 @@ class BatchLane:
         if batch.lost_before:
             self._resubmit(batch, answered)
             return
+        why = f" ({status.reason})" if status.reason else ""
         reason = (
-            f"the judge's batch {batch.batch_id} is {status.status} "
+            f"the judge's batch {batch.batch_id} is {status.status}{why} "
             f"({status.done} of {status.total} requests done): no more calls to it in this run"
         )
         self._lose(batch, answered, reason)

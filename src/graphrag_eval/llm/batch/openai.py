@@ -26,14 +26,15 @@ import msgspec
 
 from graphrag_eval.config.secrets import url_credentials
 from graphrag_eval.errors import CallFailed
+from graphrag_eval.llm.batch.ids import usable_id
+from graphrag_eval.llm.batch.openai_replies import batch_status, result_of
 from graphrag_eval.llm.batch.protocol import (
-    BatchError,
     BatchRequest,
     BatchResult,
-    BatchState,
     BatchStatus,
+    SubmitUncertain,
 )
-from graphrag_eval.llm.failures import status_error, unreachable
+from graphrag_eval.llm.failures import UnusableReply, status_error, unreachable
 from graphrag_eval.llm.providers import ClientSpec, api_key_of
 from graphrag_eval.llm.retrying import retry_after_s, retryable
 from graphrag_eval.llm.wire import (
@@ -56,16 +57,6 @@ MAX_LINE_BYTES = 16 * 1024 * 1024
 MAX_FILE_BYTES = 4 * 1024 * 1024 * 1024
 """The largest result file read (50,000 replies of 80 KB)."""
 
-_STATES: dict[str, BatchState] = {
-    "validating": "running",
-    "in_progress": "running",
-    "finalizing": "running",
-    "cancelling": "running",
-    "completed": "ended",
-    "expired": "expired",
-    "cancelled": "cancelled",
-    "failed": "failed",
-}
 _ENCODER = msgspec.json.Encoder()
 
 
@@ -127,23 +118,27 @@ class OpenAIBatches:
         uploaded = await self._call("POST", "/files", upload=lines)
         file_id = _text(uploaded, "id", "the uploaded file")
         endpoint = "/v1" + (requests[0].path if requests else "/chat/completions")
-        created = await self._call(
-            "POST",
-            "/batches",
-            body={"input_file_id": file_id, "endpoint": endpoint, "completion_window": "24h"},
-        )
-        return _text(created, "id", "the batch created")
+        body = {"input_file_id": file_id, "endpoint": endpoint, "completion_window": "24h"}
+        try:
+            created = await self._call("POST", "/batches", body=body, create=True)
+            return _text(created, "id", "the batch created")
+        except SubmitUncertain:
+            raise
+        except CallFailed as exc:  # a success whose reply is not the batch's
+            raise SubmitUncertain(f"{exc}: it may have been created (and be paid for)") from None
 
     async def status(self, batch_id: str) -> BatchStatus:
-        return _status(batch_id, await self._call("GET", f"/batches/{batch_id}"))
+        return batch_status(batch_id, await self._call("GET", f"/batches/{batch_id}"))
 
     async def results(self, batch_id: str) -> AsyncIterator[BatchResult]:
         batch = await self._call("GET", f"/batches/{batch_id}")
         for key in ("output_file_id", "error_file_id"):
             file_id = batch.get(key)
+            if file_id and not usable_id(file_id):
+                raise CallFailed(f"the batch's {key} is not a file id: {str(file_id)[:60]!r}")
             if isinstance(file_id, str) and file_id:
                 async for line in self._lines(f"/files/{file_id}/content"):
-                    result = _result(line)
+                    result = result_of(line)
                     if result is not None:
                         yield result
 
@@ -164,18 +159,24 @@ class OpenAIBatches:
         *,
         body: dict[str, Any] | None = None,
         upload: bytes | None = None,
+        create: bool = False,
     ) -> dict[str, Any]:
-        """One call of the API (with its retries): the reply's JSON object."""
+        """One call of the API (with its retries): the reply's JSON object. A batch's
+        creation (``create``) is sent again only after a reply saying it was not made (a
+        4xx: 408, 409 and 429 retried, the others raised) or a connection never made; else
+        :class:`SubmitUncertain`."""
         attempt = 0
         while True:
             try:
-                content = await self._once(method, path, body, upload)
-                reply = json.loads(content)
-                if not isinstance(reply, dict):
-                    raise ValueError("not a JSON object")
-                return reply
-            except (ValueError, UnicodeDecodeError):
-                raise CallFailed(f"the batch API's reply to {method} {path} is not JSON") from None
+                return _json_object(await self._once(method, path, body, upload, create))
+            except UnusableReply as exc:  # a proxy's page: retried, unless it may have created
+                if create:
+                    raise _uncertain(exc) from None
+                error: Exception = UnusableReply(f"the batch API's reply to {method} {path}: {exc}")
+                attempt += 1
+                if attempt > self._max_retries:
+                    raise error from None
+                await asyncio.sleep(self._wait_s(error, attempt))
             except Exception as exc:
                 attempt += 1
                 if not retryable(exc) or attempt > self._max_retries:
@@ -191,7 +192,12 @@ class OpenAIBatches:
         return random.uniform(ceiling / 2, ceiling)
 
     async def _once(
-        self, method: str, path: str, body: dict[str, Any] | None, upload: bytes | None
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None,
+        upload: bytes | None,
+        create: bool = False,
     ) -> bytes:
         import aiohttp
 
@@ -219,10 +225,16 @@ class OpenAIBatches:
             ) as response:
                 content = await _read(response)
                 if response.status >= 300:
-                    raise status_error(response.status, content, response.headers)
+                    error = status_error(response.status, content, response.headers)
+                    if create and response.status >= 500:
+                        raise _uncertain(error) from None
+                    raise error
                 return content
-        except (aiohttp.ClientError, TimeoutError) as exc:
+        except aiohttp.ClientConnectorError as exc:  # never sent: not created either
             raise unreachable(exc, isinstance(exc, TimeoutError)) from exc
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            lost = unreachable(exc, isinstance(exc, TimeoutError))
+            raise (_uncertain(lost) if create else lost) from exc
 
     async def _lines(self, path: str) -> AsyncIterator[bytes]:
         """The lines of a file's content, read as they come (retried while none was read)."""
@@ -292,57 +304,26 @@ async def _split_lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
         yield buffer
 
 
+def _json_object(content: bytes) -> dict[str, Any]:
+    """The JSON object of a reply; :class:`UnusableReply` for anything else."""
+    try:
+        reply = json.loads(content)
+    except (ValueError, RecursionError):
+        raise UnusableReply("not JSON") from None
+    if not isinstance(reply, dict):
+        raise UnusableReply("not a JSON object")
+    return reply
+
+
+def _uncertain(error: Exception) -> SubmitUncertain:
+    return SubmitUncertain(
+        f"the batch API gave no usable reply to the creation of a batch ({error}): "
+        "it may have been created (and be paid for)"
+    )
+
+
 def _text(reply: dict[str, Any], key: str, what: str) -> str:
     value = reply.get(key)
     if not isinstance(value, str) or not value:
         raise CallFailed(f"the batch API's reply for {what} has no {key}")
     return value
-
-
-def _status(batch_id: str, batch: dict[str, Any]) -> BatchStatus:
-    status = batch.get("status")
-    status = status if isinstance(status, str) else "unknown"
-    counts = batch.get("request_counts")
-    counts = counts if isinstance(counts, dict) else {}
-
-    def count(key: str) -> int:
-        value = counts.get(key)
-        return value if isinstance(value, int) and value >= 0 else 0
-
-    state = _STATES.get(status, "running")
-    return BatchStatus(
-        batch_id, status[:40], state, count("completed"), count("failed"), count("total")
-    )
-
-
-def _result(line: bytes) -> BatchResult | None:
-    """The result of one line of a result file; ``None`` for a line that is not one."""
-    try:
-        record = json.loads(line)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(record, dict) or not isinstance(record.get("custom_id"), str):
-        return None
-    custom_id = record["custom_id"]
-    response = record.get("response")
-    error = record.get("error")
-    if isinstance(response, dict):
-        status = response.get("status_code")
-        body = response.get("body")
-        if status == 200 and isinstance(body, dict):
-            return BatchResult(custom_id, body=_ENCODER.encode(body))
-        if isinstance(status, int):
-            detail = body.get("error") if isinstance(body, dict) else None
-            message = detail.get("message") if isinstance(detail, dict) else None
-            return BatchResult(
-                custom_id,
-                error=BatchError(f"Error code: {status} - {message or 'no message'}", status),
-            )
-    code = error.get("code") if isinstance(error, dict) else None
-    message = error.get("message") if isinstance(error, dict) else None
-    return BatchResult(
-        custom_id,
-        error=BatchError(
-            str(message or code or "no result"), None, code if isinstance(code, str) else None
-        ),
-    )

@@ -21,13 +21,17 @@ from typing import Any, Literal, Protocol
 
 import msgspec
 
+from graphrag_eval.errors import CallFailed
+
 __all__ = [
+    "BatchCounts",
     "BatchError",
     "BatchProvider",
     "BatchRequest",
     "BatchResult",
     "BatchState",
     "BatchStatus",
+    "SubmitUncertain",
     "chat_completion",
 ]
 
@@ -74,6 +78,8 @@ class BatchStatus:
     failed: int
     """Requests that got an error so far."""
     total: int
+    reason: str | None = None
+    """Why a batch failed as a whole, as the provider says it (its file did not validate)."""
 
     @property
     def terminal(self) -> bool:
@@ -105,6 +111,12 @@ class BatchResult:
     error: BatchError | None = None
 
 
+class SubmitUncertain(CallFailed):
+    """The creation of a batch got no usable reply (a lost connection, a timeout, a 5xx, a
+    reply without the batch's id): the batch may exist, and be paid for. Neither the
+    provider nor the engine sends it again (docs/llm.md, batch mode)."""
+
+
 class BatchProvider(Protocol):
     """A provider's batch API. Its calls are made with the engine's conventions: the key from
     the config (never written anywhere, redacted from every message), 429s and 5xx retried
@@ -121,7 +133,8 @@ class BatchProvider(Protocol):
     async def submit(self, requests: Sequence[BatchRequest]) -> str:
         """Create a batch of ``requests`` (at most :attr:`max_requests`); its id. Once it
         returns, the batch exists (and is paid for): the caller checkpoints the id before
-        anything else."""
+        anything else. The creation is sent again only after a reply saying the batch was
+        not created (a 4xx such as 429); :class:`SubmitUncertain` when it may have been."""
         ...
 
     async def status(self, batch_id: str) -> BatchStatus:
@@ -140,6 +153,24 @@ class BatchProvider(Protocol):
     async def close(self) -> None:
         """Close its connections."""
         ...
+
+
+@dataclass(slots=True)
+class BatchCounts:
+    """What the batch lane (:mod:`.lane`) did in the run (docs/llm.md, batch mode)."""
+
+    batches: int = 0
+    """Batches submitted."""
+    submitted: int = 0
+    """Requests submitted in them."""
+    resumed: int = 0
+    """Batches of an interrupted run polled again."""
+    errors: int = 0
+    """Error lines (requests the engine then retried in a later batch)."""
+    lost: int = 0
+    """Requests of batches that expired, were cancelled or failed."""
+    uncertain: int = 0
+    """Requests of batches whose creation got no usable reply (they may exist)."""
 
 
 _ENCODER = msgspec.json.Encoder()

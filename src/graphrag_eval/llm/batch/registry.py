@@ -10,6 +10,7 @@ another name registers its factory here.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import urllib.parse
 from collections.abc import Callable
@@ -70,21 +71,33 @@ def batch_provider_name(config: LLMConfig) -> str:
     :class:`ConfigError` naming the option when it has none."""
     settings = config.generation
     if settings is None:
-        raise ConfigError("llm.batch needs a judge (llm.generation)", field="llm.batch")
+        raise ConfigError(
+            "batch mode needs a judge (llm.generation), and the config has none",
+            field="llm.batch",
+        )
     name = config.batch_provider or settings.provider
+    if config.batch_provider is not None and _factory(name) is None:
+        known = registered_batch_providers()
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        raise ConfigError(
+            f"no batch provider {name!r}"
+            + (f" (did you mean {close[0]!r}?)" if close else "")
+            + f"; the batch providers are {', '.join(known)}",
+            field="llm.batch_provider",
+        )
     if _factory(name) is None:
         raise ConfigError(
-            f"llm.batch: the judge's provider {name!r} has no batch API graphrag-eval can use "
+            f"the judge's provider {name!r} has no batch API graphrag-eval can use "
             f"(batch providers: {', '.join(registered_batch_providers())}); set llm.batch: "
             "false, or llm.batch_provider for a server that has one of these batch APIs",
-            field="llm.batch_provider" if config.batch_provider else "llm.batch",
+            field="llm.batch",
         )
     if config.batch_provider is None and name == "openai" and settings.base_url:
         host = urllib.parse.urlsplit(settings.base_url).hostname or ""
         if host != OPENAI_HOST:
             where = mask_url_credentials(settings.base_url)
             raise ConfigError(
-                f"llm.batch: the judge at {where} is not OpenAI's API, whose Batch API batch "
+                f"the judge at {where} is not OpenAI's API, whose Batch API batch "
                 "mode uses; if that server has the same Batch API (/files, /batches), set "
                 "llm.batch_provider: openai, else llm.batch: false",
                 field="llm.batch_provider",
