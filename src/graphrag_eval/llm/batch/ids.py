@@ -21,11 +21,15 @@ letters, digits and ``_.:-``, at most 200, not ``.`` or ``..``."""
 _CANONICAL = msgspec.json.Encoder(order="sorted")
 
 
-def custom_id(path: str, body: dict[str, Any]) -> str:
+def custom_id(path: str, body: dict[str, Any], repeat: int = 0) -> str:
     """The custom id of a request: a hash of its canonical JSON (the endpoint, model,
-    messages, parameters and schema, as the cache key of the call is made of them), so a
-    resumed run finds the same ids."""
-    digest = hashlib.sha256(_CANONICAL.encode({"path": path, "body": body})).hexdigest()
+    messages, parameters and schema, as the cache key of the call is made of them) and of
+    its ``repeat`` (``llm.repeats``: each repeat a request of its own; repeat 0 keeps the id
+    of a run without repeats), so a resumed run finds the same ids."""
+    key: dict[str, Any] = {"path": path, "body": body}
+    if repeat:
+        key["repeat"] = repeat
+    digest = hashlib.sha256(_CANONICAL.encode(key)).hexdigest()
     return "ge-" + digest[:40]
 
 

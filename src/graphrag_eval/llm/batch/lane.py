@@ -45,6 +45,7 @@ from graphrag_eval.llm.batch.protocol import (
 from graphrag_eval.llm.client import Breaker
 from graphrag_eval.llm.failures import StatusError
 from graphrag_eval.llm.redaction import Redactor
+from graphrag_eval.llm.repeat import current_repeat
 
 __all__ = ["COLLECT_S", "BatchCounts", "BatchLane", "custom_id"]
 
@@ -143,7 +144,7 @@ class BatchLane:
         """Send one request in a batch; the reply body (the engine's shape), or the
         :class:`StatusError` of its error line, or :class:`CallFailed` for a batch lost."""
         self.breaker.check()
-        request = BatchRequest(custom_id(path, body), path, body)
+        request = BatchRequest(custom_id(path, body, current_repeat()), path, body)
         future: asyncio.Future[BatchResult] = asyncio.get_running_loop().create_future()
         self._enqueue(request, future)
         item = _ITEM.get()
