@@ -375,3 +375,26 @@ def test_failed_repeats_show_in_coverage_the_summary_and_the_report(
     assert "failed repeats" in report and '<td class="num">1</td></tr>' in report
     # Without failures, nothing new is written.
     assert "failed_repeats" not in aggregates(tmp_path)["micro"]["coverage"]["steps_score"]
+
+
+def test_batch_mode_sends_each_repeat_as_its_own_request(tmp_path: Path) -> None:
+    """--batch with --repeats 3: each repeat a line of its own (its own custom id), not one
+    request whose reply serves the three repeats."""
+    batch: dict[str, Any] = {"batch_provider": "openai", "batch_poll_s": 0.01}
+    once, thrice = tmp_path / "once", tmp_path / "thrice"
+    once.mkdir(), thrice.mkdir()
+    with JudgeServer() as server:
+        assert run(once, server.url, "-q", "--batch", "--no-cache", **batch) == 0
+        lines_once = sum(len(lines) for lines in server.batch_api.batches)
+        server.reset()
+        server.batch_api.batches.clear()
+        server.batch_api.submitted.clear()
+        args = ("-q", "--batch", "--no-cache", "--repeats", "3")
+        assert run(thrice, server.url, *args, **batch) == 0
+        ids = [one for lines in server.batch_api.batches for one in lines]
+        assert len(server.batch_api.batches) == 1  # the repeats batched together
+        assert server.count("/chat/completions") == 0
+    assert lines_once == len(ANSWERS) * len(JUDGED)
+    assert len(ids) == len(set(ids)) == 3 * lines_once
+    for record in read_results(thrice / "out").values():
+        assert len(record["factual_accuracy_percentage_repeats"]) == 3

@@ -9,6 +9,7 @@ from typing import Any
 import msgspec
 
 from graphrag_eval.llm.batch.protocol import BatchResult
+from graphrag_eval.llm.repeat import current_repeat
 
 __all__ = ["custom_id", "not_reached"]
 
@@ -18,8 +19,13 @@ _CANONICAL = msgspec.json.Encoder(order="sorted")
 def custom_id(path: str, body: dict[str, Any]) -> str:
     """The custom id of a request: a hash of its canonical JSON (the endpoint, model,
     messages, parameters and schema, as the cache key of the call is made of them), so a
-    resumed run finds the same ids."""
-    digest = hashlib.sha256(_CANONICAL.encode({"path": path, "body": body})).hexdigest()
+    resumed run finds the same ids; with the judge repeat the call belongs to (``llm.repeats``)
+    past the first, as the cache key is, so the repeats are requests of their own."""
+    keyed: dict[str, Any] = {"path": path, "body": body}
+    repeat = current_repeat()
+    if repeat:
+        keyed["repeat"] = repeat
+    digest = hashlib.sha256(_CANONICAL.encode(keyed)).hexdigest()
     return "ge-" + digest[:40]
 
 
