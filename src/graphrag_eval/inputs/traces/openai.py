@@ -41,6 +41,9 @@ def convert_chat(
             if text is not None and text.strip():
                 answer = text
             _chat_calls(message.get("tool_calls"), calls, f"{path}.tool_calls")
+            _function_call(message.get("function_call"), calls, f"{path}.function_call")
+        elif role == "function":
+            _function_result(message, calls, path)
         elif role == "tool":
             output = message.get("content")
             text = content_text(output)
@@ -67,6 +70,31 @@ def _chat_calls(tool_calls: Any, calls: Calls, path: str) -> None:
             function.get("arguments"), calls.context, f"{where}.function.arguments"
         )
         calls.call(function.get("name"), call.get("id"), args, f"{where}.function")
+
+
+def _function_call(function: Any, calls: Calls, path: str) -> None:
+    """A legacy ``function_call`` (one per assistant message, no id): its result is the
+    next ``function`` message naming the function."""
+    if not isinstance(function, Mapping):
+        return  # none (null), as the SDK writes a message without one
+    args = parse_arguments(function.get("arguments"), calls.context, f"{path}.arguments")
+    name = function.get("name")
+    calls.call(name, None, args, path, waits_as=_LEGACY + str(name))
+
+
+def _function_result(message: Mapping[str, Any], calls: Calls, path: str) -> None:
+    name = message.get("name")
+    if not calls.is_open(_LEGACY + str(name)):
+        calls.context.problem(
+            path, f"a function result for no earlier function_call (function {name!r}); ignored"
+        )
+        return
+    output = message.get("content")
+    text = content_text(output)
+    calls.result(_LEGACY + str(name), text if text is not None else output, None, path)
+
+
+_LEGACY = "\0function "  # what a legacy call waits as: no call id is text with a NUL
 
 
 def responses_items(record: Mapping[str, Any]) -> Any:

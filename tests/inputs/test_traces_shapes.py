@@ -1,0 +1,92 @@
+"""Real-world transcript shapes the readers must not lose steps of: OpenAI's legacy
+``function_call`` messages, call ids repeated in one turn or reused across turns
+(docs/integrations.md)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from graphrag_eval.inputs import parse_responses
+
+
+def steps_of(record: dict[str, Any]) -> list[tuple[str, str, Any]]:
+    found = parse_responses([record])
+    steps = found.responses[record["question_id"]].actual_steps or ()
+    return [(step.name, step.status, step.raw.get("output")) for step in steps]
+
+
+def tool_call(call_id: str, name: str) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": "{}"}}
+
+
+def test_legacy_function_call_messages_are_steps() -> None:
+    """Before tool_calls, the Chat Completions API had one ``function_call`` per assistant
+    message, answered by a ``function`` message naming the function (the SDK's types)."""
+    from openai.types.chat import ChatCompletionMessage
+
+    call = ChatCompletionMessage(
+        role="assistant",
+        content=None,
+        function_call={"name": "run_sparql", "arguments": json.dumps({"query": "SELECT 1"})},
+    ).model_dump(mode="json")
+    unanswered = ChatCompletionMessage(
+        role="assistant", content=None, function_call={"name": "lookup", "arguments": "{}"}
+    ).model_dump(mode="json")
+    record = {
+        "question_id": "q1",
+        "messages": [
+            {"role": "user", "content": "Which s?"},
+            call,
+            {"role": "function", "name": "run_sparql", "content": "[1]"},
+            unanswered,
+            {"role": "assistant", "content": "S1"},
+        ],
+    }
+    found = parse_responses([record])
+    steps = found.responses["q1"].actual_steps or ()
+    assert [(s.name, s.status, s.args, s.raw.get("output")) for s in steps] == [
+        ("run_sparql", "success", {"query": "SELECT 1"}, "[1]"),
+        ("lookup", "error", {}, None),
+    ]
+    assert "id" not in steps[0].raw  # no id made up
+    assert found.responses["q1"].actual_answer == "S1"
+    stray = {"question_id": "q2", "messages": [{"role": "function", "name": "x", "content": "1"}]}
+    assert [str(n) for n in parse_responses([stray]).notices] == [
+        "<responses>: responses[0] (question 'q2'): messages[0]: a function result for no "
+        "earlier function_call (function 'x'); ignored"
+    ]
+
+
+def test_a_call_id_given_twice_answers_the_calls_in_order() -> None:
+    """Parallel calls sharing an id (some gateways number them per turn): each result
+    answers the earliest call still waiting; none is left a success without its output."""
+    record = {
+        "question_id": "q1",
+        "messages": [
+            {"role": "assistant", "tool_calls": [tool_call("c", "a"), tool_call("c", "b")]},
+            {"role": "tool", "tool_call_id": "c", "content": "one"},
+            {"role": "tool", "tool_call_id": "c", "content": "two"},
+            {"role": "assistant", "content": None, "tool_calls": [tool_call("c", "d")]},
+            {"role": "assistant", "content": "done"},
+        ],
+    }  # fmt: skip
+    assert steps_of(record) == [
+        ("a", "success", "one"),
+        ("b", "success", "two"),
+        ("d", "error", None),  # no result answered it
+    ]
+
+
+def test_a_call_id_reused_in_a_later_turn() -> None:
+    record = {
+        "question_id": "q1",
+        "messages": [
+            {"role": "assistant", "content": None, "tool_calls": [tool_call("call_0", "a")]},
+            {"role": "tool", "tool_call_id": "call_0", "content": "one"},
+            {"role": "assistant", "content": None, "tool_calls": [tool_call("call_0", "b")]},
+            {"role": "tool", "tool_call_id": "call_0", "content": [{"type": "text", "text": "2"}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "done"}]},
+        ],
+    }  # fmt: skip
+    assert steps_of(record) == [("a", "success", "one"), ("b", "success", "2")]
