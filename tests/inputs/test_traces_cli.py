@@ -128,3 +128,23 @@ def test_the_examples_are_what_the_fixture_script_makes(tmp_path: Path) -> None:
             assert [(s.name, s.args, s.output, s.status) for s in response.actual_steps or ()] == [
                 (s.name, s.args, s.output, s.status) for s in other.actual_steps or ()
             ]
+
+
+def test_a_file_forced_into_the_wrong_format_is_not_evaluated_in_silence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """LangChain messages read as OpenAI Chat (no message has a role): each message says
+    it was not read, rather than two empty responses scored without a word."""
+    code, out, _ = run(
+        capsys, "validate", str(REFERENCE), str(EXAMPLES / FILES["langchain"]),
+        "--responses-format", "openai-chat",
+    )  # fmt: skip
+    assert "no problems found" not in out
+    assert "messages[0]: a message without a role (not OpenAI Chat Completions?); ignored" in (
+        " ".join(out.split())
+    )
+    # Nothing of a document could be imported: exit 2, not a file of 0 responses and 0.
+    target = tmp_path / "r.jsonl"
+    code, out, err = run(capsys, "import", "otlp", str(REFERENCE), "-o", str(target))
+    assert code == 2
+    assert "no record could be converted" in err

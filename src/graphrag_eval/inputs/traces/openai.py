@@ -20,6 +20,7 @@ from graphrag_eval.inputs.traces.common import (
 
 __all__ = ["convert_chat", "convert_responses", "responses_items"]
 
+_ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 _CHAT_USAGE = ("prompt_tokens", "completion_tokens", "total_tokens")
 _RESPONSES_USAGE = ("input_tokens", "output_tokens", "total_tokens")
 
@@ -44,6 +45,15 @@ def convert_chat(
             _function_call(message.get("function_call"), calls, f"{path}.function_call")
         elif role == "function":
             _function_result(message, calls, path)
+        elif role not in _ROLES:
+            what = (
+                "a message without a role"
+                if role is None
+                else f"an unknown role {role[:40]!r}"
+                if isinstance(role, str)
+                else f"a role that is {describe_kind(role)}"
+            )
+            context.problem(path, f"{what} (not OpenAI Chat Completions?); ignored")
         elif role == "tool":
             output = message.get("content")
             text = content_text(output)
