@@ -148,3 +148,19 @@ def test_a_file_forced_into_the_wrong_format_is_not_evaluated_in_silence(
     code, out, err = run(capsys, "import", "otlp", str(REFERENCE), "-o", str(target))
     assert code == 2
     assert "no record could be converted" in err
+
+
+def test_a_file_none_of_whose_documents_is_otlp_is_not_evaluated_as_all_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An OpenAI Chat file read as OTLP: no line is a trace. That is a run that would
+    evaluate nothing (exit 2, the first problem named), as for a file of our own format
+    none of whose records is usable, not every question scored as missing with exit 0."""
+    code, _, err = run(
+        capsys, "evaluate", str(REFERENCE), str(EXAMPLES / FILES["openai-chat"]),
+        "--responses-format", "otlp", "-o", str(tmp_path / "out"), "-q",
+    )  # fmt: skip
+    assert code == 2
+    assert "none of its 2 records is a usable response" in err
+    assert "line 1: resourceSpans: expected a list, got nothing" in err
+    assert not (tmp_path / "out" / "results.jsonl").exists()
