@@ -5,9 +5,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
-from graphrag_eval.inputs import parse_responses
+from graphrag_eval.inputs import load_responses, parse_responses
+from graphrag_eval.inputs.traces import Reading
 
 
 def steps_of(record: dict[str, Any]) -> list[tuple[str, str, Any]]:
@@ -90,3 +92,30 @@ def test_a_call_id_reused_in_a_later_turn() -> None:
         ],
     }  # fmt: skip
     assert steps_of(record) == [("a", "success", "one"), ("b", "success", "2")]
+
+
+def test_a_span_with_an_empty_trace_id_is_a_notice_on_either_reader(tmp_path: Path) -> None:
+    """The fast reader of OTLP JSON Lines and the ordinary one agree on a span whose
+    ``traceId`` is empty: left out with a notice, not gathered into a trace of its own."""
+    import trace_fixtures as fx
+
+    document = fx.otlp_traces(["q1", "q2"])
+    spans = document["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    [q2] = {
+        span["traceId"]
+        for span in spans
+        for attribute in span["attributes"]
+        if attribute == {"key": "question_id", "value": {"stringValue": "q2"}}
+    }
+    for span in spans:
+        if span["traceId"] == q2:
+            span["traceId"] = ""
+    lines = tmp_path / "t.jsonl"
+    lines.write_text(json.dumps(document) + "\n", encoding="utf-8")
+    whole = tmp_path / "t.json"
+    whole.write_text(json.dumps(document), encoding="utf-8")
+    found = [load_responses(path, reading=Reading("otlp")) for path in (lines, whole)]
+    for one in found:
+        assert sorted(one.responses) == ["q1"]
+        assert one.notices and all("without traceId" in str(n) for n in one.notices)
+    assert [n.field for n in found[0].notices] == [n.field for n in found[1].notices]
