@@ -3,6 +3,7 @@ response a transcript makes (docs/integrations.md)."""
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,7 +33,7 @@ class Calls:
 
     context: ItemContext
     steps: list[dict[str, Any]] = field(default_factory=list)
-    _open: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    _open: dict[str, deque[dict[str, Any]]] = field(default_factory=dict)
     """The calls waiting for their result, by call id, earliest first (an id may be given
     to several calls: in one turn, or again in a later one)."""
 
@@ -49,7 +50,7 @@ class Calls:
         self.steps.append(step)
         waiting = key if key is not None else waits_as
         if waiting is not None:
-            self._open.setdefault(waiting, []).append(step)
+            self._open.setdefault(waiting, deque()).append(step)
 
     def is_open(self, key: str) -> bool:
         """Whether a call waits for its result under ``key``."""
@@ -65,7 +66,7 @@ class Calls:
         """The result of the call ``call_id``; ``error`` when the tool failed."""
         key = str(call_id) if isinstance(call_id, str | int) else None
         waiting = self._open.get(key) if key is not None else None
-        step = waiting.pop(0) if waiting else None
+        step = waiting.popleft() if waiting else None
         if key is not None and waiting is not None and not waiting:
             del self._open[key]
         if step is None:
