@@ -119,3 +119,20 @@ def test_a_span_with_an_empty_trace_id_is_a_notice_on_either_reader(tmp_path: Pa
         assert sorted(one.responses) == ["q1"]
         assert one.notices and all("without traceId" in str(n) for n in one.notices)
     assert [n.field for n in found[0].notices] == [n.field for n in found[1].notices]
+
+
+def test_an_openinference_tool_span_gives_its_tool_id() -> None:
+    """OpenInference names a tool span's call id ``tool.id`` (``SpanAttributes.TOOL_ID``):
+    the step's id is that, not the span id."""
+    from openinference.semconv.trace import SpanAttributes
+
+    import trace_fixtures as fx
+
+    document = fx.otlp_traces(["q1"])
+    for span in document["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        for attribute in span["attributes"]:
+            if attribute["key"] == "tool_call.id":
+                attribute["key"] = SpanAttributes.TOOL_ID
+    found = parse_responses(document, reading=Reading("otlp"))
+    steps = found.responses["q1"].actual_steps or ()
+    assert [step.id for step in steps] == ["call_0", "call_1"]

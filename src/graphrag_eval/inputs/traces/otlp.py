@@ -83,7 +83,11 @@ def _step(span: Span, context: ItemContext) -> dict[str, Any]:
     name = attributes.get("tool.name") or attributes.get("gen_ai.tool.name")
     if not isinstance(name, str) or not name:
         name = span.name.removeprefix(_TOOL_PREFIX) or "unknown_tool"
-    call_id = attributes.get("gen_ai.tool.call.id") or attributes.get("tool_call.id")
+    call_id = (
+        attributes.get("gen_ai.tool.call.id")
+        or attributes.get("tool.id")
+        or attributes.get("tool_call.id")
+    )
     step_id = str(call_id) if isinstance(call_id, str | int) and call_id != "" else span.span_id
     field = f"span {span.span_id}"
     args: Any = None
