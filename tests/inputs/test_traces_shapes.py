@@ -136,3 +136,21 @@ def test_an_openinference_tool_span_gives_its_tool_id() -> None:
     found = parse_responses(document, reading=Reading("otlp"))
     steps = found.responses["q1"].actual_steps or ()
     assert [step.id for step in steps] == ["call_0", "call_1"]
+
+
+def test_a_final_refusal_is_the_answer_not_an_earlier_remark() -> None:
+    """The model's last message refuses (the SDK's ``refusal``, ``content`` null): that is
+    its final answer, not the remark it made before calling a tool."""
+    from openai.types.chat import ChatCompletionMessage
+
+    refusal = ChatCompletionMessage(role="assistant", content=None, refusal="I can't help.")
+    record = {
+        "question_id": "q1",
+        "messages": [
+            {"role": "user", "content": "x"},
+            {"role": "assistant", "content": "Let me look.", "tool_calls": [tool_call("c", "a")]},
+            {"role": "tool", "tool_call_id": "c", "content": "one"},
+            refusal.model_dump(mode="json"),
+        ],
+    }
+    assert parse_responses([record]).responses["q1"].actual_answer == "I can't help."

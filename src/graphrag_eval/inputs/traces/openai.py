@@ -39,7 +39,9 @@ def convert_chat(
         role = message.get("role")
         if role == "assistant":
             text = content_text(message.get("content"))
-            if text is not None and text.strip():
+            if not (text and text.strip()):
+                text = message.get("refusal")  # a refusal is the model's answer too
+            if isinstance(text, str) and text.strip():
                 answer = text
             _chat_calls(message.get("tool_calls"), calls, f"{path}.tool_calls")
             _function_call(message.get("function_call"), calls, f"{path}.function_call")
