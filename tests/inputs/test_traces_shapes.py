@@ -154,3 +154,17 @@ def test_a_final_refusal_is_the_answer_not_an_earlier_remark() -> None:
         ],
     }
     assert parse_responses([record]).responses["q1"].actual_answer == "I can't help."
+
+
+def test_a_responses_refusal_part_is_the_answer() -> None:
+    from openai.types.responses import ResponseOutputMessage, ResponseOutputRefusal
+
+    message = ResponseOutputMessage(
+        id="msg_1",
+        type="message",
+        role="assistant",
+        status="completed",
+        content=[ResponseOutputRefusal(type="refusal", refusal="No.")],
+    )
+    record = {"question_id": "q1", "items": [message.model_dump(mode="json")]}
+    assert parse_responses([record]).responses["q1"].actual_answer == "No."
