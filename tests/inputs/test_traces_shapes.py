@@ -168,3 +168,18 @@ def test_a_responses_refusal_part_is_the_answer() -> None:
     )
     record = {"question_id": "q1", "items": [message.model_dump(mode="json")]}
     assert parse_responses([record]).responses["q1"].actual_answer == "No."
+
+
+def test_an_llm_span_inside_another_is_one_call_counted_once() -> None:
+    """Two instrumentations of one call (a framework's LLM span and, inside it, the
+    provider SDK's): the tokens are the call's, not twice its."""
+    import trace_fixtures as fx
+
+    document = fx.otlp_traces(["q1"])
+    spans = document["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    [llm] = [span for span in spans if span["name"] == "llm"]
+    inner = json.loads(json.dumps(llm))
+    inner["spanId"], inner["parentSpanId"] = "f" * 16, llm["spanId"]
+    spans.append(inner)
+    response = parse_responses(document, reading=Reading("otlp")).responses["q1"]
+    assert (response.input_tokens, response.output_tokens, response.total_tokens) == (100, 20, 120)
