@@ -183,3 +183,30 @@ def test_an_llm_span_inside_another_is_one_call_counted_once() -> None:
     spans.append(inner)
     response = parse_responses(document, reading=Reading("otlp")).responses["q1"]
     assert (response.input_tokens, response.output_tokens, response.total_tokens) == (100, 20, 120)
+
+
+def test_a_chat_custom_tool_call_is_a_step() -> None:
+    """Chat Completions' custom tools (``type: custom``, free-form ``input``), as the
+    Responses API's ``custom_tool_call`` is read."""
+    from openai.types.chat import ChatCompletionMessage, ChatCompletionMessageCustomToolCall
+
+    call = ChatCompletionMessageCustomToolCall(
+        id="call_9", type="custom", custom={"name": "run_sparql", "input": '{"query": "Q"}'}
+    )
+    message = ChatCompletionMessage(role="assistant", content=None, tool_calls=[call])
+    record = {
+        "question_id": "q1",
+        "messages": [
+            message.model_dump(mode="json"),
+            {"role": "tool", "tool_call_id": "call_9", "content": "[1]"},
+        ],
+    }
+    found = parse_responses([record])
+    assert found.notices == []
+    [step] = found.responses["q1"].actual_steps or ()
+    assert (step.name, step.id, step.args, step.status) == (
+        "run_sparql",
+        "call_9",
+        {"query": "Q"},
+        "success",
+    )

@@ -74,14 +74,15 @@ def _chat_calls(tool_calls: Any, calls: Calls, path: str) -> None:
         return
     for index, call in enumerate(tool_calls):
         where = f"{path}[{index}]"
-        function = call.get("function") if isinstance(call, Mapping) else None
+        # A custom tool's call (``type: custom``) has ``custom: {name, input}``.
+        custom = isinstance(call, Mapping) and call.get("type") == "custom"
+        part, raw = ("custom", "input") if custom else ("function", "arguments")
+        function = call.get(part) if isinstance(call, Mapping) else None
         if not isinstance(function, Mapping):
-            calls.context.problem(f"{where}.function", "a tool call without a function; left out")
+            calls.context.problem(f"{where}.{part}", f"a tool call without a {part}; left out")
             continue
-        args = parse_arguments(
-            function.get("arguments"), calls.context, f"{where}.function.arguments"
-        )
-        calls.call(function.get("name"), call.get("id"), args, f"{where}.function")
+        args = parse_arguments(function.get(raw), calls.context, f"{where}.{part}.{raw}")
+        calls.call(function.get("name"), call.get("id"), args, f"{where}.{part}")
 
 
 def _function_call(function: Any, calls: Calls, path: str) -> None:
