@@ -128,3 +128,39 @@ def test_the_examples_are_what_the_fixture_script_makes(tmp_path: Path) -> None:
             assert [(s.name, s.args, s.output, s.status) for s in response.actual_steps or ()] == [
                 (s.name, s.args, s.output, s.status) for s in other.actual_steps or ()
             ]
+
+
+def test_a_file_forced_into_the_wrong_format_is_not_evaluated_in_silence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """LangChain messages read as OpenAI Chat (no message has a role): each message says
+    it was not read, rather than two empty responses scored without a word."""
+    code, out, _ = run(
+        capsys, "validate", str(REFERENCE), str(EXAMPLES / FILES["langchain"]),
+        "--responses-format", "openai-chat",
+    )  # fmt: skip
+    assert "no problems found" not in out
+    assert "messages[0]: a message without a role (not OpenAI Chat Completions?); ignored" in (
+        " ".join(out.split())
+    )
+    # Nothing of a document could be imported: exit 2, not a file of 0 responses and 0.
+    target = tmp_path / "r.jsonl"
+    code, out, err = run(capsys, "import", "otlp", str(REFERENCE), "-o", str(target))
+    assert code == 2
+    assert "no record could be converted" in err
+
+
+def test_a_file_none_of_whose_documents_is_otlp_is_not_evaluated_as_all_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An OpenAI Chat file read as OTLP: no line is a trace. That is a run that would
+    evaluate nothing (exit 2, the first problem named), as for a file of our own format
+    none of whose records is usable, not every question scored as missing with exit 0."""
+    code, _, err = run(
+        capsys, "evaluate", str(REFERENCE), str(EXAMPLES / FILES["openai-chat"]),
+        "--responses-format", "otlp", "-o", str(tmp_path / "out"), "-q",
+    )  # fmt: skip
+    assert code == 2
+    assert "none of its 2 records is a usable response" in err
+    assert "line 1: resourceSpans: expected a list, got nothing" in err
+    assert not (tmp_path / "out" / "results.jsonl").exists()

@@ -354,3 +354,47 @@ def test_resume_asks_again_only_the_repeat_that_got_no_reply(tmp_path: Path) -> 
     resumed = read_results(tmp_path / "out")["q1"]
     assert resumed["factual_accuracy_correctness_repeats"] == [75, 75, 75]
     assert "factual_accuracy_error" not in resumed and "failure_kinds" not in resumed
+
+
+def test_failed_repeats_show_in_coverage_the_summary_and_the_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """q1's second repeat fails (a 500, no retries): q1 keeps a value (the mean of the two
+    others), so it is scored, but the failed repeat is counted in coverage, in the terminal's
+    failure lines and in the report's coverage table, and the noise text counts it among
+    all the run's repeats (6), not among the k (3) of one question."""
+    with JudgeServer(faults=Faults(fail_second=ANSWERS["q1"])) as server:
+        run(tmp_path, server.url, "--repeats", "3", metrics=["factual_accuracy"], max_retries=0)
+    terminal = capsys.readouterr().out
+    coverage = aggregates(tmp_path)["micro"]["coverage"]["factual_accuracy_percentage"]
+    assert coverage == {"scored": 2, "failed": 0, "skipped": 0, "failed_repeats": 1}
+    assert "1 of 3 repeats failed" not in terminal
+    assert "1 of 6 repeats failed" in terminal
+    assert "factual_accuracy_consistency 2/2, 1 of 6 repeats failed" in " ".join(terminal.split())
+    report = (tmp_path / "out" / "report.html").read_text()
+    assert "failed repeats" in report and '<td class="num">1</td></tr>' in report
+    # Without failures, nothing new is written.
+    assert "failed_repeats" not in aggregates(tmp_path)["micro"]["coverage"]["steps_score"]
+
+
+def test_batch_mode_sends_each_repeat_as_its_own_request(tmp_path: Path) -> None:
+    """--batch with --repeats 3: each repeat a line of its own (its own custom id), not one
+    request whose reply serves the three repeats."""
+    batch: dict[str, Any] = {"batch_provider": "openai", "batch_poll_s": 0.01}
+    once, thrice = tmp_path / "once", tmp_path / "thrice"
+    once.mkdir(), thrice.mkdir()
+    with JudgeServer() as server:
+        assert run(once, server.url, "-q", "--batch", "--no-cache", **batch) == 0
+        lines_once = sum(len(lines) for lines in server.batch_api.batches)
+        server.reset()
+        server.batch_api.batches.clear()
+        server.batch_api.submitted.clear()
+        args = ("-q", "--batch", "--no-cache", "--repeats", "3")
+        assert run(thrice, server.url, *args, **batch) == 0
+        ids = [one for lines in server.batch_api.batches for one in lines]
+        assert len(server.batch_api.batches) == 1  # the repeats batched together
+        assert server.count("/chat/completions") == 0
+    assert lines_once == len(ANSWERS) * len(JUDGED)
+    assert len(ids) == len(set(ids)) == 3 * lines_once
+    for record in read_results(thrice / "out").values():
+        assert len(record["factual_accuracy_percentage_repeats"]) == 3

@@ -75,7 +75,7 @@ def import_command(
         f"{source}: {plural(len(records), 'response')} ({converted.format}) written to {output}"
     )
     print_notices(console, checked.notices, show_all=show_all, see_all="list them all with --all")
-    if not records and checked.records:
+    if not records and (checked.records or checked.notices or converted.skipped):
         stderr().print(f"{source}: no record could be converted", markup=False)
         raise click.exceptions.Exit(EXIT_BAD_INPUT)
 

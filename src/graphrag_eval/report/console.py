@@ -147,18 +147,29 @@ def _print_failures(
     console: Console, micro: GroupAggregates, declared: Mapping[str, OutputKey]
 ) -> None:
     """One line per failure: the keys that failed the same way, how often, and why
-    (``answer_f1 0/30, 30 failed: judge unreachable ...``)."""
+    (``answer_f1 0/30, 30 failed: judge unreachable ...``); under ``llm.repeats`` the failed
+    repeats of questions that still scored too (``answer_f1 30/30, 2 of 90 repeats failed``)."""
     questions = micro.questions
-    failures: dict[tuple[int, int, str], list[str]] = {}
+    failures: dict[tuple[int, int, str, str], list[str]] = {}
     for key, counts in micro.coverage.items():
-        if counts.failed and _spec(key, declared).kind is not KeyKind.COST:
+        if (counts.failed or counts.failed_repeats) and _spec(
+            key, declared
+        ).kind is not KeyKind.COST:
             reason = counts.failed_reason or ""
-            failures.setdefault((counts.scored, counts.failed, reason), []).append(key)
-    for (scored, failed, reason), keys in failures.items():
-        line = f"{', '.join(keys)} {scored:,}/{questions:,}, {failed:,} failed" + (
-            f": {reason}" if reason else ""
-        )
-        console.print(Text(visible_text(line), style="yellow"), soft_wrap=True)
+            spread = micro.repeats.get(key)
+            repeats = ""
+            if spread is not None and spread.failed_repeats:
+                asked = spread.judged_repeats + spread.failed_repeats
+                repeats = f"{spread.failed_repeats:,} of {asked:,} repeats failed"
+            found = (counts.scored, counts.failed, reason, repeats)
+            failures.setdefault(found, []).append(key)
+    for (scored, failed, reason, repeats), keys in failures.items():
+        parts = [f"{', '.join(keys)} {scored:,}/{questions:,}"]
+        if repeats:  # the question still scored, from its other repeats
+            parts.append(repeats)
+        if failed:
+            parts.append(f"{failed:,} failed" + (f": {reason}" if reason else ""))
+        console.print(Text(visible_text(", ".join(parts)), style="yellow"), soft_wrap=True)
 
 
 def _print_label_counts(

@@ -25,7 +25,8 @@ def noise_text(spread: RepeatSpread | None, unit: Unit = Unit.SCORE) -> str:
         k = spread.repeats
         parts.append(f"pass^{k} {spread.pass_hat_k:.0%}, pass@{k} {spread.pass_at_k:.0%}")
     if spread.failed_repeats:
-        parts.append(f"{spread.failed_repeats:,} of {spread.repeats} repeats failed")
+        asked = spread.judged_repeats + spread.failed_repeats  # over every question
+        parts.append(f"{spread.failed_repeats:,} of {asked:,} repeats failed")
     if not parts:
         parts.append(f"{spread.unanimous:.0%} unanimous over {spread.repeats} repeats")
     return "; ".join(parts)

@@ -91,6 +91,8 @@ class CoverageRow:
     failed: int
     skipped: int
     failed_reason: str | None
+    failed_repeats: int = 0
+    """Under ``llm.repeats``: the repeats that failed on the questions still scored."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,7 +286,14 @@ def label_rows(group: GroupAggregates, keys: Mapping[str, OutputKey]) -> list[La
 def coverage_rows(group: GroupAggregates, keys: Mapping[str, OutputKey]) -> list[CoverageRow]:
     """Scored, failed and skipped per key; a cost is covered as its metric is."""
     return [
-        CoverageRow(name, counts.scored, counts.failed, counts.skipped, counts.failed_reason)
+        CoverageRow(
+            name,
+            counts.scored,
+            counts.failed,
+            counts.skipped,
+            counts.failed_reason,
+            counts.failed_repeats,
+        )
         for name, counts in group.coverage.items()
         if name not in keys or keys[name].kind is not KeyKind.COST
     ]

@@ -44,6 +44,9 @@ class Coverage:
     skipped: int = 0
     reasons: Counter[str] = field(default_factory=Counter)
     """The errors of the failures, counted; the commonest is written as ``failed_reason``."""
+    failed_repeats: int = 0
+    """Under ``llm.repeats``: the repeats that failed on the questions counted as scored
+    (their value is the mean of the others), written as ``failed_repeats`` when any did."""
 
     @property
     def failed_reason(self) -> str | None:
@@ -58,6 +61,8 @@ class Coverage:
         }
         if self.reasons:
             out["failed_reason"] = self.reasons.most_common(1)[0][0]
+        if self.failed_repeats:
+            out["failed_repeats"] = self.failed_repeats
         return out
 
 

@@ -102,6 +102,10 @@ class AggregateFold:
         micro.repeats, noise = self.noise.finish()
         for template_id, spreads in noise.items():
             per_template[template_id].repeats = spreads
+        for group in (micro, *per_template.values()):
+            for key, spread in group.repeats.items():
+                if key in group.coverage:  # a failed repeat is a failure shown in coverage
+                    group.coverage[key].failed_repeats = spread.failed_repeats
         return Aggregates(per_template, micro, macro)
 
 

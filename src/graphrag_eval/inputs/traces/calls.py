@@ -3,6 +3,7 @@ response a transcript makes (docs/integrations.md)."""
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,18 +33,28 @@ class Calls:
 
     context: ItemContext
     steps: list[dict[str, Any]] = field(default_factory=list)
-    _open: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _open: dict[str, deque[dict[str, Any]]] = field(default_factory=dict)
+    """The calls waiting for their result, by call id, earliest first (an id may be given
+    to several calls: in one turn, or again in a later one)."""
 
-    def call(self, name: Any, call_id: Any, args: Any, field_path: str) -> None:
-        """A call the model made; its result comes later (:meth:`result`)."""
+    def call(
+        self, name: Any, call_id: Any, args: Any, field_path: str, waits_as: str | None = None
+    ) -> None:
+        """A call the model made; its result comes later (:meth:`result`), under its id or,
+        for a call without one, ``waits_as``."""
         if not isinstance(name, str) or not name:
             self.context.problem(f"{field_path}.name", "a tool call without a name; left out")
             return
         key = str(call_id) if isinstance(call_id, str | int) and call_id != "" else None
         step = self.context.step(name, key, args, None, None)
         self.steps.append(step)
-        if key is not None:
-            self._open[key] = step
+        waiting = key if key is not None else waits_as
+        if waiting is not None:
+            self._open.setdefault(waiting, deque()).append(step)
+
+    def is_open(self, key: str) -> bool:
+        """Whether a call waits for its result under ``key``."""
+        return key in self._open
 
     def failed_call(self, name: Any, call_id: Any, args: Any, error: str) -> None:
         """A call that could not be made (its arguments did not parse, say)."""
@@ -54,7 +65,10 @@ class Calls:
     def result(self, call_id: Any, output: Any, error: str | None, field_path: str) -> None:
         """The result of the call ``call_id``; ``error`` when the tool failed."""
         key = str(call_id) if isinstance(call_id, str | int) else None
-        step = self._open.pop(key, None) if key is not None else None
+        waiting = self._open.get(key) if key is not None else None
+        step = waiting.popleft() if waiting else None
+        if key is not None and waiting is not None and not waiting:
+            del self._open[key]
         if step is None:
             self.context.problem(
                 field_path, f"a tool result for no earlier call (call id {call_id!r}); ignored"
@@ -67,8 +81,9 @@ class Calls:
 
     def finish(self) -> list[dict[str, Any]]:
         """The steps; a call no result answered is a failed step."""
-        for step in self._open.values():
-            step["status"], step["error"] = "error", NO_RESULT
+        for waiting in self._open.values():
+            for step in waiting:
+                step["status"], step["error"] = "error", NO_RESULT
         self._open.clear()
         return self.steps
 

@@ -121,13 +121,18 @@ def parse_arguments(value: Any, context: ItemContext, field_path: str) -> Any:
 
 def content_text(content: Any) -> str | None:
     """The text of a message's content: a string, or the text parts of a list of parts
-    (``{"type": "text"|"output_text", "text": ...}``), joined; ``None`` when it has none."""
+    (``{"type": "text"|"output_text", "text": ...}``, OpenAI's ``{"type": "refusal",
+    "refusal": ...}``), joined; ``None`` when it has none."""
     if isinstance(content, str):
         return content
     if not isinstance(content, list | tuple):
         return None
     texts = [
-        part if isinstance(part, str) else part.get("text")
+        part
+        if isinstance(part, str)
+        else part.get("refusal")
+        if part.get("type") == "refusal"
+        else part.get("text")
         for part in content
         if isinstance(part, str | Mapping)
     ]

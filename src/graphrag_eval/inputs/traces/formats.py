@@ -87,7 +87,8 @@ class Converted:
     keys: list[str] | None = None
     notices: list[Notice] = field(default_factory=list)
     skipped: int = 0
-    """Records left out, each with a notice (no question id)."""
+    """Records left out, each with a notice (no question id; for OTLP, a document that is
+    none, or a trace without the question id)."""
 
 
 def record_formats(value: Any) -> frozenset[str]:
@@ -277,9 +278,17 @@ def _convert_traces(
 
 
 def _broken(where: str, value: Any, source: str, converted: Converted) -> bool:
+    """Whether ``value`` is a broken line (a notice); a document that is no OTLP document is
+    counted as left out too (:func:`collect_traces` gives its notice), so that a file none
+    of whose documents is one is no file of no responses (docs/inputs.md)."""
     if not isinstance(value, BrokenLine):
+        if not hasattr(value, "add_to") and not (
+            isinstance(value, Mapping) and isinstance(value.get("resourceSpans"), list)
+        ):
+            converted.skipped += 1
         return False
     converted.notices.append(Notice("malformed_response", str(value), file=source, item=where))
+    converted.skipped += 1
     return True
 
 

@@ -20,6 +20,7 @@ from graphrag_eval.inputs.traces.common import (
 
 __all__ = ["convert_chat", "convert_responses", "responses_items"]
 
+_ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 _CHAT_USAGE = ("prompt_tokens", "completion_tokens", "total_tokens")
 _RESPONSES_USAGE = ("input_tokens", "output_tokens", "total_tokens")
 
@@ -38,9 +39,23 @@ def convert_chat(
         role = message.get("role")
         if role == "assistant":
             text = content_text(message.get("content"))
-            if text is not None and text.strip():
+            if not (text and text.strip()):
+                text = message.get("refusal")  # a refusal is the model's answer too
+            if isinstance(text, str) and text.strip():
                 answer = text
             _chat_calls(message.get("tool_calls"), calls, f"{path}.tool_calls")
+            _function_call(message.get("function_call"), calls, f"{path}.function_call")
+        elif role == "function":
+            _function_result(message, calls, path)
+        elif role not in _ROLES:
+            what = (
+                "a message without a role"
+                if role is None
+                else f"an unknown role {role[:40]!r}"
+                if isinstance(role, str)
+                else f"a role that is {describe_kind(role)}"
+            )
+            context.problem(path, f"{what} (not OpenAI Chat Completions?); ignored")
         elif role == "tool":
             output = message.get("content")
             text = content_text(output)
@@ -59,14 +74,40 @@ def _chat_calls(tool_calls: Any, calls: Calls, path: str) -> None:
         return
     for index, call in enumerate(tool_calls):
         where = f"{path}[{index}]"
-        function = call.get("function") if isinstance(call, Mapping) else None
+        # A custom tool's call (``type: custom``) has ``custom: {name, input}``.
+        custom = isinstance(call, Mapping) and call.get("type") == "custom"
+        part, raw = ("custom", "input") if custom else ("function", "arguments")
+        function = call.get(part) if isinstance(call, Mapping) else None
         if not isinstance(function, Mapping):
-            calls.context.problem(f"{where}.function", "a tool call without a function; left out")
+            calls.context.problem(f"{where}.{part}", f"a tool call without a {part}; left out")
             continue
-        args = parse_arguments(
-            function.get("arguments"), calls.context, f"{where}.function.arguments"
+        args = parse_arguments(function.get(raw), calls.context, f"{where}.{part}.{raw}")
+        calls.call(function.get("name"), call.get("id"), args, f"{where}.{part}")
+
+
+def _function_call(function: Any, calls: Calls, path: str) -> None:
+    """A legacy ``function_call`` (one per assistant message, no id): its result is the
+    next ``function`` message naming the function."""
+    if not isinstance(function, Mapping):
+        return  # none (null), as the SDK writes a message without one
+    args = parse_arguments(function.get("arguments"), calls.context, f"{path}.arguments")
+    name = function.get("name")
+    calls.call(name, None, args, path, waits_as=_LEGACY + str(name))
+
+
+def _function_result(message: Mapping[str, Any], calls: Calls, path: str) -> None:
+    name = message.get("name")
+    if not calls.is_open(_LEGACY + str(name)):
+        calls.context.problem(
+            path, f"a function result for no earlier function_call (function {name!r}); ignored"
         )
-        calls.call(function.get("name"), call.get("id"), args, f"{where}.function")
+        return
+    output = message.get("content")
+    text = content_text(output)
+    calls.result(_LEGACY + str(name), text if text is not None else output, None, path)
+
+
+_LEGACY = "\0function "  # what a legacy call waits as: no call id is text with a NUL
 
 
 def responses_items(record: Mapping[str, Any]) -> Any:

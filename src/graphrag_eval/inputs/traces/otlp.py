@@ -54,7 +54,7 @@ def convert_trace(trace: Trace, question_id: str, context: ItemContext) -> dict[
     answer = _answer(llm_spans, _root(ordered))
     if answer is not None:
         response["actual_answer"] = answer
-    response.update(_tokens(llm_spans))
+    response.update(_tokens(_outermost(llm_spans, ordered)))
     elapsed = _elapsed(ordered)
     if elapsed is not None:
         response["elapsed_sec"] = elapsed
@@ -83,7 +83,11 @@ def _step(span: Span, context: ItemContext) -> dict[str, Any]:
     name = attributes.get("tool.name") or attributes.get("gen_ai.tool.name")
     if not isinstance(name, str) or not name:
         name = span.name.removeprefix(_TOOL_PREFIX) or "unknown_tool"
-    call_id = attributes.get("gen_ai.tool.call.id") or attributes.get("tool_call.id")
+    call_id = (
+        attributes.get("gen_ai.tool.call.id")
+        or attributes.get("tool.id")
+        or attributes.get("tool_call.id")
+    )
     step_id = str(call_id) if isinstance(call_id, str | int) and call_id != "" else span.span_id
     field = f"span {span.span_id}"
     args: Any = None
@@ -161,6 +165,33 @@ def _genai_output(attributes: Mapping[str, Any]) -> str | None:
         if text and text.strip():
             found = text
     return found
+
+
+def _outermost(llm_spans: list[Span], spans: list[Span]) -> list[Span]:
+    """The LLM spans inside no other (of ``spans``, the whole trace): one inside another
+    is the same call instrumented twice (a framework's span and its provider SDK's), its
+    tokens counted once."""
+    parent_of = {span.span_id: span.parent_id for span in spans}
+    llm = {span.span_id for span in llm_spans}
+    under_llm: dict[str, bool] = {}  # span id -> whether an LLM span is above it
+
+    def has_llm_above(span_id: str) -> bool:
+        path: dict[str, None] = {}  # in order, looked up in constant time
+        parent = parent_of.get(span_id)
+        found = False
+        while parent is not None and parent not in path and parent != span_id:
+            if parent in llm:
+                found = True
+                break
+            if parent in under_llm:
+                found = under_llm[parent]
+                break
+            path[parent] = None  # a cycle of parents (a hostile file) ends the walk
+            parent = parent_of.get(parent)
+        under_llm.update(dict.fromkeys(path, found))
+        return found
+
+    return [span for span in llm_spans if not has_llm_above(span.span_id)]
 
 
 def _tokens(llm_spans: list[Span]) -> dict[str, int]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import codecs
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -64,7 +64,7 @@ class Event(msgspec.Struct):
 
 
 class OtlpSpan(msgspec.Struct):
-    traceId: str
+    traceId: Annotated[str, msgspec.Meta(min_length=1)]  # empty: the ordinary reader's notice
     spanId: str
     parentSpanId: str | None = None
     name: str | None = None
