@@ -519,21 +519,3 @@ def test_batch_mode_from_python(tmp_path: Path, server: JudgeServer) -> None:
     assert all(result["ragas_faithfulness"] is not None for result in results)
     assert server.count("/chat/completions") == 0
     assert [len(ids) for ids in server.batch_api.batches] == [4, 2]
-
-
-def test_each_repeat_is_a_request_of_its_own_in_a_batch(
-    tmp_path: Path, server: JudgeServer, capsys: pytest.CaptureFixture[str]
-) -> None:
-    # Repeats send the same body: the same custom id would make them one request (one reply
-    # for all, counted and priced as many).
-    reference, responses = write_inputs(tmp_path, 2)
-    config = write_config(tmp_path, server.url)
-    out = tmp_path / "out"
-
-    code = evaluate_cli(reference, responses, "-c", config, "-o", out, "--batch", "--repeats", "3")
-
-    assert code == 0
-    api = server.batch_api
-    assert sum(len(ids) for ids in api.batches) == 3 * 3 * 2  # 3 requests an item, 3 repeats
-    assert set(api.submitted.values()) == {1}
-    assert "batch mode (openai): 18 requests in 2 batches" in capsys.readouterr().out
