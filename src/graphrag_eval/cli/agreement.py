@@ -30,6 +30,7 @@ from graphrag_eval.agreement.scales import metric_scales
 from graphrag_eval.cli.console import LOG_WIDTH, as_text, emit, stderr, stdout
 from graphrag_eval.cli.errors import exit_on_failures
 from graphrag_eval.cli.options import (
+    confidence_option,
     debug_option,
     max_expanded_size_option,
     output_file_option,
@@ -90,12 +91,7 @@ def labels_option(help_text: str) -> Callable[[Callable[..., Any]], Callable[...
     default=DEFAULT_RESAMPLES,
     help="Bootstrap resamples per interval.",
 )
-@click.option(
-    "--confidence",
-    type=click.FloatRange(min=0.5, max=1, max_open=True),
-    default=DEFAULT_CONFIDENCE,
-    help="Confidence level of the intervals.",
-)
+@confidence_option(DEFAULT_CONFIDENCE)
 @click.option(
     "--fail-under",
     "gates",

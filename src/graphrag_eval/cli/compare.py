@@ -17,6 +17,7 @@ from graphrag_eval.cli.ci_summary import compare_ci_report
 from graphrag_eval.cli.console import LOG_WIDTH, as_text, emit, stdout
 from graphrag_eval.cli.errors import exit_on_failures
 from graphrag_eval.cli.options import (
+    confidence_option,
     config_option,
     debug_option,
     filter_options,
@@ -117,12 +118,7 @@ class CompareOptions:
     help="Bootstrap resamples per interval (default: 10,000; fewer, down to 2,000, for runs "
     "of more than 20,000 questions).",
 )
-@click.option(
-    "--confidence",
-    type=click.FloatRange(min=0.5, max=1, max_open=True),
-    default=DEFAULT_CONFIDENCE,
-    help="Confidence level of the intervals.",
-)
+@confidence_option(DEFAULT_CONFIDENCE)
 @click.option(
     "--top",
     type=click.IntRange(min=0),

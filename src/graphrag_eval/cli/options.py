@@ -25,6 +25,7 @@ __all__ = [
     "CONTEXT_SETTINGS",
     "Decorator",
     "FilePath",
+    "confidence_option",
     "config_option",
     "debug_option",
     "filter_options",
@@ -72,6 +73,17 @@ max_cost_option: Decorator = click.option(
     help="Start no new judge call once this many dollars are spent in the run (overrides "
     "llm.max_cost_usd).",
 )
+
+
+def confidence_option(default: float) -> Decorator:
+    """``--confidence``, the level of a command's bootstrap intervals (compare, agreement)."""
+    return click.option(
+        "--confidence",
+        type=click.FloatRange(min=0.5, max=1, max_open=True),
+        default=default,
+        help="Confidence level of the intervals.",
+    )
+
 
 summary_md_option: Decorator = click.option(
     "--summary-md",
