@@ -9,11 +9,11 @@ import click
 from graphrag_eval.cli.console import as_text, emit
 from graphrag_eval.cli.options import (
     debug_option,
-    filter_options,
     max_expanded_size_option,
     output_file_option,
     saved_run_arguments,
 )
+from graphrag_eval.cli.view_options import filter_options
 from graphrag_eval.results.aggregation import compute_aggregates, load_results
 from graphrag_eval.results.read_run import find_results, run_config
 from graphrag_eval.results.selection import QuestionFilter

@@ -20,7 +20,6 @@ from graphrag_eval.cli.options import (
     confidence_option,
     config_option,
     debug_option,
-    filter_options,
     gate_options,
     max_expanded_size_option,
     numeric_outputs,
@@ -28,6 +27,7 @@ from graphrag_eval.cli.options import (
     summary_md_option,
 )
 from graphrag_eval.cli.report import load_saved_run
+from graphrag_eval.cli.view_options import filter_options
 from graphrag_eval.comparison.console import print_comparison
 from graphrag_eval.comparison.gates import (
     Threshold,

@@ -37,7 +37,6 @@ from graphrag_eval.cli.options import (
     batch_option,
     config_option,
     debug_option,
-    filter_options,
     gate_options,
     input_file_arguments,
     max_cost_option,
@@ -45,11 +44,11 @@ from graphrag_eval.cli.options import (
     no_cache_option,
     numeric_outputs,
     responses_format_option,
-    results_format_option,
     store_options,
     summary_md_option,
 )
 from graphrag_eval.cli.signals import deferred_interrupts, interrupt_exit_code
+from graphrag_eval.cli.view_options import filter_options, results_format_option
 from graphrag_eval.comparison.gates import check_known, check_thresholds
 from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.evaluation.checkpointed import evaluate_checkpointed

@@ -5,7 +5,6 @@ a one-line error with a hint."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,8 +17,6 @@ from graphrag_eval.files.bounded import EXPANDED_SIZE_ENV, max_expanded_size, pa
 from graphrag_eval.inputs.traces import FORMATS
 from graphrag_eval.metrics.base import Aggregation
 from graphrag_eval.metrics.registry import configured_metrics, declared_outputs
-from graphrag_eval.results.export import require_parquet
-from graphrag_eval.results.selection import QuestionFilter
 
 __all__ = [
     "CONTEXT_SETTINGS",
@@ -28,7 +25,6 @@ __all__ = [
     "confidence_option",
     "config_option",
     "debug_option",
-    "filter_options",
     "gate_options",
     "input_file_arguments",
     "max_cost_option",
@@ -37,7 +33,6 @@ __all__ = [
     "numeric_outputs",
     "output_file_option",
     "responses_format_option",
-    "results_format_option",
     "saved_run_arguments",
     "store_options",
     "summary_md_option",
@@ -336,66 +331,3 @@ def numeric_outputs(config: EvaluationConfig) -> set[str]:
         for name, (spec, _) in declared_outputs(configured_metrics(config)).items()
         if spec.aggregation is Aggregation.NUMERIC
     }
-
-
-_FILTER_VERBS = {
-    "evaluate": "Evaluate only",
-    "report": "Show only",
-    "compare": "Compare only",
-    "aggregate": "Aggregate only",
-}
-_FILTER_NOTES = {
-    "evaluate": "; the responses of other questions are ignored",
-    "report": "; one --question alone writes that question's page instead",
-}
-
-
-class _FilterOption(click.Option):
-    """``--question``/``--template``, whose help says what the filter does on the command."""
-
-    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
-        command = ctx.info_name or ""
-        verb = _FILTER_VERBS.get(command, "Keep only")
-        if self.name == "template_ids":
-            self.help = f"{verb} the questions of this template (repeatable; adds to --question)."
-        else:
-            note = _FILTER_NOTES.get(command, "")
-            self.help = f"{verb} the question with this id (repeatable{note})."
-        return super().get_help_record(ctx)
-
-
-def filter_options(function: Callable[..., Any]) -> Callable[..., Any]:
-    """``--question ID`` and ``--template ID`` (repeatable; a question is kept when either
-    names it: docs/outputs.md, "Restricting a run or a view"), given to the command as one
-    ``selection``, a :class:`QuestionFilter`."""
-
-    @functools.wraps(function)
-    def command(
-        *args: Any, question_ids: Sequence[str] = (), template_ids: Sequence[str] = (), **kw: Any
-    ) -> Any:
-        return function(*args, selection=QuestionFilter.of(question_ids, template_ids), **kw)
-
-    decorated: Callable[..., Any] = command
-    for name, flag in (("template_ids", "--template"), ("question_ids", "--question")):
-        option = click.option(flag, name, cls=_FilterOption, multiple=True, metavar="ID")
-        decorated = option(decorated)
-    return decorated
-
-
-def _check_table_format(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    if value == "parquet":
-        require_parquet()  # before the run, not after it
-    return value
-
-
-results_format_option: Decorator = click.option(
-    "--format",
-    "results_format",
-    type=click.Choice(["jsonl", "json", "yaml", "csv", "parquet"]),
-    default="jsonl",
-    show_default=True,
-    callback=_check_table_format,
-    help="Format of the per-question results: results.jsonl is always written (it is the "
-    "checkpoint); json, yaml, csv or parquet also writes results.json, .yaml, or a table, "
-    ".csv or .parquet (a row per question; parquet: the parquet extra).",
-)

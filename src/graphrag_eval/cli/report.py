@@ -12,11 +12,11 @@ from graphrag_eval.agreement.labels import read_labels_file
 from graphrag_eval.cli.console import stderr, stdout
 from graphrag_eval.cli.options import (
     debug_option,
-    filter_options,
     max_expanded_size_option,
     output_file_option,
     saved_run_arguments,
 )
+from graphrag_eval.cli.view_options import filter_options
 from graphrag_eval.files.documents import remove_stale_temporaries
 from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.report.console import plural
