@@ -4,6 +4,7 @@ and the statistics' extra named when it is missing."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,12 @@ import pytest
 
 from graphrag_eval.agreement import labels as labels_module
 from graphrag_eval.agreement import statistics
-from graphrag_eval.agreement.labels import read_labels_file, reference_labels, text_value
+from graphrag_eval.agreement.labels import (
+    may_have_labels,
+    read_labels_file,
+    reference_labels,
+    text_value,
+)
 from graphrag_eval.errors import GraphragEvalError, InputError
 from graphrag_eval.inputs import Diagnostics, parse_reference
 from graphrag_eval.inputs.human_labels import HumanLabel
@@ -161,3 +167,27 @@ def test_a_labels_file_over_the_limit_is_named_as_a_labels_file(
 
     assert "over the limit of" in str(raised.value) and "labels file" in str(raised.value)
     assert "YAML" not in str(raised.value)
+
+
+@pytest.mark.parametrize("offset", [0, 1, (1 << 20) - 12, (1 << 20) - 6, (1 << 20) - 1, 1 << 20])
+def test_the_labels_scan_finds_the_key_wherever_it_is_a_chunk_boundary_included(
+    tmp_path: Path, offset: int
+) -> None:
+    """The reference is scanned in chunks of 1 MiB for ``human_labels`` (not mapped whole,
+    which counted its pages in the run's peak memory): a key cut by a chunk's end is found."""
+    reference = tmp_path / "reference.json"
+    reference.write_bytes(b" " * offset + b'"human_labels"' + b" " * 100)
+    assert may_have_labels(reference)
+    reference.write_bytes(b" " * offset + b'"human_label"' + b" " * (1 << 20))
+    assert not may_have_labels(reference)
+
+
+def test_the_labels_scan_neither_hangs_on_a_fifo_nor_reads_a_device(tmp_path: Path) -> None:
+    fifo = tmp_path / "reference.json"
+    os.mkfifo(fifo)  # opening it to read would wait for a writer
+    assert not may_have_labels(fifo)
+    assert not may_have_labels(Path("/dev/zero"))
+    assert not may_have_labels(tmp_path / "missing.json")
+    empty = tmp_path / "empty.json"
+    empty.write_bytes(b"")
+    assert not may_have_labels(empty)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import csv
 import io
-import mmap
+import os
+import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -208,17 +209,28 @@ def reference_labels(path: str | Path) -> LabelSet:
     return found
 
 
+_LABELS_KEY = b"human_labels"
+_SCAN_CHUNK = 1 << 20
+
+
 def may_have_labels(path: Path) -> bool:
-    """Whether the file at ``path`` holds the text ``human_labels`` at all (a scan of its
-    bytes, not a parse: a large reference without labels costs no parsing)."""
-    try:
-        with path.open("rb") as stream:
-            if stream.seek(0, io.SEEK_END) == 0:
+    """Whether the regular file at ``path`` holds the text ``human_labels`` at all (a scan of
+    its bytes, not a parse: a large reference without labels costs no parsing). It is read in
+    chunks of 1 MiB, each searched with the end of the one before, so the scan adds nothing
+    to a run's memory (a mapping of the whole file counted its pages: the reference's size)."""
+    try:  # opened without blocking: a FIFO named as the reference never hangs the report
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(descriptor, "rb") as stream:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
                 return False
-            with mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as view:
-                return view.find(b"human_labels") >= 0
-    except (OSError, ValueError):
+            tail = b""
+            while chunk := stream.read(_SCAN_CHUNK):
+                if _LABELS_KEY in tail + chunk[: len(_LABELS_KEY)] or _LABELS_KEY in chunk:
+                    return True
+                tail = chunk[-(len(_LABELS_KEY) - 1) :]
+    except OSError:
         return False
+    return False
 
 
 def run_reference(info: Mapping[str, Any], run_directory: Path) -> Path | None:
