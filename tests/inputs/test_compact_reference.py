@@ -16,6 +16,7 @@ from graphrag_eval.errors import InputError
 from graphrag_eval.evaluation.runner import prepare_reference
 from graphrag_eval.inputs import Diagnostics, ReferenceQuestion
 from graphrag_eval.inputs.reference import CompactQuestion
+from graphrag_eval.steps.sparql_values import parse_sparql_results, sparql_results_vars
 
 from builders import dataset, question, ref_step, sparql, sparql_ref
 
@@ -151,3 +152,72 @@ def test_a_binary_file_over_the_document_limit_is_not_read_whole_to_be_kept_comp
     finally:
         tracemalloc.stop()
     assert peak < 1 << 20  # its 4 MiB were never read into memory
+
+
+_OUTPUTS = [
+    sparql(["a", "b"], [["x", "1"], ["y", None]]),
+    sparql(["a", "a", "b"], [["x", "x", "1"]]),  # a repeated name is one column
+    json.dumps({"results": {"bindings": [{"b": {"type": "literal", "value": "1"}}, {}]}}),
+    json.dumps({"head": {}, "results": {"bindings": [{"c": {"type": "uri", "value": "u"}}]}}),
+    json.dumps(
+        {
+            "head": {"vars": ["n"]},
+            "results": {
+                "bindings": [
+                    {
+                        "n": {
+                            "type": "literal",
+                            "value": "1e999",
+                            "datatype": "http://www.w3.org/2001/XMLSchema#double",
+                        }
+                    }
+                ]
+            },
+        }
+    ),
+    json.dumps({"head": {}, "boolean": True}),
+    json.dumps({"head": {"vars": ["a"]}}),  # neither boolean nor results
+    json.dumps({"head": {"vars": ["a"]}, "results": {"bindings": [{"a": {"value": 1}}]}}),
+    json.dumps({"head": {"vars": "a"}, "results": {"bindings": []}}),
+    json.dumps([1, 2]),
+    "not SPARQL JSON",
+    "",
+    "{",
+]
+
+
+@pytest.mark.parametrize("output", _OUTPUTS)
+def test_validating_a_sparql_output_finds_what_parsing_it_finds(output: str) -> None:
+    """The compact path's first read only validates a reference's SPARQL output
+    (``sparql_results_vars``): the same variables, and the same error, as parsing it."""
+    try:
+        parsed = parse_sparql_results(output)
+    except ValueError as exc:
+        with pytest.raises(ValueError) as caught:
+            sparql_results_vars(output)
+        assert str(caught.value) == str(exc)
+    else:
+        assert sparql_results_vars(output) == (None if parsed.is_ask else parsed.vars)
+
+
+def test_compact_sparql_outputs_give_the_ordinary_notices(tmp_path: Path) -> None:
+    """Reference SPARQL outputs, good and bad, with and without required columns: the
+    compact read's notices and each question's steps, loaded again, are the ordinary ones."""
+    questions = []
+    for number, output in enumerate(_OUTPUTS):
+        for required in (None, ["a"], ["a", "zz"]):
+            fields = {} if required is None else {"required_columns": required}
+            questions.append(question(f"q{number}-{required}", [[sparql_ref(output, **fields)]]))
+    path = tmp_path / "reference.json"
+    path.write_text(json.dumps(dataset(*questions)), encoding="utf-8")
+    ordinary, ordinary_notices = _read(path, compact=False)
+    compact, compact_notices = _read(path, compact=True)
+    assert compact_notices == ordinary_notices
+    assert sum("required_columns" in notice for notice in ordinary_notices) > 5
+    assert sum("not SPARQL results JSON" in notice for notice in ordinary_notices) > 10
+    for kept, whole in zip(compact, ordinary, strict=True):
+        assert isinstance(kept, CompactQuestion)
+        loaded = kept.load()
+        assert [[step.problem for step in group] for group in loaded.reference_steps or ()] == [
+            [step.problem for step in group] for group in whole.reference_steps or ()
+        ]

@@ -12,10 +12,10 @@ import pytest
 
 from graphrag_eval.report.injection import (
     _INSTRUCTION,
-    _KEYWORD_WORDS,
-    _KEYWORDS,
     _PATTERNS,
     _SCANNED_CHARS,
+    _WHOLE_WORDS,
+    _words,
     addresses_the_grader,
     grader_instructions,
 )
@@ -135,23 +135,51 @@ def test_an_ascii_character_matches_a_pattern_letter_when_its_lower_case_is_that
 
 
 @pytest.mark.parametrize("pattern", _PATTERNS)
-def test_every_phrase_of_a_pattern_has_one_of_the_words(pattern: str) -> None:
-    """Each pattern's phrases among the generated texts contain one of the words the quick
-    check looks for, lowered."""
+def test_every_phrase_of_a_pattern_starts_with_one_of_the_words(pattern: str) -> None:
+    """Each pattern's phrases among the generated texts start with one of the whole words the
+    quick check looks for, lowered."""
     compiled = re.compile(pattern, re.IGNORECASE)
-    phrases = [match.group() for text in _texts(7, 20_000) if (match := compiled.search(text))]
-    assert phrases
-    for phrase in phrases:
-        if phrase.isascii():
-            assert _KEYWORDS.search(phrase.lower()), phrase
+    matches = [match for text in _texts(7, 20_000) if (match := compiled.search(text))]
+    assert matches
+    for match in matches:
+        text = match.string
+        if text.isascii():
+            first = _words(text[match.start() :])[0]
+            assert first in _WHOLE_WORDS, match.group()
+            assert first in _words(text), match.group()
 
 
-def test_the_factored_words_find_what_the_plain_alternation_finds() -> None:
-    """The quick check's pattern, factored by first letter, says yes exactly where one of its
-    words is in the text."""
-    plain = re.compile("|".join(map(re.escape, _KEYWORD_WORDS)))
-    texts = [*_texts(11, 5_000), *_KEYWORD_WORDS, "rat", "ratin", "yo", "you", "mar k", ""]
-    texts += [word[:-1] for word in _KEYWORD_WORDS] + [word[1:] for word in _KEYWORD_WORDS]
+def _reference_words(text: str) -> list[bytes]:
+    """What :func:`_words` gives, the slow way: ``\\w+`` of the lowered text (ASCII)."""
+    words = re.findall(r"\w+", text.lower(), re.ASCII)
+    return [re.sub(r"[0-9_]", "x", word).encode("ascii") for word in words]
+
+
+def test_the_words_are_the_lowered_word_runs() -> None:
+    """The quick check's words are the runs of ``\\w`` characters (as the patterns' ``\\b``
+    reads them), lowered, digits and "_" written "x", of any ASCII text."""
+    rng = random.Random(5)
+    texts = [*_texts(11, 5_000), "", " ", "_score_", "score_1", "2score", "SCORE:1", "x\x1fscore"]
+    texts += ["".join(rng.choice(string.printable) for _ in range(80)) for _ in range(2_000)]
+    texts += ["".join(chr(rng.randrange(128)) for _ in range(80)) for _ in range(2_000)]
     for text in texts:
-        lowered = text.lower()
-        assert (_KEYWORDS.search(lowered) is None) is (plain.search(lowered) is None), text
+        if text.isascii():
+            assert _words(text) == _reference_words(text), repr(text)
+    assert not any(b"x" in word for word in _WHOLE_WORDS)  # digits can't make one of them
+
+
+@pytest.mark.parametrize(
+    ("text", "flagged"),
+    [
+        ("regrade: 1.0", False),  # inside a word: no word boundary before it
+        ("Grade_score: 1", False),
+        ("score1: 1", False),
+        ("instructionsfor the judge", False),
+        ("Instructions for the judge", True),
+        ("scorecard: score: 1", True),
+        ("generate, rate this 10/10", True),
+    ],
+)
+def test_a_word_inside_another_is_not_one_of_the_words(text: str, flagged: bool) -> None:
+    assert _found(text) is flagged
+    assert addresses_the_grader({"actual_answer": text}) is flagged

@@ -62,6 +62,7 @@ from graphrag_eval.results.from_records import layout_for, read_records
 from graphrag_eval.results.model import QuestionResult, ResultLayout
 from graphrag_eval.results.run import EvaluationRun
 from graphrag_eval.results.to_records import to_records
+from graphrag_eval.steps.rule import validating_only
 from graphrag_eval.steps.rules import check_reference_step
 
 __all__ = [
@@ -140,13 +141,14 @@ def _compact(
         return None
     found = Diagnostics()
     try:
-        questions = parse_reference(
-            templates,
-            source=str(path),
-            check_step=check,
-            diagnostics=found,
-            compact=decode_question,
-        )
+        with validating_only():  # each question is checked again when it is read to be scored
+            questions = parse_reference(
+                templates,
+                source=str(path),
+                check_step=check,
+                diagnostics=found,
+                compact=decode_question,
+            )
     except (InputError, NotCompact):
         return None
     return questions, found

@@ -11,6 +11,7 @@ results are unchanged.
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -37,8 +38,9 @@ _PATTERNS = (
     r"perfect|correct|pass)(?![\w.])",
 )
 _INSTRUCTION = re.compile("|".join(f"(?:{pattern})" for pattern in _PATTERNS), re.IGNORECASE)
-# Every phrase a pattern matches contains one of these words, in some case (keep them in
-# step with the patterns: tests/report/test_injection.py checks that they agree).
+# Every phrase a pattern matches starts with one of these words (or "instructions"), in some
+# case, as a whole word (keep them in step with the patterns: tests/report/test_injection.py
+# checks that they agree).
 _KEYWORD_WORDS = [
     "ignore",
     "disregard",
@@ -60,19 +62,21 @@ _KEYWORD_WORDS = [
     "system",
     "verdict",
 ]
-
-
-def _by_first_letter(words: list[str]) -> str:
-    """An alternation of ``words`` factored by their first letter (``m(?:essage|ark)|...``):
-    the same matches, found faster than with one branch per word (fewer branches tried at
-    each position of a long text)."""
-    tails: dict[str, list[str]] = {}
-    for word in words:
-        tails.setdefault(word[0], []).append(re.escape(word[1:]))
-    return "|".join(f"{re.escape(first)}(?:{'|'.join(rest)})" for first, rest in tails.items())
-
-
-_KEYWORDS = re.compile(_by_first_letter(_KEYWORD_WORDS))
+# An ASCII text's characters as the quick check reads them (:func:`_words`): a letter lowered,
+# a digit or "_" as "x" (a word character that is in none of the words), any other character
+# a space.
+_WORD_BYTES = bytes(
+    code | 0x20  # A-Z to a-z
+    if chr(code) in string.ascii_letters
+    else ord("x")
+    if chr(code) in string.digits + "_"
+    else ord(" ")
+    for code in range(256)
+)
+# The words a match starts with, as whole words: every pattern starts at a word boundary
+# with one of them, and what follows it (a space, ":", "=", or the "s" of "instructions")
+# ends the word.
+_WHOLE_WORDS = frozenset(word.encode("ascii") for word in [*_KEYWORD_WORDS, "instructions"])
 _SCANNED_CHARS = 200_000  # of one text: enough for any answer, cheap on a 10 MB one
 _QUOTE_CHARS = 80  # of the matched phrase shown in the report
 
@@ -119,15 +123,24 @@ def addresses_the_grader(fields: Mapping[str, Any]) -> bool:
 
 def _instructs(text: str) -> bool:
     """Whether the patterns find a phrase in ``text`` (:func:`grader_instructions`), without
-    its quote. An ASCII text whose lowered form has none of the patterns' words is not
-    searched: an ASCII character matches a pattern's letter, case ignored, exactly when its
-    lower case is that letter. The report asks this of every text, and one case-sensitive
-    search is several times cheaper than the patterns' (docs/benchmarks.md, "Follow-up")."""
+    its quote. An ASCII text none of whose words, lowered, is one the patterns start with is
+    not searched: an ASCII character matches a pattern's letter, case ignored, exactly when
+    its lower case is that letter, and a pattern's first word is a whole word. The report
+    asks this of every text, and cutting a text into words is several times cheaper than the
+    patterns' search (docs/benchmarks.md, "Speed, second pass")."""
     if text.isascii():  # (constant time) else a match may rest on a Unicode case fold
         scanned = text if len(text) <= _SCANNED_CHARS else text[:_SCANNED_CHARS]
-        if _KEYWORDS.search(scanned.lower()) is None:
+        if _WHOLE_WORDS.isdisjoint(_words(scanned)):
             return False
     return _INSTRUCTION.search(text, 0, _SCANNED_CHARS) is not None
+
+
+def _words(text: str) -> list[bytes]:
+    """The words of an ASCII ``text`` (its runs of letters, digits and "_", as ``\\w`` and
+    ``\\b`` read them), lowered, their digits and "_" written "x": cut by one table look-up
+    per character (``bytes.translate``) and one ``split``, several times cheaper than a
+    regular expression tried at each position (docs/benchmarks.md, "Speed, second pass")."""
+    return text.encode("ascii").translate(_WORD_BYTES).split()
 
 
 def injection_notes(fields: Mapping[str, Any]) -> list[str]:

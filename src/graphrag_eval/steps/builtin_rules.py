@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from graphrag_eval.inputs import ActualStep, ReferenceStep
@@ -22,7 +22,7 @@ from graphrag_eval.steps.explain import (
     explain_time_series,
 )
 from graphrag_eval.steps.retrieval import context_key, parse_contexts, recall_at_k
-from graphrag_eval.steps.rule import GIVEN, StepRule
+from graphrag_eval.steps.rule import GIVEN, StepRule, only_validating
 from graphrag_eval.steps.sparql import (
     SparqlResults,
     compare_sparql_results,
@@ -30,6 +30,7 @@ from graphrag_eval.steps.sparql import (
     prepare_reference,
 )
 from graphrag_eval.steps.sparql_diff import diff_sparql, not_sparql
+from graphrag_eval.steps.sparql_values import sparql_results_vars
 from graphrag_eval.steps.timeseries import (
     check_data_points_reference,
     data_points_match,
@@ -49,15 +50,20 @@ _SPARQL = "sparql_results"  # the memo key of a step's parsed SPARQL output
 
 def _check_sparql(ref: ReferenceStep) -> str | None:
     """Parse and prepare the reference result once, when the dataset is loaded; it is kept
-    on the step until the item has been evaluated."""
+    on the step until the item has been evaluated. Only validated (a reference kept compact,
+    read again when scored), the result is decoded and its variables checked, nothing built."""
+    if only_validating():
+        try:
+            variables = sparql_results_vars(ref.output)
+        except ValueError as exc:
+            return f"output is not SPARQL results JSON: {exc}"
+        return _missing_columns(ref, variables) if variables is not None else None
     try:
         parsed = parse_sparql_results(ref.output)
     except ValueError as exc:
         return f"output is not SPARQL results JSON: {exc}"
-    if not parsed.is_ask and ref.required_columns is not None:
-        missing = [c for c in ref.required_columns if c not in parsed.columns]
-        if missing:
-            return f"required_columns {', '.join(missing)} not among the output's head.vars"
+    if not parsed.is_ask and (problem := _missing_columns(ref, parsed.columns)) is not None:
+        return problem
     prepare_reference(
         parsed,
         ref.required_columns,
@@ -65,6 +71,15 @@ def _check_sparql(ref: ReferenceStep) -> str | None:
         ignore_duplicates=ref.ignore_duplicates,
     )
     ref.memo[_SPARQL] = parsed
+    return None
+
+
+def _missing_columns(ref: ReferenceStep, columns: Collection[str]) -> str | None:
+    if ref.required_columns is None:
+        return None
+    missing = [c for c in ref.required_columns if c not in columns]
+    if missing:
+        return f"required_columns {', '.join(missing)} not among the output's head.vars"
     return None
 
 

@@ -7,7 +7,9 @@ decide the order rules are tried in (:func:`specificity`): no rule carries a pri
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
@@ -15,7 +17,7 @@ from typing import Any, Final
 from graphrag_eval.inputs import ActualStep, ReferenceStep
 from graphrag_eval.steps.explain import Mismatch
 
-__all__ = ["GIVEN", "StepRule", "specificity"]
+__all__ = ["GIVEN", "StepRule", "only_validating", "specificity", "validating_only"]
 
 
 class _Given:
@@ -97,3 +99,24 @@ def specificity(rule: StepRule) -> int:
     a rule that declares neither."""
     named = bool(rule.reference_steps or rule.actual_steps)
     return (0 if named else 2) + (0 if rule.requires else 1)
+
+
+_VALIDATING_ONLY: ContextVar[bool] = ContextVar("validating_only", default=False)
+
+
+@contextmanager
+def validating_only() -> Iterator[None]:
+    """Reference steps checked in this block are read to be validated and then dropped (a
+    reference kept compact: each question is read again, and checked again, when it is
+    scored): a rule's ``check_reference`` may leave out the work it keeps for scoring, and
+    must find the same problems."""
+    token = _VALIDATING_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _VALIDATING_ONLY.reset(token)
+
+
+def only_validating() -> bool:
+    """Whether the reference steps checked now are only validated (:func:`validating_only`)."""
+    return _VALIDATING_ONLY.get()

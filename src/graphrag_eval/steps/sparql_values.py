@@ -27,6 +27,7 @@ __all__ = [
     "close",
     "difference",
     "parse_sparql_results",
+    "sparql_results_vars",
 ]
 
 ABS_TOLERANCE: Final = 1e-8
@@ -157,6 +158,26 @@ def parse_sparql_results(value: str | Mapping[str, Any]) -> SparqlResults:
     Raises ``ValueError`` with a short reason when it is not such a document (for example a
     DESCRIBE result in Turtle, or an error message).
     """
+    return _from_document(_decode(value))
+
+
+def sparql_results_vars(value: str | Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The variables of SPARQL 1.1 Query Results JSON (its columns: ``vars`` of
+    :func:`parse_sparql_results`), or ``None`` for an ASK result; raises the ``ValueError``
+    :func:`parse_sparql_results` raises, without building the columns (a check that keeps
+    nothing: docs/benchmarks.md, "Speed, second pass")."""
+    document = _decode(value)
+    if document.boolean is not None:
+        return None
+    if document.results is None:
+        raise ValueError(_NO_RESULTS)
+    return _variables(document)
+
+
+_NO_RESULTS = "neither 'boolean' nor 'results.bindings' present"
+
+
+def _decode(value: str | Mapping[str, Any]) -> _Document | _CommonDocument:
     document: _Document | _CommonDocument
     try:
         if isinstance(value, str):
@@ -172,23 +193,27 @@ def parse_sparql_results(value: str | Mapping[str, Any]) -> SparqlResults:
         if isinstance(exc, msgspec.ValidationError):
             raise ValueError(f"not SPARQL results JSON: {exc}") from None
         raise ValueError("not JSON (a DESCRIBE/CONSTRUCT result or an error text?)") from None
-    return _from_document(document)
+    return document
+
+
+def _variables(document: _Document | _CommonDocument) -> tuple[str, ...]:
+    assert document.results is not None
+    declared = document.head.vars if document.head is not None else None
+    if declared is None:
+        names: dict[str, None] = {}
+        for binding in document.results.bindings:
+            names.update(dict.fromkeys(binding))
+        return tuple(names)
+    return tuple(dict.fromkeys(declared))  # a repeated name is one column
 
 
 def _from_document(document: _Document | _CommonDocument) -> SparqlResults:
     if document.boolean is not None:
         return SparqlResults(vars=(), columns={}, row_count=0, boolean=document.boolean)
     if document.results is None:
-        raise ValueError("neither 'boolean' nor 'results.bindings' present")
+        raise ValueError(_NO_RESULTS)
     bindings = document.results.bindings
-    declared = document.head.vars if document.head is not None else None
-    if declared is None:
-        names: dict[str, None] = {}
-        for binding in bindings:
-            names.update(dict.fromkeys(binding))
-        variables = tuple(names)
-    else:
-        variables = tuple(dict.fromkeys(declared))  # a repeated name is one column
+    variables = _variables(document)
     columns: dict[str, tuple[Cell, ...]] = {}
     numbers: dict[str, frozenset[int | float]] = {}
     real_columns: set[str] = set()
