@@ -175,10 +175,11 @@ def write_answered(
     text: str = "Which transformers are in substation S{i}?",
     reference_answer: str = "T{i}a, T{i}b",
     actual_answer: str = "Substation S{i} has T{i}a.",
+    context: str | None = None,
 ) -> tuple[Path, Path]:
     """``reference.yaml``, questions q0, q1... with reference answers, and ``responses.jsonl``
     answering each: the inputs of the judged answer metrics (``{i}`` in the texts is the
-    question's number)."""
+    question's number); with ``context``, each response retrieved that one context."""
     questions = [
         {
             "id": f"q{i}",
@@ -190,10 +191,13 @@ def write_answered(
     reference = folder / "reference.yaml"
     reference.write_text(yaml.safe_dump([{"template_id": "t", "questions": questions}]))
     responses = folder / "responses.jsonl"
-    lines = [
-        json.dumps({"question_id": f"q{i}", "actual_answer": actual_answer.format(i=i)})
-        for i in range(count)
-    ]
+    lines = []
+    for i in range(count):
+        answered: dict[str, Any] = {"question_id": f"q{i}"}
+        answered["actual_answer"] = actual_answer.format(i=i)
+        if context is not None:
+            answered["retrieved_contexts"] = [context.format(i=i)]
+        lines.append(json.dumps(answered))
     responses.write_text("\n".join(lines) + "\n")
     return reference, responses
 

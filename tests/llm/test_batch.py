@@ -19,7 +19,7 @@ import yaml
 
 from graphrag_eval.cli.errors import EXIT_INCOMPLETE
 
-from builders import evaluate_cli, read_results, write_judge_config
+from builders import evaluate_cli, read_results, write_answered, write_judge_config
 from judge_server import JudgeServer
 
 pytestmark = pytest.mark.usefixtures("no_real_key")
@@ -30,29 +30,13 @@ QUESTIONS = 6
 
 
 def write_inputs(folder: Path, count: int = QUESTIONS) -> tuple[Path, Path]:
-    questions = [
-        {
-            "id": f"q{i}",
-            "question_text": f"Which transformers are in substation S{i}?",
-            "reference_answer": f"T{i}a, T{i}b",
-        }
-        for i in range(count)
-    ]
-    reference = folder / "reference.yaml"
-    reference.write_text(yaml.safe_dump([{"template_id": "t", "questions": questions}]))
-    responses = folder / "responses.jsonl"
-    lines = [
-        json.dumps(
-            {
-                "question_id": f"q{i}",
-                "actual_answer": f"Substation S{i} has T{i}a, and T{i}c.",
-                "retrieved_contexts": [f"Substation S{i} holds transformer T{i}a."],
-            }
-        )
-        for i in range(count)
-    ]
-    responses.write_text("\n".join(lines) + "\n")
-    return reference, responses
+    """Questions the judge answers in part (T{i}a right, T{i}c wrong), each with a context."""
+    return write_answered(
+        folder,
+        count,
+        actual_answer="Substation S{i} has T{i}a, and T{i}c.",
+        context="Substation S{i} holds transformer T{i}a.",
+    )
 
 
 def write_config(folder: Path, url: str, **llm: Any) -> Path:

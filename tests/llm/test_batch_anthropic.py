@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from graphrag_eval.cli.errors import EXIT_INCOMPLETE
+from llm.test_batch import write_inputs as write_batch_inputs
 
 from anthropic_server import AnthropicServer
 from builders import evaluate_cli, read_results
@@ -46,29 +47,7 @@ def server() -> Any:
 
 
 def write_inputs(folder: Path) -> tuple[Path, Path]:
-    questions = [
-        {
-            "id": f"q{i}",
-            "question_text": f"Which transformers are in substation S{i}?",
-            "reference_answer": f"T{i}a, T{i}b",
-        }
-        for i in range(QUESTIONS)
-    ]
-    reference = folder / "reference.yaml"
-    reference.write_text(yaml.safe_dump([{"template_id": "t", "questions": questions}]))
-    responses = folder / "responses.jsonl"
-    lines = [
-        json.dumps(
-            {
-                "question_id": f"q{i}",
-                "actual_answer": f"Substation S{i} has T{i}a, and T{i}c.",
-                "retrieved_contexts": [f"Substation S{i} holds transformer T{i}a."],
-            }
-        )
-        for i in range(QUESTIONS)
-    ]
-    responses.write_text("\n".join(lines) + "\n")
-    return reference, responses
+    return write_batch_inputs(folder, QUESTIONS)
 
 
 def write_config(folder: Path, server: AnthropicServer, **llm: Any) -> Path:
