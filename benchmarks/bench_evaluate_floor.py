@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+
 from bench_evaluate_pair import write_data
 
 STARTUP = (
