@@ -38,13 +38,13 @@ STARTING_INTERRUPTED = "interrupted while starting; nothing was written"
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``graphrag-eval`` console script."""
-    app = _import_commands()
+    app = _import_commands("graphrag-eval", argv)
     return int(app.main(argv)) if isinstance(app, ModuleType) else app
 
 
 def answer_correctness_main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the seed's ``answer-correctness`` command."""
-    app = _import_commands()
+    app = _import_commands("answer-correctness", argv)
     return int(app.answer_correctness_main(argv)) if isinstance(app, ModuleType) else app
 
 
@@ -86,11 +86,12 @@ def _unraisable(hook: Callable[[Any], object]) -> Callable[[Any], object]:
     return silent
 
 
-def _import_commands() -> ModuleType | int:
-    """:mod:`graphrag_eval.cli.app`, or the exit code (and one line on stderr) when Ctrl-C
-    (130) or SIGTERM (143) came while it was being imported. A signal's handling is left alone
-    where it is not the default (Ctrl-C ignored in a background job, a handler of the
-    embedding program)."""
+def _import_commands(script: str, argv: Sequence[str] | None) -> ModuleType | int:
+    """:mod:`graphrag_eval.cli.app`, with the module of the command that ``script`` runs with
+    ``argv`` (the others are imported when they run, if ever), or the exit code (and one line
+    on stderr) when Ctrl-C (130) or SIGTERM (143) came while they were being imported. A
+    signal's handling is left alone where it is not the default (Ctrl-C ignored in a
+    background job, a handler of the embedding program)."""
     guarded: list[tuple[signal.Signals, Any]] = []
     for signum, default in (
         (signal.SIGINT, signal.default_int_handler),
@@ -108,6 +109,8 @@ def _import_commands() -> ModuleType | int:
         hook, sys.unraisablehook = sys.unraisablehook, _unraisable(sys.unraisablehook)
         try:
             from graphrag_eval.cli import app
+
+            app.import_command_of(script, sys.argv[1:] if argv is None else argv)
         except Exception:
             if not _received:
                 raise
