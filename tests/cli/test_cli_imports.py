@@ -67,3 +67,13 @@ def test_the_commands_import_without_numpy() -> None:
 def test_compare_still_imports_what_it_needs() -> None:
     modules = _modules_after("from graphrag_eval.comparison.compare import compare_results")
     assert "numpy" in modules
+
+
+def test_listing_the_commands_imports_none() -> None:
+    modules = _modules_after(
+        "from graphrag_eval.cli.commands import LazyCommands\n"
+        "commands = LazyCommands()\n"
+        "assert sorted(commands)[:2] == ['aggregate', 'agreement'] and len(commands) == 8\n"
+        "assert 'evaluate' in commands and commands.get('evaluat') is None\n"
+    )
+    assert modules & (COMMAND_MODULES | HEAVY) == set()

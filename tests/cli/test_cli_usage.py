@@ -341,3 +341,17 @@ def test_the_groups_help_is_the_same_with_its_commands_imported_or_not(
     assert with_them == without
     assert sorted(cli.commands._loaded) == sorted(SUMMARIES)
     assert "Commands:\n  aggregate  " in without
+
+
+def test_the_lazy_commands_are_a_mapping_of_the_commands() -> None:
+    commands, extra = LazyCommands(), click.Command("extra")
+    names = list(commands)
+    assert commands["report"] is cli.commands["report"]
+    assert list(commands) == names  # the order of the names, imported or not
+    commands["extra"] = extra
+    del commands["aggregate"], commands["report"]
+    assert list(commands) == [name for name in names if name not in ("aggregate", "report")] + [
+        "extra"
+    ]
+    assert len(commands) == len(names) - 1 and "aggregate" not in commands
+    assert commands.get("aggregate") is None and commands["extra"] is extra

@@ -71,29 +71,37 @@ class LazyCommands(MutableMapping[str, click.Command]):
 
     def __init__(self) -> None:
         self._loaded: dict[str, click.Command] = {}
+        self._lazy = set(_MODULES)
+        """The commands not imported yet."""
 
     def __getitem__(self, name: str) -> click.Command:
-        if name not in self._loaded and name in _MODULES:
+        if name in self._lazy:
             module = importlib.import_module(_MODULES[name])
             command = getattr(module, _NAMES.get(name, name))
             assert isinstance(command, click.Command)
             self._loaded[name] = command
+            self._lazy.discard(name)
         return self._loaded[name]
 
     def __setitem__(self, name: str, command: click.Command) -> None:
+        self._lazy.discard(name)
         self._loaded[name] = command
 
     def __delitem__(self, name: str) -> None:
-        del self._loaded[name]
+        if name in self._lazy:
+            self._lazy.discard(name)
+        else:
+            del self._loaded[name]
 
     def __iter__(self) -> Iterator[str]:
-        return iter({**dict.fromkeys(_MODULES), **self._loaded})
+        added = [name for name in self._loaded if name not in _MODULES]
+        return iter([*(name for name in _MODULES if name in self), *added])
 
     def __len__(self) -> int:
-        return len(_MODULES.keys() | self._loaded.keys())
+        return len(self._lazy) + len(self._loaded)
 
     def __contains__(self, name: object) -> bool:
-        return name in _MODULES or name in self._loaded
+        return name in self._lazy or name in self._loaded
 
     def loaded(self, name: str) -> click.Command:
         """The command ``name`` if it is imported already, else a stand-in with its summary
