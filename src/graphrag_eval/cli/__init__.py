@@ -8,8 +8,9 @@ evaluation incomplete, 130 and 143 interrupted (Ctrl-C, SIGTERM).
 The output directory itself is written by the library (:mod:`graphrag_eval.results.write_run`,
 :mod:`graphrag_eval.results.checkpoint`); the commands parse options, call it and print.
 
-The entry points here import the commands (and with them the whole package) with Ctrl-C and
-SIGTERM guarded: either, while Python is still importing them, prints one line and exits 130
+The entry points here import the command group and the module of the command to run (and
+with it most of the package; the other commands are never imported) with Ctrl-C and SIGTERM
+guarded: either, while Python is still importing them, prints one line and exits 130
 or 143, not a traceback nor a silent death by the signal (docs/security.md, "Signals").
 This module imports nothing of the package before that guard is in place.
 """
