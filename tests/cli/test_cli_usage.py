@@ -9,10 +9,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import click
 import pytest
 import yaml
 
 from graphrag_eval.cli import main
+from graphrag_eval.cli.app import cli
+from graphrag_eval.cli.commands import CONTEXT_SETTINGS, SUMMARIES, LazyCommands
 from graphrag_eval.comparison.compare import (
     DEFAULT_CONFIDENCE,
     DEFAULT_ERROR_SAMPLES,
@@ -311,3 +314,44 @@ def test_no_command_shows_the_help_not_an_error(capsys: pytest.CaptureFixture[st
     assert code in (0, 2)  # click 8.1 exits 0 after the help, 8.2 and later 2
     assert shown.startswith("Usage: graphrag-eval [OPTIONS] COMMAND [ARGS]...\n")
     assert "error:" not in shown
+
+
+@pytest.mark.parametrize("name", sorted(SUMMARIES))
+def test_the_groups_help_summarises_each_command_as_its_help_does(name: str) -> None:
+    """The group's help lists a command it has not imported by its summary in
+    cli/commands.py: the same short help as the command's, at every width."""
+    command = cli.commands[name]
+    stand_in = LazyCommands().loaded(name)
+    assert stand_in is not command and not command.hidden and not command.deprecated
+    for limit in range(1, 400):
+        assert stand_in.get_short_help_str(limit) == command.get_short_help_str(limit), limit
+
+
+@pytest.mark.parametrize("width", [40, 80, 200])
+def test_the_groups_help_is_the_same_with_its_commands_imported_or_not(
+    monkeypatch: pytest.MonkeyPatch, width: int
+) -> None:
+    monkeypatch.setattr(cli, "commands", LazyCommands())
+    settings = {**CONTEXT_SETTINGS, "terminal_width": width}
+    without = cli.get_help(click.Context(cli, info_name="graphrag-eval", **settings))
+    assert cli.commands._loaded == {}
+    for name in list(cli.commands):
+        cli.commands[name]
+    with_them = cli.get_help(click.Context(cli, info_name="graphrag-eval", **settings))
+    assert with_them == without
+    assert sorted(cli.commands._loaded) == sorted(SUMMARIES)
+    assert "Commands:\n  aggregate  " in without
+
+
+def test_the_lazy_commands_are_a_mapping_of_the_commands() -> None:
+    commands, extra = LazyCommands(), click.Command("extra")
+    names = list(commands)
+    assert commands["report"] is cli.commands["report"]
+    assert list(commands) == names  # the order of the names, imported or not
+    commands["extra"] = extra
+    del commands["aggregate"], commands["report"]
+    assert list(commands) == [name for name in names if name not in ("aggregate", "report")] + [
+        "extra"
+    ]
+    assert len(commands) == len(names) - 1 and "aggregate" not in commands
+    assert commands.get("aggregate") is None and commands["extra"] is extra

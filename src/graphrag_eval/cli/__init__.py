@@ -8,8 +8,9 @@ evaluation incomplete, 130 and 143 interrupted (Ctrl-C, SIGTERM).
 The output directory itself is written by the library (:mod:`graphrag_eval.results.write_run`,
 :mod:`graphrag_eval.results.checkpoint`); the commands parse options, call it and print.
 
-The entry points here import the commands (and with them the whole package) with Ctrl-C and
-SIGTERM guarded: either, while Python is still importing them, prints one line and exits 130
+The entry points here import the command group and the module of the command to run (and
+with it most of the package; the other commands are never imported) with Ctrl-C and SIGTERM
+guarded: either, while Python is still importing them, prints one line and exits 130
 or 143, not a traceback nor a silent death by the signal (docs/security.md, "Signals").
 This module imports nothing of the package before that guard is in place.
 """
@@ -38,13 +39,13 @@ STARTING_INTERRUPTED = "interrupted while starting; nothing was written"
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``graphrag-eval`` console script."""
-    app = _import_commands()
+    app = _import_commands("graphrag-eval", argv)
     return int(app.main(argv)) if isinstance(app, ModuleType) else app
 
 
 def answer_correctness_main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the seed's ``answer-correctness`` command."""
-    app = _import_commands()
+    app = _import_commands("answer-correctness", argv)
     return int(app.answer_correctness_main(argv)) if isinstance(app, ModuleType) else app
 
 
@@ -86,11 +87,12 @@ def _unraisable(hook: Callable[[Any], object]) -> Callable[[Any], object]:
     return silent
 
 
-def _import_commands() -> ModuleType | int:
-    """:mod:`graphrag_eval.cli.app`, or the exit code (and one line on stderr) when Ctrl-C
-    (130) or SIGTERM (143) came while it was being imported. A signal's handling is left alone
-    where it is not the default (Ctrl-C ignored in a background job, a handler of the
-    embedding program)."""
+def _import_commands(script: str, argv: Sequence[str] | None) -> ModuleType | int:
+    """:mod:`graphrag_eval.cli.app`, with the module of the command that ``script`` runs with
+    ``argv`` (the others are imported when they run, if ever), or the exit code (and one line
+    on stderr) when Ctrl-C (130) or SIGTERM (143) came while they were being imported. A
+    signal's handling is left alone where it is not the default (Ctrl-C ignored in a
+    background job, a handler of the embedding program)."""
     guarded: list[tuple[signal.Signals, Any]] = []
     for signum, default in (
         (signal.SIGINT, signal.default_int_handler),
@@ -108,6 +110,8 @@ def _import_commands() -> ModuleType | int:
         hook, sys.unraisablehook = sys.unraisablehook, _unraisable(sys.unraisablehook)
         try:
             from graphrag_eval.cli import app
+
+            app.import_command_of(script, sys.argv[1:] if argv is None else argv)
         except Exception:
             if not _received:
                 raise

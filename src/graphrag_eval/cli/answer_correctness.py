@@ -11,11 +11,11 @@ from pathlib import Path
 
 import click
 
+from graphrag_eval.cli.commands import CONTEXT_SETTINGS
 from graphrag_eval.cli.console import stdout
 from graphrag_eval.cli.errors import exit_on_failures
 from graphrag_eval.cli.incomplete import unexplained_failures
 from graphrag_eval.cli.options import (
-    CONTEXT_SETTINGS,
     Decorator,
     config_option,
     debug_option,

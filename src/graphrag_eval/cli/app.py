@@ -1,4 +1,8 @@
-"""The ``graphrag-eval`` command group and the entry points of both console scripts."""
+"""The ``graphrag-eval`` command group and the entry points of both console scripts.
+
+The commands are imported when they run (or their help is asked for), not with the group:
+``graphrag-eval --help`` and each command pay for their own imports only (cli/commands.py).
+"""
 
 from __future__ import annotations
 
@@ -7,23 +11,14 @@ from collections.abc import Sequence
 
 import click
 
-from graphrag_eval.cli.aggregate import aggregate
-from graphrag_eval.cli.agreement import agreement
-from graphrag_eval.cli.answer_correctness import answer_correctness_command
-from graphrag_eval.cli.compare import compare
+from graphrag_eval.cli.commands import CONTEXT_SETTINGS, CommandGroup, import_named
 from graphrag_eval.cli.errors import run_command
-from graphrag_eval.cli.evaluate import evaluate_command
-from graphrag_eval.cli.import_command import import_command
-from graphrag_eval.cli.options import CONTEXT_SETTINGS
-from graphrag_eval.cli.refresh import refresh
-from graphrag_eval.cli.report import report
-from graphrag_eval.cli.validate import validate
 from graphrag_eval.version import __version__
 
-__all__ = ["answer_correctness_main", "cli", "main"]
+__all__ = ["answer_correctness_main", "cli", "import_command_of", "main"]
 
 
-@click.group(context_settings=CONTEXT_SETTINGS)
+@click.group(cls=CommandGroup, context_settings=CONTEXT_SETTINGS)
 @click.version_option(__version__, prog_name="graphrag-eval")
 @click.option("--debug", is_flag=True, help="Show the traceback of an error instead of one line.")
 def cli(debug: bool) -> None:
@@ -48,10 +43,14 @@ def cli(debug: bool) -> None:
     """
 
 
-for _command in (evaluate_command, aggregate, report, compare, validate, refresh):
-    cli.add_command(_command)
-cli.add_command(agreement)
-cli.add_command(import_command)
+def import_command_of(script: str, args: Sequence[str]) -> None:
+    """Import the module of the command that ``script`` (``graphrag-eval`` or
+    ``answer-correctness``) runs with ``args``, if any: the entry points do it while Ctrl-C and
+    SIGTERM are guarded (cli/__init__.py)."""
+    if script == "answer-correctness":
+        import graphrag_eval.cli.answer_correctness  # noqa: F401
+    else:
+        import_named(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -62,5 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def answer_correctness_main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the seed's ``answer-correctness`` command."""
+    from graphrag_eval.cli.answer_correctness import answer_correctness_command
+
     args = list(sys.argv[1:] if argv is None else argv)
     return run_command(answer_correctness_command, args, "answer-correctness")

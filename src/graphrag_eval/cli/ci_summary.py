@@ -17,10 +17,9 @@ import stat
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from graphrag_eval.cli.console import stderr
-from graphrag_eval.cli.evaluate_summary import RunOutcome
 from graphrag_eval.cli.workflow_commands import write_command
 from graphrag_eval.comparison.gates import (
     Threshold,
@@ -28,21 +27,17 @@ from graphrag_eval.comparison.gates import (
     check_regressions,
     check_thresholds,
 )
-from graphrag_eval.comparison.markdown import comparison_markdown
-from graphrag_eval.comparison.model import Comparison
 from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.config.secrets import proxy_credentials, secret_values, url_credentials
 from graphrag_eval.files.documents import write_text_atomic
 from graphrag_eval.formatting import plural, visible_text
 from graphrag_eval.llm.redaction import Redactor
-from graphrag_eval.report.markdown import (
-    GateRow,
-    Redact,
-    gates_markdown,
-    md_text,
-    run_markdown,
-)
 from graphrag_eval.results.write_run import REPORT_HTML
+
+if TYPE_CHECKING:  # the Markdown writers are imported when a summary is written
+    from graphrag_eval.cli.evaluate_summary import RunOutcome
+    from graphrag_eval.comparison.model import Comparison
+    from graphrag_eval.report.markdown import Redact
 
 __all__ = [
     "STEP_SUMMARY_ENV",
@@ -205,6 +200,8 @@ def evaluate_ci_report(
     _annotate(problems, redact, None)
     if not _wanted(summary_md):
         return
+    from graphrag_eval.report.markdown import GateRow, gates_markdown, run_markdown
+
     lines = []
     if outcome.tally.failed_values:
         failed = plural(outcome.tally.failed_values, "metric value")
@@ -251,6 +248,9 @@ def compare_ci_report(
     _annotate(problems, redact, annotations_to)
     if not _wanted(summary_md):
         return
+    from graphrag_eval.comparison.markdown import comparison_markdown
+    from graphrag_eval.report.markdown import GateRow, gates_markdown, md_text
+
     rows = [
         GateRow(
             _option(gate),

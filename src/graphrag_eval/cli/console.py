@@ -1,16 +1,20 @@
 """Where the command line writes: standard output for results and summaries (or a file with
 ``-o``), standard error for warnings and progress. Neither wraps lines: a CI log is grepped
-line by line."""
+line by line. rich is imported when a console is first asked for (docs/benchmarks.md, the
+command line's start-up)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 
 from graphrag_eval.files.documents import dump_yaml, remove_stale_temporaries, write_text_atomic
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["LOG_WIDTH", "as_text", "emit", "stderr", "stdout"]
 
@@ -21,11 +25,15 @@ table takes the room it needs and never wraps a metric name or template id."""
 
 def stderr() -> Console:
     """The console for warnings and progress."""
+    from rich.console import Console
+
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def stdout() -> Console:
     """The console for results and summaries."""
+    from rich.console import Console
+
     # Paths, ids and messages are user text: never read them as rich markup.
     console = Console(highlight=False, soft_wrap=True, markup=False)
     if not console.is_terminal:

@@ -62,8 +62,6 @@ from graphrag_eval.inputs import Diagnostics, ReferenceQuestion, ResponseSet
 from graphrag_eval.inputs.compact import COMPACT_ABOVE_BYTES
 from graphrag_eval.inputs.responses import load_responses
 from graphrag_eval.inputs.traces import Reading
-from graphrag_eval.report.html import write_report
-from graphrag_eval.report.progress import start_progress
 from graphrag_eval.results.checkpoint import (
     RunCheckpoint,
     open_run,
@@ -291,6 +289,8 @@ def _run_checkpointed(
     progress = options.progress
     show = len(questions) >= _PROGRESS_MIN_ITEMS or engine is not None
     left = len(questions) - len(checkpoint.resumed.kept)
+    from graphrag_eval.report.progress import start_progress  # rich: not before the inputs
+
     with contextlib.ExitStack() as stack:
         # Not cut in half: results.jsonl without its checkpoint.json is no run to resume.
         with deferred_interrupts():
@@ -333,6 +333,14 @@ def _run_checkpointed(
                 markup=False,
             )
             raise click.exceptions.Exit(interrupt_exit_code()) from None
+
+
+def write_report(run: SavedRun, path: Path) -> Path:
+    """:func:`graphrag_eval.report.html.write_report`, imported when a report is written:
+    Jinja and pygal cost the start of every run, and --no-report never needs them."""
+    from graphrag_eval.report.html import write_report as write
+
+    return write(run, path)
 
 
 def _write_outputs(

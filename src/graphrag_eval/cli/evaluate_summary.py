@@ -1,5 +1,6 @@
 """What ``graphrag-eval evaluate`` prints when a run is written: the metrics, the input
-problems, the judge's calls and cost, where the files are, and the gates that passed."""
+problems, the judge's calls and cost, where the files are, and the gates that passed. The
+tables (rich) are imported when printed: a quiet run never imports them."""
 
 from __future__ import annotations
 
@@ -13,17 +14,10 @@ from graphrag_eval.cli.incomplete import Failures, unexplained_failures
 from graphrag_eval.comparison.gates import Threshold
 from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.evaluation.runner import evaluate
-from graphrag_eval.formatting import plain_number
+from graphrag_eval.formatting import plain_number, plural
 from graphrag_eval.inputs import ReferenceQuestion, ResponseSet
 from graphrag_eval.llm.engine import LLMEngine
 from graphrag_eval.metrics.registry import metrics_for
-from graphrag_eval.report.console import (
-    plural,
-    print_dry_run,
-    print_llm_summary,
-    print_notices,
-    print_summary,
-)
 from graphrag_eval.results.checkpoint import REDO_CAUSES, Resumed
 from graphrag_eval.results.model import QuestionResult, ResultLayout
 from graphrag_eval.results.run import EvaluationRun
@@ -91,6 +85,8 @@ def print_run_outcome(
     outcome: RunOutcome, gates: Sequence[Threshold], failures: Sequence[str]
 ) -> None:
     """Print the summary of a written run; the failed gates are left to the caller."""
+    from graphrag_eval.report.console import print_llm_summary, print_notices, print_summary
+
     console = stdout()
     summary = outcome.written.summary
     print_summary(console, outcome.written.aggregates, outcome.layout)
@@ -200,6 +196,8 @@ def dry_run(
             await engine.aclose()
 
     asyncio.run(plan())
+    from graphrag_eval.report.console import print_dry_run
+
     print_dry_run(console, engine.stats.plan_dict(), len(questions))
 
 

@@ -19,7 +19,6 @@ from graphrag_eval.metrics.base import Aggregation
 from graphrag_eval.metrics.registry import configured_metrics, declared_outputs
 
 __all__ = [
-    "CONTEXT_SETTINGS",
     "Decorator",
     "FilePath",
     "confidence_option",
@@ -41,7 +40,6 @@ __all__ = [
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
-CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 # --debug is read by main() from the arguments; accept it after the subcommand too.
 debug_option: Decorator = click.option(
