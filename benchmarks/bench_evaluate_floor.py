@@ -6,7 +6,9 @@ On the ``bench_run.py`` data written to files (``--data``, made by
 process concerned (``time.process_time``; the start-up in child processes, by the kernel's
 accounting), the median of ``--repeat`` runs:
 
-- **start-up**: a fresh interpreter, then the same importing ``graphrag_eval.cli.app``;
+- **start-up**: a fresh interpreter, then the same importing ``graphrag_eval.cli.evaluate``
+  (what the command imports before it reads the reference; the report's writer and the
+  console's tables come later, when used, and are not counted);
 - **inputs decoded**: the reference document and every responses line, by msgspec (what the
   package uses, the fastest JSON decoder it has), from bytes already in memory;
 - **SPARQL results decoded**: every step ``output`` that is SPARQL results JSON text, on both
@@ -171,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         runs = [measure(args.data, results_path) for _ in range(args.repeat)]
         startup = [child_cpu(sys.executable, "-c", "pass") for _ in range(args.repeat)]
         imports = [
-            child_cpu(sys.executable, "-c", "import graphrag_eval.cli.app")
+            child_cpu(sys.executable, "-c", "import graphrag_eval.cli.evaluate")
             for _ in range(args.repeat)
         ]
     figures = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
