@@ -148,3 +148,20 @@ def test_skips_are_counted_per_metric_and_per_template_with_their_reason(
     )
     # The one question scored on answer_f1 is listed, with its score.
     assert "q0" in page
+
+
+def test_the_worst_are_the_lowest_scores_ties_in_question_order(tmp_path: Path) -> None:
+    """The questions listed are the lowest-scoring ones, lowest first, questions with the
+    same score in their order in the results (as a stable sort of every score gives them)."""
+    scores = [0.5, 0.1, 0.5, 0.1, 0.9, 0.1, 0.5]
+    records = [
+        {"template_id": "t", "question_id": f"q{i}", "question_text": f"question {i}?",
+         "status": "success", "answer_f1": score}
+        for i, score in enumerate(scores)
+    ]  # fmt: skip
+    results = write_results(tmp_path / "results.jsonl", records)
+    assert main(["report", str(results), "--worst", "5"]) == 0
+    page = (tmp_path / "report.html").read_text()
+    listed = page[page.index('<h2 id="worst">') :]
+    shown = re.findall(r"question (\d)\?", listed)
+    assert list(dict.fromkeys(shown)) == ["1", "3", "5", "0", "2"]

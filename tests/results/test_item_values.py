@@ -148,3 +148,37 @@ def test_score_reader_shapes_and_iter_scores() -> None:
         assert list(light.values) == list(result.values())
         assert light.skipped == result.skipped()
         assert light.step_scores == [step for step in result.step_scores() if step]
+
+
+FAILING = [
+    _record("failed", answer_eval_error="judge down", answer_relevance=0.5),
+    _record("partial", answer_recall=0.5, answer_eval_error="one call failed", steps_score=1.0),
+    _record(
+        "step failed",
+        answer_f1=0.5,
+        actual_steps=[
+            {"name": "s", "retrieval_context_recall_error": "x"},
+            {"name": "s", "retrieval_context_recall": 0.5},
+        ],
+    ),
+    _record("skip and fail", answer_relevance_error="no judge", skipped={"answer_f1": "no ref"}),
+    _record("plain", answer_f1=0.5, answer_relevance=1.0),
+    _record("plain again", answer_f1=0.25, answer_relevance=0.0),
+]
+
+
+@pytest.mark.parametrize("config", [{}, ZERO])
+def test_failures_and_skips_of_typed_results_are_those_of_records(config: dict[str, Any]) -> None:
+    """The typed results' pass (its common outcomes taken by a quicker path) counts the same
+    failures, in the same order, and the same skips as the records' pass."""
+    from_records = item_values(FAILING, config)
+    from_typed = item_values(read_records(FAILING, layout_for(config)), config)
+    assert from_records == from_typed
+    assert list(from_records.failed) == list(from_typed.failed)
+    assert from_typed.failed["answer_relevance"] == 1
+    assert from_typed.failed["answer_f1"] == 2  # failed on two questions, one of them in part
+    assert from_typed.failed["retrieval_context_precision"] == 1  # on a step
+    assert from_typed.skipped[3] == {"answer_f1": "no ref"}
+    assert from_typed.skipped[4] == {}
+    for ours, theirs in zip(from_records.values, from_typed.values, strict=True):
+        assert list(ours) == list(theirs)

@@ -13,6 +13,7 @@ and :mod:`~graphrag_eval.report.item_views` (the questions listed); see docs/rep
 from __future__ import annotations
 
 import datetime as dt
+import heapq
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -239,8 +240,14 @@ def _ranked(
         if score is not None:
             scores.append(score)
             indices.append(index)
-    # A stable sort of positions by score: the order of sorting (score, index) pairs.
-    lowest = sorted(range(len(scores)), key=scores.__getitem__)[:worst]
+    # The first ``worst`` positions of a stable sort by score (the order of sorting (score,
+    # index) pairs), which nsmallest gives without sorting every position.
+    positions = range(len(scores))
+    lowest = (
+        heapq.nsmallest(worst, positions, key=scores.__getitem__)
+        if worst >= 0
+        else sorted(positions, key=scores.__getitem__)[:worst]
+    )
     failed = [index for index, item in enumerate(values.questions) if item.status == "error"]
     return [(scores[at], indices[at]) for at in lowest], len(scores), failed
 

@@ -11,20 +11,20 @@ from typing import Any, NamedTuple, overload
 
 from graphrag_eval.collector import collection_paused
 from graphrag_eval.config import ConfigSource
-from graphrag_eval.metrics.base import Failed, FailureKind, JsonValue, Outcome, Scored, Skipped
+from graphrag_eval.metrics.base import JsonValue
 from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.metrics.registry import IDENTITY_KEYS, configured_metrics
 from graphrag_eval.results.model import (
     FAILURE_KINDS_KEY,
     SKIPPED_KEY,
     MetricLayout,
-    OutcomeKey,
     QuestionResult,
     ResultLayout,
     RunResult,
     is_number,
     undeclared_metric,
 )
+from graphrag_eval.results.record_reading import Owners, is_reasons, read_typed
 
 __all__ = [
     "NOT_SKIPPED",
@@ -78,8 +78,8 @@ def iter_records(
     """The typed result of each record, one at a time (``layout`` from
     :func:`records_layout`): a caller that keeps only what it takes from each result never
     holds a whole run of typed results."""
-    owners = _Owners(layout)
-    return (_read(record, layout, owners) for record in records)
+    owners = Owners(layout)
+    return (read_typed(record, layout, owners) for record in records)
 
 
 def read_record(record: Mapping[str, Any], layout: ResultLayout | None = None) -> QuestionResult:
@@ -95,7 +95,7 @@ class TypedRecords(Sequence[QuestionResult]):
     def __init__(self, records: Sequence[Mapping[str, Any]], layout: ResultLayout) -> None:
         self.records = records
         self.layout = layout
-        self._owners = _Owners(layout)
+        self._owners = Owners(layout)
 
     def __len__(self) -> int:
         return len(self.records)
@@ -109,10 +109,10 @@ class TypedRecords(Sequence[QuestionResult]):
     def __getitem__(self, index: int | slice) -> QuestionResult | list[QuestionResult]:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
-        return _read(self.records[index], self.layout, self._owners)
+        return read_typed(self.records[index], self.layout, self._owners)
 
     def __iter__(self) -> Iterator[QuestionResult]:
-        return (_read(record, self.layout, self._owners) for record in self.records)
+        return (read_typed(record, self.layout, self._owners) for record in self.records)
 
 
 class RecordScores(NamedTuple):
@@ -161,7 +161,7 @@ class ScoreReader:
     reads as numbers (:attr:`RecordShape.numbers`)."""
 
     def __init__(self, layout: ResultLayout, numbers: Container[str] = ()) -> None:
-        self._owners = owners = _Owners(layout)
+        self._owners = owners = Owners(layout)
         self._item = {key for key, (_, out) in owners.item.items() if out} - IDENTITY_KEYS
         self._step = {key for key, (_, is_output) in owners.step.items() if is_output}
         self._errors = {key for key, (_, out) in owners.item.items() if not out} - IDENTITY_KEYS
@@ -232,11 +232,11 @@ def iter_scores(
         )
 
 
-def _skip_reasons(record: Mapping[str, Any], owners: _Owners) -> Mapping[str, str]:
+def _skip_reasons(record: Mapping[str, Any], owners: Owners) -> Mapping[str, str]:
     """The record's skip reasons as its typed result reads them (:func:`_read`): only when
     no metric they name has a value or an error on the question."""
     skipped = record[SKIPPED_KEY]
-    if not skipped or not _is_reasons(skipped):
+    if not skipped or not is_reasons(skipped):
         return NOT_SKIPPED
     for key in record:
         owner = owners.item.get(key)
@@ -245,31 +245,10 @@ def _skip_reasons(record: Mapping[str, Any], owners: _Owners) -> Mapping[str, st
     return dict(skipped)
 
 
-class _Owners:
-    """Which metric each key belongs to: on the question, and on a step."""
-
-    def __init__(self, layout: ResultLayout) -> None:
-        self.item: dict[str, tuple[OutcomeKey, bool]] = {}
-        """key -> (the question-level outcome it belongs to, whether it is an output)"""
-        self.step: dict[str, tuple[str, bool]] = {}
-        """key -> (the step metric it belongs to, whether it is an output)"""
-        for metric in layout.metrics.values():
-            at = OutcomeKey(metric.name)  # one key object per metric, not one per value read
-            for output in metric.outputs:
-                self.item.setdefault(output.name, (at, True))
-            for key in metric.error_keys:
-                self.item.setdefault(key, (at, False))
-            if metric.on_steps:
-                for output in metric.outputs:
-                    self.step.setdefault(output.name, (metric.name, True))
-                for key in metric.error_keys:
-                    self.step.setdefault(key, (metric.name, False))
-
-
 def _undeclared_numeric_keys(
     records: Iterable[Mapping[str, Any]], layout: ResultLayout
 ) -> dict[str, MetricLayout]:
-    owners = _Owners(layout)
+    owners = Owners(layout)
     found: dict[str, MetricLayout] = {}
     # Records of a run share a few sets of keys: which of a record's keys could be an
     # undeclared number is worked out once per set of keys, not per key of every record.
@@ -292,97 +271,3 @@ def _undeclared_numeric_keys(
                 if undeclared is not None:
                     found[key] = undeclared
     return found
-
-
-_Parts = dict[OutcomeKey, tuple[dict[str, Any], dict[str, Any]]]
-
-
-def _read(record: Mapping[str, Any], layout: ResultLayout, owners: _Owners) -> QuestionResult:
-    fields: dict[str, Any] = {}
-    parts: _Parts = {}
-    skipped: Any = None
-    kinds: Mapping[str, FailureKind] = {}
-    for key, value in record.items():
-        owner = owners.item.get(key)
-        if owner is not None and key not in IDENTITY_KEYS:
-            part = parts.get(owner[0])
-            if part is None:
-                part = parts[owner[0]] = ({}, {})
-            part[0 if owner[1] else 1][key] = value
-        elif key == "actual_steps" and isinstance(value, list):
-            fields[key] = [_read_step(i, step, owners, parts) for i, step in enumerate(value)]
-        elif key == SKIPPED_KEY and _is_reasons(value):
-            skipped = value
-        elif key == FAILURE_KINDS_KEY and _is_reasons(value):
-            kinds = _kinds(value)
-        else:
-            fields[key] = value
-    outcomes = {
-        key: Scored(values) if not errors else _outcome(layout, key, values, errors, kinds)
-        for key, (values, errors) in parts.items()
-    }
-    if skipped is not None:
-        if skipped and not any(OutcomeKey(name) in outcomes for name in skipped):
-            outcomes.update({OutcomeKey(name): Skipped(reason) for name, reason in skipped.items()})
-        else:  # empty, or naming a metric that has values: not ours to read, kept as it was
-            fields[SKIPPED_KEY] = skipped
-    return QuestionResult(fields, outcomes, layout)
-
-
-def _read_step(index: int, step: Any, owners: _Owners, parts: _Parts) -> Any:
-    if not isinstance(step, Mapping):
-        return step
-    kept = {}
-    for key, value in step.items():
-        owner = owners.step.get(key)
-        if owner is None:
-            kept[key] = value
-        else:
-            _collect(parts, OutcomeKey(owner[0], index), owner[1], key, value)
-    return kept
-
-
-def _collect(parts: _Parts, at: OutcomeKey, is_output: bool, key: str, value: Any) -> None:
-    part = parts.get(at)
-    if part is None:
-        part = parts[at] = ({}, {})
-    part[0 if is_output else 1][key] = value
-
-
-def _outcome(
-    layout: ResultLayout,
-    at: OutcomeKey,
-    values: dict[str, Any],
-    errors: dict[str, Any],
-    kinds: Mapping[str, FailureKind],
-) -> Outcome:
-    """A metric's keys read back: :class:`Failed` when they are exactly what a failure
-    writes (every error key, one message), else :class:`Scored` with its partial failures;
-    either with the kind the record gives the metric (``None`` in an older record)."""
-    kind = kinds.get(at.metric)
-    if not errors:
-        return Scored(values)
-    metric = layout.metrics.get(at.metric)
-    messages = set(map(repr, errors.values()))
-    if (
-        not values
-        and metric is not None
-        and metric.error_keys
-        and set(errors) == set(metric.error_keys)
-        and len(messages) == 1
-        and all(isinstance(message, str) for message in errors.values())
-    ):
-        return Failed(next(iter(errors.values())), kind)
-    return Scored(values, errors, kind)
-
-
-def _kinds(value: Mapping[str, str]) -> dict[str, FailureKind]:
-    """The known kinds of a record's ``failure_kinds`` (an unknown one, as not given)."""
-    known = {kind.value: kind for kind in FailureKind}
-    return {metric: known[kind] for metric, kind in value.items() if kind in known}
-
-
-def _is_reasons(value: Any) -> bool:
-    return isinstance(value, Mapping) and all(
-        isinstance(name, str) and isinstance(reason, str) for name, reason in value.items()
-    )

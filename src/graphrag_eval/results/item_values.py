@@ -19,7 +19,7 @@ from math import isfinite
 from typing import Any, NamedTuple
 
 from graphrag_eval.config import ConfigSource
-from graphrag_eval.metrics.base import Aggregation, Failed, JsonValue, OutputKey, Scored, Skipped
+from graphrag_eval.metrics.base import Aggregation, Failed, JsonValue, OutputKey, Scored
 from graphrag_eval.metrics.loading import load_config
 from graphrag_eval.results.from_records import (
     NOT_SKIPPED,
@@ -277,54 +277,79 @@ def _take_records(taken: _Taken, records: Iterable[Mapping[str, Any]]) -> None:
             taken.count_failures(reader.step_failures(record), rows[-1])
 
 
+class _Shape(NamedTuple):
+    """What :func:`_take_results` works out once per set of keys of a success without step
+    scores."""
+
+    numbers: list[str]
+    """Its keys that may hold a numeric value on the question, in its order."""
+    repeated: bool
+    """Some key of it holds a metric's per-repeat values (else its repeats row is empty)."""
+
+
 def _take_results(taken: _Taken, results: Iterable[QuestionResult]) -> None:
     """:meth:`_Taken.add` for each typed result, in one pass over its outcomes (its values,
     whether it has step scores, why metrics were skipped); for a success without step scores,
-    which of its keys are numbers is worked out once per set of keys, and the evidence takes
-    a set of keys once, as :func:`_take_records` does."""
+    which of its keys are numbers or repeats is worked out once per set of keys, and the
+    evidence takes a set of keys once, as :func:`_take_records` does. This runs for every
+    outcome of every result the report shows (docs/benchmarks.md, "Report render, 100,000
+    questions"): a plain :class:`~graphrag_eval.metrics.base.Scored` outcome, the common one,
+    is taken first by its exact type."""
     on_questions = taken.on_questions
+    companions = {values_key for _, values_key in taken.repeat_rows.keys.values()}
     evidence, rows, identities = taken.evidence, taken.rows, taken.identities
-    skipped = taken.skipped
-    shapes: dict[tuple[str, ...], list[str]] = {}
-    last: list[str] | None = None  # the names whose keys the evidence has from a success
+    skipped, repeats, repeat_row = taken.skipped, taken.repeats, taken.repeat_rows.row
+    shapes: dict[tuple[str, ...], _Shape] = {}
+    last: _Shape | None = None  # the shape whose keys the evidence has from a success
+    new_identity = tuple.__new__  # ItemIdentity(...) without its Python-level __new__
     for result in results:
         values: dict[str, JsonValue] = {}
-        reasons: dict[str, str] | None = None
         on_steps = False  # some outcome is a step's: read as the typed result gives it
-        failed: list[str] = []
+        unusual = False  # some outcome is not a plain Scored one on the question
         for key, outcome in result.outcomes.items():
-            if isinstance(outcome, Failed) or (isinstance(outcome, Scored) and outcome.failures):
-                failed.append(key.metric)
-            if key.step is not None:
-                on_steps = True
-            elif isinstance(outcome, Scored):
-                values.update(outcome.values)
-            elif isinstance(outcome, Skipped):
-                reasons = reasons if reasons is not None else {}
-                reasons.setdefault(key.metric, outcome.reason)
-        if on_steps:
-            reasons = result.skipped()
-        skipped.append(reasons if reasons else NOT_SKIPPED)
+            if type(outcome) is Scored and not outcome.failures and key[1] is None:
+                values |= outcome.values
+            else:
+                unusual = True
+                on_steps = on_steps or key[1] is not None
+                if key[1] is None and isinstance(outcome, Scored):
+                    values |= outcome.values
+        skipped.append((result.skipped() or NOT_SKIPPED) if unusual else NOT_SKIPPED)
         steps = result.step_scores() if on_steps else []
-        status = result.status
-        shape: tuple[str, ...] | None = None
+        fields = result.fields
+        status = fields.get("status")
         if status == "error" or steps:
-            taken.add(result.question_id, result.template_id, status, values, steps, result)
+            question_id, template_id = fields.get("question_id"), fields.get("template_id")
+            taken.add(question_id, template_id, status, values, steps, result)
+            repeats.append(repeat_row(values, steps))
         else:
-            shape = tuple(values)
-            names = shapes.get(shape)
-            if names is None:
-                names = shapes[shape] = [name for name in shape if name in on_questions]
-            if names is not last:
+            keys = tuple(values)
+            shape = shapes.get(keys)
+            if shape is None:
+                numbers = [name for name in keys if name in on_questions]
+                shape = shapes[keys] = _Shape(numbers, not companions.isdisjoint(keys))
+            if shape is not last:
                 evidence.add(False, values, ())
-                last = names
-            rows.append(_numbers(values, names))
-            identities.append(
-                ItemIdentity(str(result.question_id), str(result.template_id), str(status))
+                last = shape
+            rows.append(_numbers(values, shape.numbers))
+            question_id, template_id = (
+                str(fields.get("question_id")),
+                str(fields.get("template_id")),
             )
-        taken.repeats.append(taken.repeat_rows.row(values, steps, shape))
-        if failed:
-            taken.count_failures(dict.fromkeys(failed), rows[-1])
+            identities.append(new_identity(ItemIdentity, (question_id, template_id, str(status))))
+            repeats.append(repeat_row(values, steps, keys) if shape.repeated else {})
+        if unusual:
+            taken.count_failures(_failed(result), rows[-1])
+
+
+def _failed(result: QuestionResult) -> dict[str, None]:
+    """The metrics that failed on a result, wholly or in part, on the question or a step
+    (:meth:`QuestionResult.failed_metrics`), in the order of its outcomes."""
+    return dict.fromkeys(
+        key.metric
+        for key, outcome in result.outcomes.items()
+        if isinstance(outcome, Failed) or (isinstance(outcome, Scored) and outcome.failures)
+    )
 
 
 def _typed(record: Mapping[str, Any], layout: ResultLayout) -> QuestionResult:
@@ -341,7 +366,13 @@ def _numbers(values: Mapping[str, Any], names: Iterable[str]) -> dict[str, float
         if type(value) is float:
             if isfinite(value):
                 row[name] = value
-        elif is_number(value):  # an int too large for a float is not one
+        elif type(value) is int:
+            try:
+                number = float(value)
+            except OverflowError:  # an int too large for a float is not a number
+                continue
+            row[name] = number
+        elif is_number(value):
             row[name] = float(value)
     return row
 
