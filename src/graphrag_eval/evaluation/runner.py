@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from graphrag_eval.collector import fewer_collections
+from graphrag_eval.collector import fewer_collections, input_reading, inputs_frozen
 from graphrag_eval.config import ConfigSource, EvaluationConfig
 from graphrag_eval.config.sparql import SparqlConfig
 from graphrag_eval.errors import InputError
@@ -108,27 +108,29 @@ def prepare_reference(
     step whose query the run will execute is not checked (docs/knowledge-graph.md)."""
     if isinstance(reference, list) and reference and isinstance(reference[0], ReferenceQuestion):
         return reference
-    check: ReferenceCheck = (
-        check_reference_step.skipping(config_rules) if config_rules else check_reference_step
-    )
-    if sparql is not None and sparql.configured and sparql.execute != "never":
-        check = ExecutedReferenceCheck(check, sparql.execute)
-    if isinstance(reference, str | Path):
-        kept = None if compact_above is None else _compact(Path(reference), compact_above, check)
-        if kept is not None:
-            if diagnostics is not None:
-                diagnostics.extend(kept[1].notices)
-            return kept[0]
-        questions = parse_reference(
-            load_reference(reference),
-            source=str(reference),
-            check_step=check,
-            diagnostics=diagnostics,
+    with input_reading():  # what the reference reads holds no cycles (collector.py)
+        check: ReferenceCheck = (
+            check_reference_step.skipping(config_rules) if config_rules else check_reference_step
         )
-    else:
-        questions = parse_reference(reference, check_step=check, diagnostics=diagnostics)
-    _bound_prepared_outputs(questions)
-    return questions
+        if sparql is not None and sparql.configured and sparql.execute != "never":
+            check = ExecutedReferenceCheck(check, sparql.execute)
+        if isinstance(reference, str | Path):
+            path = Path(reference)
+            kept = None if compact_above is None else _compact(path, compact_above, check)
+            if kept is not None:
+                if diagnostics is not None:
+                    diagnostics.extend(kept[1].notices)
+                return kept[0]
+            questions = parse_reference(
+                load_reference(reference),
+                source=str(reference),
+                check_step=check,
+                diagnostics=diagnostics,
+            )
+        else:
+            questions = parse_reference(reference, check_step=check, diagnostics=diagnostics)
+        _bound_prepared_outputs(questions)
+        return questions
 
 
 def _compact(
@@ -234,7 +236,7 @@ async def evaluate(
     ``store`` executes SPARQL steps (docs/knowledge-graph.md); by default the one the
     config's ``sparql`` section names is opened, and closed at the end."""
     settings = load_config(config)
-    with fewer_collections():
+    with fewer_collections(), inputs_frozen():
         return await _evaluate(
             settings,
             reference,

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from graphrag_eval.collector import input_reading
 from graphrag_eval.errors import InputError, locate
 from graphrag_eval.files.bounded import MAX_DEPTH
 from graphrag_eval.files.documents import JSONL_SUFFIXES, BrokenLine, read_document
@@ -154,7 +155,8 @@ def load_responses(
             # A line that is not UTF-8, or nested too deeply, is a broken line.
             if (converted := convert_jsonl(path, label, reading)) is not None:
                 return parse_responses(converted, source=label)
-            return _read_jsonl_responses(path, label, path.stat().st_size > lazy_above)
+            with input_reading():  # the responses read hold no cycles (collector.py)
+                return _read_jsonl_responses(path, label, path.stat().st_size > lazy_above)
         except FileNotFoundError:
             raise InputError("file not found", file=label) from None
     try:
