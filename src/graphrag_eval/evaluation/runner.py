@@ -92,6 +92,7 @@ parses the actual side) while their text totals at most this much; a larger data
 dropped after validation and parsed again as each item is scored, to bound memory."""
 
 
+@input_reading()  # what the reference reads holds no cycles (collector.py)
 def prepare_reference(
     reference: ReferenceSource,
     diagnostics: Diagnostics | None = None,
@@ -108,29 +109,27 @@ def prepare_reference(
     step whose query the run will execute is not checked (docs/knowledge-graph.md)."""
     if isinstance(reference, list) and reference and isinstance(reference[0], ReferenceQuestion):
         return reference
-    with input_reading():  # what the reference reads holds no cycles (collector.py)
-        check: ReferenceCheck = (
-            check_reference_step.skipping(config_rules) if config_rules else check_reference_step
+    check: ReferenceCheck = (
+        check_reference_step.skipping(config_rules) if config_rules else check_reference_step
+    )
+    if sparql is not None and sparql.configured and sparql.execute != "never":
+        check = ExecutedReferenceCheck(check, sparql.execute)
+    if isinstance(reference, str | Path):
+        kept = None if compact_above is None else _compact(Path(reference), compact_above, check)
+        if kept is not None:
+            if diagnostics is not None:
+                diagnostics.extend(kept[1].notices)
+            return kept[0]
+        questions = parse_reference(
+            load_reference(reference),
+            source=str(reference),
+            check_step=check,
+            diagnostics=diagnostics,
         )
-        if sparql is not None and sparql.configured and sparql.execute != "never":
-            check = ExecutedReferenceCheck(check, sparql.execute)
-        if isinstance(reference, str | Path):
-            path = Path(reference)
-            kept = None if compact_above is None else _compact(path, compact_above, check)
-            if kept is not None:
-                if diagnostics is not None:
-                    diagnostics.extend(kept[1].notices)
-                return kept[0]
-            questions = parse_reference(
-                load_reference(reference),
-                source=str(reference),
-                check_step=check,
-                diagnostics=diagnostics,
-            )
-        else:
-            questions = parse_reference(reference, check_step=check, diagnostics=diagnostics)
-        _bound_prepared_outputs(questions)
-        return questions
+    else:
+        questions = parse_reference(reference, check_step=check, diagnostics=diagnostics)
+    _bound_prepared_outputs(questions)
+    return questions
 
 
 def _compact(

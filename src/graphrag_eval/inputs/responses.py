@@ -155,8 +155,7 @@ def load_responses(
             # A line that is not UTF-8, or nested too deeply, is a broken line.
             if (converted := convert_jsonl(path, label, reading)) is not None:
                 return parse_responses(converted, source=label)
-            with input_reading():  # the responses read hold no cycles (collector.py)
-                return _read_jsonl_responses(path, label, path.stat().st_size > lazy_above)
+            return _read_jsonl_responses(path, label, path.stat().st_size > lazy_above)
         except FileNotFoundError:
             raise InputError("file not found", file=label) from None
     try:
@@ -263,6 +262,7 @@ def _parse_response_records(
     return _response_set(reader, position + 1)
 
 
+@input_reading()  # the responses read hold no cycles (collector.py)
 def _read_jsonl_responses(path: Path, source: str, lazy: bool) -> ResponseSet:
     """The responses of a JSON Lines file; ``lazy``: each is validated (its notices taken),
     dropped, and read again when asked for (:class:`LazyResponses`), so none is held."""
@@ -383,15 +383,8 @@ def _validate_dropping_bad_fields(
             )
             return None
         path = error_path("", error["loc"])
-        notices.append(
-            Notice(
-                "malformed_response",
-                f"{message}; field ignored",
-                file=source,
-                item=item,
-                field=path,
-            )
-        )
+        ignored = f"{message}; field ignored"
+        notices.append(Notice("malformed_response", ignored, file=source, item=item, field=path))
         problems.append(locate(source, item, path) + f": {message}")
         data.pop(str(top), None)
     return None  # pragma: no cover - every loop pass removes a field

@@ -306,8 +306,7 @@ def _assignment_exists(
     rows = len(act_columns[0]) if act_columns else 0
     work = 0  # cells projected by partial checks so far
 
-    # The function is handed to itself (``deeper``): calling itself by its own name, it would
-    # be a reference cycle, holding the actual columns until the collector's next pass.
+    # Handed itself (``deeper``): called by name, it would be a cycle left for the collector.
     def search(depth: int, branched: bool, deeper: _Search) -> bool:
         if depth > last:
             return True
