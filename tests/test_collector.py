@@ -5,14 +5,23 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from graphrag_eval import compute_aggregates, run_evaluation
-from graphrag_eval.collector import RUN_THRESHOLD, collection_paused, fewer_collections
-from graphrag_eval.evaluation.runner import evaluate
+from graphrag_eval.collector import (
+    RUN_THRESHOLD,
+    collection_paused,
+    fewer_collections,
+    input_reading,
+    inputs_frozen,
+)
+from graphrag_eval.evaluation.runner import evaluate, prepare_reference
+from graphrag_eval.inputs.responses import load_responses
 
 from builders import dataset, question, response
 
@@ -27,6 +36,7 @@ def default_collector() -> Iterator[None]:
     gc.set_threshold(700, 10, 10)
     gc.enable()
     yield
+    gc.unfreeze()
     gc.set_threshold(*before)
     (gc.enable if enabled else gc.disable)()
 
@@ -86,3 +96,45 @@ def test_reading_pauses_collection_and_turns_it_back_on() -> None:
     with collection_paused():
         pass
     assert not gc.isenabled()  # it was off before: it stays off
+
+
+def test_inputs_are_read_without_collection_then_left_out_of_it_until_a_run_ends(
+    tmp_path: Path,
+) -> None:
+    reference, responses = tmp_path / "reference.json", tmp_path / "responses.jsonl"
+    reference.write_text(json.dumps(REFERENCE), encoding="utf-8")
+    responses.write_text("".join(json.dumps(r) + "\n" for r in RESPONSES), encoding="utf-8")
+    enabled: list[bool] = []
+    gc.callbacks.append(collecting := lambda phase, info: enabled.append(gc.isenabled()))
+    try:
+        with input_reading():
+            assert not gc.isenabled()
+            garbage = [[object()] for _ in range(5_000)]  # would trigger passes when on
+            del garbage
+        assert gc.isenabled()
+        assert gc.get_freeze_count() > 0  # what existed is out of the passes
+        gc.unfreeze()
+        questions = prepare_reference(reference)
+        response_set = load_responses(responses)
+        assert gc.isenabled()
+        assert gc.get_freeze_count() > 0
+        seen: list[int] = []
+        run = asyncio.run(
+            evaluate(questions, response_set, on_item=lambda _: seen.append(gc.get_freeze_count()))
+        )
+    finally:
+        gc.callbacks.remove(collecting)
+    assert len(run.items) == 2
+    assert all(count > 0 for count in seen)  # frozen while the run scores
+    assert gc.get_freeze_count() == 0  # and given back when it ends
+    assert all(enabled)  # no automatic pass ran while the collector was off
+
+
+def test_reading_and_a_run_leave_a_disabled_collector_alone() -> None:
+    gc.disable()
+    with input_reading():
+        pass
+    with inputs_frozen():
+        assert gc.get_freeze_count() == 0
+    assert not gc.isenabled()
+    assert gc.get_freeze_count() == 0

@@ -8,10 +8,13 @@ from __future__ import annotations
 import codecs
 import json
 from array import array
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 
+from graphrag_eval.files.bounded import json_depth
 from graphrag_eval.files.documents import iter_jsonl, read_document
 from graphrag_eval.files.jsonl import BrokenLine
 from graphrag_eval.results.records_file import RecordsFile
@@ -87,3 +90,29 @@ def test_a_line_is_refused_for_its_depth_only_when_its_values_nest_that_deep(
     assert values[1] == shallow
     assert isinstance(values[2], BrokenLine)
     assert str(values[2]) == "JSON nested more than 5 levels deep (in the field 'deep')"
+
+
+def _depth(value: object) -> int:
+    """The nesting depth of lists, tuples and mappings, recursively (what json_depth counts)."""
+    if isinstance(value, Mapping):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list | tuple):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "text",
+        [],
+        {},
+        [1, "a", None, [2.5, {"k": [True]}], {}],
+        {"a": ({"b": [()]},), "c": MappingProxyType({"d": [[["x"]]]})},
+        [MappingProxyType({"e": (1, [2])}), ("t", {"u": []})],
+    ],
+)
+def test_json_depth_counts_every_kind_of_container(value: object) -> None:
+    # Plain dicts and lists are told apart by type, other mappings and tuples by isinstance.
+    assert json_depth(value) == _depth(value)
+    assert json_depth(value, stop_after=1) == min(_depth(value), 2)

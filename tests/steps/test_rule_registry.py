@@ -145,6 +145,19 @@ def test_declared_reference_options_are_not_unused_fields(options_rule: StepRule
     assert notices == ["reference_steps[0][0].other"]
 
 
+def test_reference_options_follow_the_rules_registered_and_removed() -> None:
+    # Worked out once per set of rules: registering or removing a rule works them out again.
+    registry = StepRuleRegistry(BUILTIN_RULES)
+    before = registry.reference_options()
+    assert "ordered" in before and "case_folded" not in before
+    assert registry.reference_options() is before
+    rule = StepRule(name="folded", reference_steps="lookup", options={"case_folded"}, score=_zero)
+    registry.register(rule)
+    assert registry.reference_options() == before | {"case_folded"}
+    registry.unregister("folded")
+    assert registry.reference_options() == before
+
+
 # ---------------------------------------------------------------- entry points
 
 

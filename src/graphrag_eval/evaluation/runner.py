@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from graphrag_eval.collector import fewer_collections
+from graphrag_eval.collector import fewer_collections, input_reading, inputs_frozen
 from graphrag_eval.config import ConfigSource, EvaluationConfig
 from graphrag_eval.config.sparql import SparqlConfig
 from graphrag_eval.errors import InputError
@@ -92,6 +92,7 @@ parses the actual side) while their text totals at most this much; a larger data
 dropped after validation and parsed again as each item is scored, to bound memory."""
 
 
+@input_reading()  # what the reference reads holds no cycles (collector.py)
 def prepare_reference(
     reference: ReferenceSource,
     diagnostics: Diagnostics | None = None,
@@ -234,7 +235,7 @@ async def evaluate(
     ``store`` executes SPARQL steps (docs/knowledge-graph.md); by default the one the
     config's ``sparql`` section names is opened, and closed at the end."""
     settings = load_config(config)
-    with fewer_collections():
+    with fewer_collections(), inputs_frozen():
         return await _evaluate(
             settings,
             reference,

@@ -156,7 +156,6 @@ def document_too_large(size_bytes: int, limit: int | None = None) -> str | None:
     )
 
 
-_PLAIN_CONTAINERS = frozenset({dict, list})
 _PLAIN_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
@@ -167,10 +166,16 @@ def json_depth(value: Any, stop_after: int = MAX_DOCUMENT_DEPTH) -> int:
     every node of every input)."""
     deepest = 0
     stack: list[tuple[Any, int]] = [(value, 0)]
+    push = stack.append
     while stack:
         current, depth = stack.pop()
-        if isinstance(current, Mapping):
+        kind = type(current)
+        if kind is dict:  # no ABC check for the types a JSON decoder makes
             children: Any = current.values()
+        elif kind is list:
+            children = current
+        elif isinstance(current, Mapping):
+            children = current.values()
         elif isinstance(current, list | tuple):
             children = current
         else:
@@ -180,12 +185,14 @@ def json_depth(value: Any, stop_after: int = MAX_DOCUMENT_DEPTH) -> int:
             deepest = depth
             if deepest > stop_after:
                 break
-        stack.extend(
-            (child, depth)
-            for child in children
-            if type(child) in _PLAIN_CONTAINERS
-            or (type(child) not in _PLAIN_SCALARS and isinstance(child, Mapping | list | tuple))
-        )
+        for child in children:
+            kind = type(child)
+            if (
+                kind is dict
+                or kind is list
+                or (kind not in _PLAIN_SCALARS and isinstance(child, Mapping | list | tuple))
+            ):
+                push((child, depth))
     return deepest
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -88,9 +89,11 @@ def iter_jsonl_at(
 def read_jsonl_at(path: Path, number: int, at: LineAt, *, max_depth: int) -> Any:
     """The value of the record :func:`iter_jsonl_at` found at ``at`` (line ``number``),
     read again from the file: the same value, or its :class:`BrokenLine`."""
-    with path.open("rb") as stream:
-        stream.seek(at.offset)
-        raw = stream.read(at.length)
+    descriptor = os.open(path, os.O_RDONLY)  # (no buffered file object for one read)
+    try:
+        raw = os.pread(descriptor, at.length, at.offset)
+    finally:
+        os.close(descriptor)
     if at.offset == 0 and raw.startswith(codecs.BOM_UTF8):
         raw = raw[len(codecs.BOM_UTF8) :]
     lines = _universal_lines(raw.decode("utf-8", errors="surrogateescape"))

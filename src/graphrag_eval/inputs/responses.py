@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from graphrag_eval.collector import input_reading
 from graphrag_eval.errors import InputError, locate
 from graphrag_eval.files.bounded import MAX_DEPTH
 from graphrag_eval.files.documents import JSONL_SUFFIXES, BrokenLine, read_document
@@ -261,6 +262,7 @@ def _parse_response_records(
     return _response_set(reader, position + 1)
 
 
+@input_reading()  # the responses read hold no cycles (collector.py)
 def _read_jsonl_responses(path: Path, source: str, lazy: bool) -> ResponseSet:
     """The responses of a JSON Lines file; ``lazy``: each is validated (its notices taken),
     dropped, and read again when asked for (:class:`LazyResponses`), so none is held."""
@@ -381,15 +383,8 @@ def _validate_dropping_bad_fields(
             )
             return None
         path = error_path("", error["loc"])
-        notices.append(
-            Notice(
-                "malformed_response",
-                f"{message}; field ignored",
-                file=source,
-                item=item,
-                field=path,
-            )
-        )
+        ignored = f"{message}; field ignored"
+        notices.append(Notice("malformed_response", ignored, file=source, item=item, field=path))
         problems.append(locate(source, item, path) + f": {message}")
         data.pop(str(top), None)
     return None  # pragma: no cover - every loop pass removes a field

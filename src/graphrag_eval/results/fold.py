@@ -213,7 +213,10 @@ class _Column:
 
     def extend(self, values: Sequence[Any]) -> None:
         if self.objects is None:
-            if all(type(value) is float for value in values):
+            for value in values:  # (a loop: most lists hold one value, no generator for it)
+                if type(value) is not float:
+                    break
+            else:
                 self.floats.extend(values)
                 return
             self.objects = self.floats.tolist()
@@ -279,12 +282,15 @@ class _Group:
             self.column(name).extend(values)
         for name, reason in item.failure_reasons.items():
             self.reasons.setdefault(name, Counter())[reason] += 1
-        self.total.update(item.step_names)
-        # Each name once, in order of appearance: a set's order changes with the process's
-        # string hashes, and so would the order of the keys written.
-        self.once.update(dict.fromkeys(item.step_names, 1))
-        self.empty.update(item.empty_steps)
-        self.step_errors.update(item.error_steps)
+        if item.step_names:  # (most lists of steps are empty: no call for them)
+            self.total.update(item.step_names)
+            # Each name once, in order of appearance: a set's order changes with the
+            # process's string hashes, and so would the order of the keys written.
+            self.once.update(dict.fromkeys(item.step_names, 1))
+        if item.empty_steps:
+            self.empty.update(item.empty_steps)
+        if item.error_steps:
+            self.step_errors.update(item.error_steps)
         self.diagnosed += len(item.diagnoses)
         for labels in item.diagnoses:
             self.labels.update(labels)

@@ -83,6 +83,8 @@ class StepRuleRegistry:
         order: the only ones :meth:`rule_for` asks (a run has few pairs of names)."""
         self._checks: dict[str, tuple[StepRule, ...]] = {}
         """Reference step name -> the rules with a reference check whose names admit it."""
+        self._options: frozenset[str] | None = None
+        """:meth:`reference_options`, once worked out."""
         self._sequence = 0
         self._entry_points_loaded = False
         for rule in builtins:
@@ -109,8 +111,12 @@ class StepRuleRegistry:
         return self._ordered
 
     def reference_options(self) -> frozenset[str]:
-        """The reference-step keys the rules declare they read."""
-        return frozenset().union(*(rule.options for rule in self.rules()))
+        """The reference-step keys the rules declare they read (asked for every question
+        read: worked out once per set of rules)."""
+        rules = self.rules()
+        if self._options is None:
+            self._options = frozenset().union(*(rule.options for rule in rules))
+        return self._options
 
     def score_pair(
         self, reference: ReferenceStep, actual: ActualStep, overrides: Overrides = None
@@ -202,6 +208,7 @@ class StepRuleRegistry:
         self._ordered = tuple(rule for _, rule in sorted(self._registered.values(), key=key))
         self._by_names = {}
         self._checks = {}
+        self._options = None
 
     def _load_entry_points(self) -> None:
         if self._entry_points_loaded:

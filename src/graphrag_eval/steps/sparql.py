@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import sub
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from graphrag_eval.steps.sparql_values import (
     ABS_TOLERANCE,
@@ -276,6 +276,10 @@ def _remap(
     )
 
 
+class _Search(Protocol):
+    def __call__(self, depth: int, branched: bool, deeper: _Search, /) -> bool: ...
+
+
 def _assignment_exists(
     ref: ReferenceSide,
     act_columns: list[tuple[Cell, ...]],
@@ -302,7 +306,8 @@ def _assignment_exists(
     rows = len(act_columns[0]) if act_columns else 0
     work = 0  # cells projected by partial checks so far
 
-    def search(depth: int, branched: bool) -> bool:
+    # Handed itself (``deeper``): called by name, it would be a cycle left for the collector.
+    def search(depth: int, branched: bool, deeper: _Search) -> bool:
         if depth > last:
             return True
         options: list[int] = []
@@ -328,13 +333,13 @@ def _assignment_exists(
                 fits = _prefix_matches([act_columns[a] for a in chosen], reference_norm, normalize)
             if fits:
                 used[act_index] = True
-                if search(depth + 1, branched):
+                if deeper(depth + 1, branched, deeper):
                     return True
                 used[act_index] = False
             chosen.pop()
         return False
 
-    return search(0, False)
+    return search(0, False, search)
 
 
 def _candidates(
