@@ -19,6 +19,7 @@ from graphrag_eval.collector import (
     fewer_collections,
     input_reading,
     inputs_frozen,
+    reading_for_run,
 )
 from graphrag_eval.evaluation.runner import evaluate, prepare_reference
 from graphrag_eval.inputs.responses import load_responses
@@ -98,36 +99,83 @@ def test_reading_pauses_collection_and_turns_it_back_on() -> None:
     assert not gc.isenabled()  # it was off before: it stays off
 
 
-def test_inputs_are_read_without_collection_then_left_out_of_it_until_a_run_ends(
-    tmp_path: Path,
-) -> None:
-    reference, responses = tmp_path / "reference.json", tmp_path / "responses.jsonl"
+def _write_inputs(folder: Path) -> tuple[Path, Path]:
+    reference, responses = folder / "reference.json", folder / "responses.jsonl"
     reference.write_text(json.dumps(REFERENCE), encoding="utf-8")
     responses.write_text("".join(json.dumps(r) + "\n" for r in RESPONSES), encoding="utf-8")
+    return reference, responses
+
+
+def test_a_command_s_inputs_are_read_without_collection_then_left_out_of_it_until_its_run_ends(
+    tmp_path: Path,
+) -> None:
+    reference, responses = _write_inputs(tmp_path)
     enabled: list[bool] = []
     gc.callbacks.append(collecting := lambda phase, info: enabled.append(gc.isenabled()))
     try:
-        with input_reading():
-            assert not gc.isenabled()
-            garbage = [[object()] for _ in range(5_000)]  # would trigger passes when on
-            del garbage
-        assert gc.isenabled()
-        assert gc.get_freeze_count() > 0  # what existed is out of the passes
-        gc.unfreeze()
-        questions = prepare_reference(reference)
-        response_set = load_responses(responses)
-        assert gc.isenabled()
-        assert gc.get_freeze_count() > 0
-        seen: list[int] = []
-        run = asyncio.run(
-            evaluate(questions, response_set, on_item=lambda _: seen.append(gc.get_freeze_count()))
-        )
+        with reading_for_run():
+            with input_reading():
+                assert not gc.isenabled()
+                garbage = [[object()] for _ in range(5_000)]  # would trigger passes when on
+                del garbage
+            assert gc.isenabled()
+            assert gc.get_freeze_count() > 0  # what existed is out of the passes
+            questions = prepare_reference(reference)
+            response_set = load_responses(responses)
+            assert gc.isenabled()
+            assert gc.get_freeze_count() > 0
+            seen: list[int] = []
+            run = asyncio.run(
+                evaluate(
+                    questions, response_set, on_item=lambda _: seen.append(gc.get_freeze_count())
+                )
+            )
+            assert gc.get_freeze_count() == 0  # given back when the run ends
     finally:
         gc.callbacks.remove(collecting)
     assert len(run.items) == 2
     assert all(count > 0 for count in seen)  # frozen while the run scores
-    assert gc.get_freeze_count() == 0  # and given back when it ends
+    assert gc.get_freeze_count() == 0
     assert all(enabled)  # no automatic pass ran while the collector was off
+
+
+def test_inputs_read_outside_a_command_keep_nothing_out_of_the_collector(tmp_path: Path) -> None:
+    """A long-lived process that only reads inputs (a library call, again and again) keeps
+    no object out of the collector's passes: its cyclic garbage is still freed."""
+    reference, responses = _write_inputs(tmp_path)
+    for _ in range(3):
+        prepare_reference(reference)
+        load_responses(responses)
+        with input_reading():
+            pass
+        assert gc.get_freeze_count() == 0
+    assert gc.isenabled()
+
+
+def test_reading_for_run_gives_back_what_it_froze_when_no_run_follows(tmp_path: Path) -> None:
+    reference, _ = _write_inputs(tmp_path)
+    with reading_for_run():
+        prepare_reference(reference)  # then a dry run, or an error: nothing is run
+        assert gc.get_freeze_count() > 0
+    assert gc.get_freeze_count() == 0
+
+
+def test_objects_the_process_froze_itself_stay_frozen(tmp_path: Path) -> None:
+    """An application that froze its own objects (before forking workers, say) finds them
+    frozen after a run, and no more: the run neither unfreezes nor adds to them."""
+    reference, responses = _write_inputs(tmp_path)
+    gc.freeze()
+    frozen = gc.get_freeze_count()
+    assert frozen > 0
+    with reading_for_run():
+        questions = prepare_reference(reference)
+        response_set = load_responses(responses)
+        assert gc.get_freeze_count() == frozen
+        run = asyncio.run(evaluate(questions, response_set))
+    assert len(run.items) == 2
+    assert gc.get_freeze_count() == frozen
+    run_evaluation(str(reference), str(responses))
+    assert gc.get_freeze_count() == frozen
 
 
 def test_reading_and_a_run_leave_a_disabled_collector_alone() -> None:

@@ -49,6 +49,7 @@ from graphrag_eval.cli.options import (
 )
 from graphrag_eval.cli.signals import deferred_interrupts, interrupt_exit_code
 from graphrag_eval.cli.view_options import filter_options, results_format_option
+from graphrag_eval.collector import reading_for_run
 from graphrag_eval.comparison.gates import check_known, check_thresholds
 from graphrag_eval.config import EvaluationConfig
 from graphrag_eval.evaluation.checkpointed import evaluate_checkpointed
@@ -186,7 +187,8 @@ def run_evaluate(options: EvaluateOptions) -> None:
     Ctrl-C or SIGTERM at any point is one line with the command that continues the run,
     and exit 130 or 143 (docs/security.md)."""
     try:
-        _evaluate(options)
+        with reading_for_run():  # the inputs read are left out of the collector's passes
+            _evaluate(options)
     except KeyboardInterrupt:  # loading the inputs, a model, or writing the outputs
         stderr().print(
             f"interrupted; continue with: {command_line('--resume')}",
