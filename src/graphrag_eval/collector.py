@@ -129,13 +129,10 @@ def input_reading() -> Iterator[None]:
     :func:`reading_for_run`, what exists at the end is then left out of every pass
     (``gc.freeze``): re-enabled alone, the collector's next pass would walk every object the
     input built, all of them still in its youngest generation."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        if _reading_for_run:
-            _freeze()
-        gc.enable()
+    enabled = gc.isenabled()  # a collector the process disabled is left alone
+    with collection_paused():
+        try:
+            yield
+        finally:
+            if enabled and _reading_for_run:
+                _freeze()  # before the collector is on again
