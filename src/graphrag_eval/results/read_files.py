@@ -39,7 +39,7 @@ def load_results(
     if kind is not None:
         raise InputError(NOT_A_RUN[kind], file=label)
     # JSON's names are text; YAML's may be numbers, booleans, null or dates (unquoted).
-    names_checked = path.suffix.lower() not in JSONL_SUFFIXES
+    names_checked = path.suffix.lower() not in (*JSONL_SUFFIXES, ".json")
     for where, value in records:
         if not isinstance(value, dict):
             _problem(InputError("expected a result mapping", file=label, item=where), problems)
