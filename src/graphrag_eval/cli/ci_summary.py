@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from graphrag_eval.cli.console import stderr
+from graphrag_eval.cli.guarded_import import guarded_import
 from graphrag_eval.cli.workflow_commands import write_command
 from graphrag_eval.comparison.gates import (
     Threshold,
@@ -200,7 +201,8 @@ def evaluate_ci_report(
     _annotate(problems, redact, None)
     if not _wanted(summary_md):
         return
-    from graphrag_eval.report.markdown import GateRow, gates_markdown, run_markdown
+    with guarded_import():
+        from graphrag_eval.report.markdown import GateRow, gates_markdown, run_markdown
 
     lines = []
     if outcome.tally.failed_values:
@@ -248,8 +250,9 @@ def compare_ci_report(
     _annotate(problems, redact, annotations_to)
     if not _wanted(summary_md):
         return
-    from graphrag_eval.comparison.markdown import comparison_markdown
-    from graphrag_eval.report.markdown import GateRow, gates_markdown, md_text
+    with guarded_import():
+        from graphrag_eval.comparison.markdown import comparison_markdown
+        from graphrag_eval.report.markdown import GateRow, gates_markdown, md_text
 
     rows = [
         GateRow(

@@ -20,16 +20,16 @@ __all__ = ["CONTEXT_SETTINGS", "CommandGroup", "LazyCommands", "import_named"]
 CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 _MODULES = {
-    "aggregate": "graphrag_eval.cli.aggregate",
-    "agreement": "graphrag_eval.cli.agreement",
-    "compare": "graphrag_eval.cli.compare",
     "evaluate": "graphrag_eval.cli.evaluate",
-    "import": "graphrag_eval.cli.import_command",
-    "refresh": "graphrag_eval.cli.refresh",
+    "aggregate": "graphrag_eval.cli.aggregate",
     "report": "graphrag_eval.cli.report",
+    "compare": "graphrag_eval.cli.compare",
     "validate": "graphrag_eval.cli.validate",
+    "refresh": "graphrag_eval.cli.refresh",
+    "agreement": "graphrag_eval.cli.agreement",
+    "import": "graphrag_eval.cli.import_command",
 }
-"""Each command's module."""
+"""Each command's module, in the order the group always had them (``cli.commands``)."""
 
 _NAMES = {"evaluate": "evaluate_command", "import": "import_command"}
 """The name of each command in its module where it is not the command's own."""

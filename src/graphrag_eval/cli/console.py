@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from graphrag_eval.cli.guarded_import import guarded_import
 from graphrag_eval.files.documents import dump_yaml, remove_stale_temporaries, write_text_atomic
 
 if TYPE_CHECKING:
@@ -25,14 +26,16 @@ table takes the room it needs and never wraps a metric name or template id."""
 
 def stderr() -> Console:
     """The console for warnings and progress."""
-    from rich.console import Console
+    with guarded_import():
+        from rich.console import Console
 
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def stdout() -> Console:
     """The console for results and summaries."""
-    from rich.console import Console
+    with guarded_import():
+        from rich.console import Console
 
     # Paths, ids and messages are user text: never read them as rich markup.
     console = Console(highlight=False, soft_wrap=True, markup=False)

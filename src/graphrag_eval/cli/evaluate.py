@@ -33,6 +33,7 @@ from graphrag_eval.cli.graph_store import (
     open_services,
     store_incomplete,
 )
+from graphrag_eval.cli.guarded_import import guarded_import
 from graphrag_eval.cli.options import (
     batch_option,
     config_option,
@@ -291,8 +292,8 @@ def _run_checkpointed(
     progress = options.progress
     show = len(questions) >= _PROGRESS_MIN_ITEMS or engine is not None
     left = len(questions) - len(checkpoint.resumed.kept)
-    from graphrag_eval.report.progress import start_progress  # rich: not before the inputs
-
+    with guarded_import():  # rich: not before the inputs
+        from graphrag_eval.report.progress import start_progress
     with contextlib.ExitStack() as stack:
         # Not cut in half: results.jsonl without its checkpoint.json is no run to resume.
         with deferred_interrupts():
@@ -340,7 +341,8 @@ def _run_checkpointed(
 def write_report(run: SavedRun, path: Path) -> Path:
     """:func:`graphrag_eval.report.html.write_report`, imported when a report is written:
     Jinja and pygal cost the start of every run, and --no-report never needs them."""
-    from graphrag_eval.report.html import write_report as write
+    with guarded_import():
+        from graphrag_eval.report.html import write_report as write
 
     return write(run, path)
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphrag_eval.cli.console import stderr, stdout
+from graphrag_eval.cli.guarded_import import guarded_import
 from graphrag_eval.cli.incomplete import Failures, unexplained_failures
 from graphrag_eval.comparison.gates import Threshold
 from graphrag_eval.config import EvaluationConfig
@@ -85,7 +86,8 @@ def print_run_outcome(
     outcome: RunOutcome, gates: Sequence[Threshold], failures: Sequence[str]
 ) -> None:
     """Print the summary of a written run; the failed gates are left to the caller."""
-    from graphrag_eval.report.console import print_llm_summary, print_notices, print_summary
+    with guarded_import():
+        from graphrag_eval.report.console import print_llm_summary, print_notices, print_summary
 
     console = stdout()
     summary = outcome.written.summary
@@ -196,7 +198,8 @@ def dry_run(
             await engine.aclose()
 
     asyncio.run(plan())
-    from graphrag_eval.report.console import print_dry_run
+    with guarded_import():
+        from graphrag_eval.report.console import print_dry_run
 
     print_dry_run(console, engine.stats.plan_dict(), len(questions))
 

@@ -38,9 +38,16 @@ def load_results(
     kind = _input_kind([value for _, value in records])
     if kind is not None:
         raise InputError(NOT_A_RUN[kind], file=label)
+    # JSON's names are text; YAML's may be numbers, booleans, null or dates (unquoted).
+    names_checked = path.suffix.lower() not in (*JSONL_SUFFIXES, ".json")
     for where, value in records:
         if not isinstance(value, dict):
             _problem(InputError("expected a result mapping", file=label, item=where), problems)
+            continue
+        name = _not_text(value) if names_checked else None
+        if name is not None:
+            message = "a field name must be text (quote it in YAML)"
+            _problem(InputError(message, file=label, item=where, field=name), problems)
             continue
         missing = [f for f in _REQUIRED if f not in value]
         if missing:
@@ -53,6 +60,14 @@ def load_results(
             continue
         results.append(value)
     return results
+
+
+def _not_text(record: dict[Any, Any]) -> str | None:
+    """The first of a record's field names that is not text, as written, if any."""
+    for name in record:
+        if type(name) is not str:
+            return str(name)
+    return None
 
 
 def _input_kind(values: list[Any]) -> str | None:
