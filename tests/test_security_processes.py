@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 from graphrag_eval.cli import answer_correctness_main, main
+from shadowed_import import default_sigint, signal_during_import
 
 from builders import read_results, write_answered, write_judge_config, write_tsv
 from judge_server import JudgeServer
@@ -43,7 +44,7 @@ def start_cli(*args: str | Path, before: Callable[[], None] | None = None) -> su
     this test process inherited: a test suite started in the background ignores it)."""
     return subprocess.Popen(
         [sys.executable, "-m", "graphrag_eval.cli", *(str(arg) for arg in args)],
-        preexec_fn=before or _default_sigint,
+        preexec_fn=before or default_sigint,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -115,10 +116,6 @@ def test_a_second_run_into_the_same_directory_fails_at_once(
     assert main([*args, "-q", "--resume"]) == 0
 
 
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # as for a job started with & by a script
 
@@ -181,36 +178,6 @@ def test_ctrl_c_during_start_up_is_one_line_and_resume_accepts_the_directory(
     assert run["resumed"] == {"kept": 3, "evaluated_again": 0}
 
 
-def _signal_during_import(
-    tmp_path: Path, module: str, code: str, signum: signal.Signals
-) -> tuple[int, str, Path]:
-    """``graphrag-eval evaluate`` with ``module`` shadowed on PYTHONPATH by ``code`` (which
-    has ``PIPE``, a named pipe that blocks its read until the test opens the other end, and
-    ``SHADOW``, its folder); ``signum`` is sent once the import has opened the pipe. The exit
-    code, stderr and the output directory."""
-    reference, responses = write_answered(tmp_path, 1)
-    out = tmp_path / "out"
-    pipe = tmp_path / "importing"
-    os.mkfifo(pipe)
-    shadow = tmp_path / "shadow"
-    shadow.mkdir()
-    (shadow / f"{module}.py").write_text(f"PIPE = {str(pipe)!r}\nSHADOW = {str(shadow)!r}\n{code}")
-    path = [str(shadow), *filter(None, [os.environ.get("PYTHONPATH")])]
-    command = ["evaluate", str(reference), str(responses), "-o", str(out)]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "graphrag_eval.cli", *command],
-        preexec_fn=_default_sigint,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(path)},
-    )
-    with pipe.open("w"):  # returns once the import has opened the pipe to read it
-        process.send_signal(signum)
-        _, err = process.communicate(timeout=120)
-    return process.returncode, err, out
-
-
 @pytest.mark.parametrize(
     ("signum", "exit_code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["int", "term"]
 )
@@ -221,7 +188,7 @@ def test_a_signal_while_python_imports_the_commands_is_one_line(
     named pipe: the import blocks until the test has opened the pipe's other end; then Ctrl-C
     or SIGTERM arrives while Python is still importing the package (SIGTERM used to kill it
     silently, -15)."""
-    code, err, out = _signal_during_import(tmp_path, "yaml", "open(PIPE).read()\n", signum)
+    code, err, out = signal_during_import(tmp_path, "yaml", "open(PIPE).read()\n", signum)
     assert code == exit_code
     assert err == "interrupted while starting; nothing was written\n"
     assert not out.exists()
@@ -241,7 +208,7 @@ def test_a_signal_while_python_imports_the_package_itself_is_one_line(
         "import sys\nopen(PIPE).read()\nsys.path.remove(SHADOW)\ndel sys.modules['typing']\n"
         "import typing\n"
     )
-    code, err, out = _signal_during_import(tmp_path, "typing", shadowing, signum)
+    code, err, out = signal_during_import(tmp_path, "typing", shadowing, signum)
     assert code == exit_code
     assert err == "interrupted while starting; nothing was written\n"
     assert not out.exists()
@@ -271,7 +238,7 @@ def test_sigterm_swallowed_by_a_module_being_imported_still_stops_the_run(
         f"import sys\n{SWALLOWING_IMPORTS[swallowing]}"
         "sys.path.remove(SHADOW)\ndel sys.modules['yaml']\nimport yaml\n"
     )
-    code, err, out = _signal_during_import(tmp_path, "yaml", shadowing, signal.SIGTERM)
+    code, err, out = signal_during_import(tmp_path, "yaml", shadowing, signal.SIGTERM)
     assert code == 143
     assert err == "interrupted while starting; nothing was written\n"
     assert not out.exists()
